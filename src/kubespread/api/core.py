@@ -1,0 +1,292 @@
+"""core/v1: Pod, Node, Namespace, Service and the types they are made of."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any, ClassVar
+
+from kubespread.api.meta import KubeObject, ObjectMeta
+from kubespread.api.model import IntOrStr, Model, model
+from kubespread.api.quantity import Quantity
+from kubespread.api.selectors import LabelSelector, NodeSelector, NodeSelectorTerm
+from kubespread.api.taints import Taint, Toleration
+
+__all__ = [
+    "Affinity",
+    "Container",
+    "ContainerPort",
+    "Namespace",
+    "Node",
+    "NodeAffinity",
+    "Pod",
+    "PodAffinity",
+    "PodAffinityTerm",
+    "PodAntiAffinity",
+    "PodSpec",
+    "PodTemplateSpec",
+    "PreferredSchedulingTerm",
+    "ResourceRequirements",
+    "Service",
+    "TopologySpreadConstraint",
+    "WeightedPodAffinityTerm",
+]
+
+# --- resources and containers -----------------------------------------------------------------
+
+
+@model
+class ResourceRequirements(Model):
+    requests: dict[str, Quantity] = field(default_factory=dict)
+    limits: dict[str, Quantity] = field(default_factory=dict)
+    claims: list[Any] = field(default_factory=list)
+
+
+@model
+class ContainerPort(Model):
+    name: str = ""
+    container_port: int = 0
+    host_port: int = 0
+    host_ip: str = field(default="", metadata={"kubespread_json_name": "hostIP"})
+    protocol: str = ""
+
+
+@model
+class Container(Model):
+    name: str = ""
+    image: str = ""
+    ports: list[ContainerPort] = field(default_factory=list)
+    resources: ResourceRequirements = field(default_factory=ResourceRequirements)
+    restart_policy: str | None = None
+    env: list[Any] = field(default_factory=list)
+
+    @property
+    def is_sidecar(self) -> bool:
+        """An init container with restartPolicy Always runs for the pod's lifetime (KEP-753)."""
+        return self.restart_policy == "Always"
+
+
+# --- affinity -----------------------------------------------------------------------------------
+
+
+@model
+class PreferredSchedulingTerm(Model):
+    weight: int = 0
+    preference: NodeSelectorTerm = field(default_factory=NodeSelectorTerm)
+
+
+@model
+class NodeAffinity(Model):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = field(
+        default_factory=list
+    )
+
+
+@model
+class PodAffinityTerm(Model):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = field(default_factory=list)
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = field(default_factory=list)
+    mismatch_label_keys: list[str] = field(default_factory=list)
+
+
+@model
+class WeightedPodAffinityTerm(Model):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = field(default_factory=PodAffinityTerm)
+
+
+@model
+class PodAffinity(Model):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = field(
+        default_factory=list
+    )
+
+
+@model
+class PodAntiAffinity(Model):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = field(
+        default_factory=list
+    )
+
+
+@model
+class Affinity(Model):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAntiAffinity | None = None
+
+
+@model
+class TopologySpreadConstraint(Model):
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = field(default_factory=list)
+
+
+# --- pods ----------------------------------------------------------------------------------------
+
+
+@model
+class PodSchedulingGate(Model):
+    name: str = ""
+
+
+@model
+class PodSpec(Model):
+    node_name: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = field(default_factory=list)
+    topology_spread_constraints: list[TopologySpreadConstraint] = field(default_factory=list)
+    containers: list[Container] = field(default_factory=list)
+    init_containers: list[Container] = field(default_factory=list)
+    overhead: dict[str, Quantity] = field(default_factory=dict)
+    priority: int | None = None
+    priority_class_name: str = ""
+    scheduler_name: str = ""
+    scheduling_gates: list[PodSchedulingGate] = field(default_factory=list)
+    restart_policy: str = ""
+    termination_grace_period_seconds: int | None = None
+    preemption_policy: str | None = None
+    host_network: bool = False
+
+    def host_ports(self) -> list[ContainerPort]:
+        """Ports the pod claims on its node (containers and init containers with hostPort)."""
+        return [p for c in (*self.init_containers, *self.containers) for p in c.ports if p.host_port > 0]
+
+
+@model
+class PodCondition(Model):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@model
+class PodStatus(Model):
+    phase: str = ""
+    conditions: list[PodCondition] = field(default_factory=list)
+    nominated_node_name: str = ""
+
+
+@model
+class Pod(KubeObject):
+    KIND: ClassVar[str] = "Pod"
+    API_VERSION: ClassVar[str] = "v1"
+
+    spec: PodSpec = field(default_factory=PodSpec)
+    status: PodStatus = field(default_factory=PodStatus)
+
+    @property
+    def node_name(self) -> str:
+        return self.spec.node_name
+
+    @property
+    def is_terminating(self) -> bool:
+        return self.metadata.deletion_timestamp is not None
+
+    @property
+    def is_finished(self) -> bool:
+        """Succeeded and Failed pods hold no resources and are not counted by the scheduler."""
+        return self.status.phase in ("Succeeded", "Failed")
+
+
+@model
+class PodTemplateSpec(Model):
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: PodSpec = field(default_factory=PodSpec)
+
+
+# --- nodes -----------------------------------------------------------------------------------------
+
+
+@model
+class NodeSpec(Model):
+    unschedulable: bool = False
+    taints: list[Taint] = field(default_factory=list)
+    provider_id: str = field(default="", metadata={"kubespread_json_name": "providerID"})
+    pod_cidr: str = field(default="", metadata={"kubespread_json_name": "podCIDR"})
+
+
+@model
+class ContainerImage(Model):
+    names: list[str] = field(default_factory=list)
+    size_bytes: int = 0
+
+
+@model
+class NodeCondition(Model):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+@model
+class NodeStatus(Model):
+    capacity: dict[str, Quantity] = field(default_factory=dict)
+    allocatable: dict[str, Quantity] = field(default_factory=dict)
+    images: list[ContainerImage] = field(default_factory=list)
+    conditions: list[NodeCondition] = field(default_factory=list)
+
+
+@model
+class Node(KubeObject):
+    KIND: ClassVar[str] = "Node"
+    API_VERSION: ClassVar[str] = "v1"
+    NAMESPACED: ClassVar[bool] = False
+
+    spec: NodeSpec = field(default_factory=NodeSpec)
+    status: NodeStatus = field(default_factory=NodeStatus)
+
+    @property
+    def allocatable(self) -> dict[str, Quantity]:
+        """Allocatable, falling back to capacity as the kubelet does when it is absent."""
+        return self.status.allocatable or self.status.capacity
+
+
+@model
+class Namespace(KubeObject):
+    KIND: ClassVar[str] = "Namespace"
+    API_VERSION: ClassVar[str] = "v1"
+    NAMESPACED: ClassVar[bool] = False
+
+    spec: Any = None
+    status: Any = None
+
+
+@model
+class ServicePort(Model):
+    name: str = ""
+    port: int = 0
+    target_port: IntOrStr | None = None
+    protocol: str = ""
+    node_port: int = 0
+
+
+@model
+class ServiceSpec(Model):
+    selector: dict[str, str] = field(default_factory=dict)
+    type: str = ""
+    ports: list[ServicePort] = field(default_factory=list)
+    cluster_ip: str = field(default="", metadata={"kubespread_json_name": "clusterIP"})
+
+
+@model
+class Service(KubeObject):
+    KIND: ClassVar[str] = "Service"
+    API_VERSION: ClassVar[str] = "v1"
+
+    spec: ServiceSpec = field(default_factory=ServiceSpec)
+    status: Any = None
