@@ -118,7 +118,10 @@ class FieldError:
         """The message without the field path (a status cause's `message`)."""
         s = self.type.title
         if self.value is not _NO_VALUE and self.type not in (
-            ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL
+            ErrorType.REQUIRED,
+            ErrorType.FORBIDDEN,
+            ErrorType.TOO_LONG,
+            ErrorType.INTERNAL,
         ):
             s = f"{s}: {_format_value(self.value)}"
         if self.detail:

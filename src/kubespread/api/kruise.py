@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
-from kubespread.api.core import PodTemplateSpec
+from kubespread.api.core import PodTemplateSpec, PreferredSchedulingTerm
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import IntOrStr, Model, model
 from kubespread.api.selectors import LabelSelector, NodeSelectorTerm
-from kubespread.api.core import PreferredSchedulingTerm
 from kubespread.api.taints import Toleration
 
 __all__ = [

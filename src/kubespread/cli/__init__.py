@@ -1,0 +1,1 @@
+"""The ``kubespread`` command line (Typer + Rich); one module per command group."""

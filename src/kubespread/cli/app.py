@@ -1,0 +1,51 @@
+"""The Typer application: ``kubespread COMMAND``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kubespread import __version__
+
+app = typer.Typer(
+    name="kubespread",
+    help="Kubernetes topology-aware pod placement, faithful to kube-scheduler: "
+    "validate, place and explain pods before you deploy them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kubespread {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """kubespread."""
+
+
+def _register() -> None:
+    """Commands import their modules lazily at registration, keeping --version fast."""
+    from kubespread.cli.admit import admit_command
+    from kubespread.cli.get import get_command
+    from kubespread.cli.validate import validate_command
+
+    app.command("validate")(validate_command)
+    app.command("get")(get_command)
+    app.command("admit")(admit_command)
+
+
+_register()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,124 @@
+"""``kubespread get nodes|pods``: kubectl-like tables of what the manifests describe."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from kubespread.api.core import Node, Pod
+from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.cli.common import FilesOption, Output, OutputOption, load_or_exit, out, print_data
+from kubespread.io.dump import to_list_manifest
+
+__all__ = ["get_command"]
+
+
+class Resource(StrEnum):
+    nodes = "nodes"
+    pods = "pods"
+
+
+def _zone(labels: dict[str, str]) -> str:
+    return labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_LEGACY) or "<none>"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in labels.items()) or "<none>"
+
+
+def node_status(node: Node) -> str:
+    """kubectl's STATUS: the Ready condition (nodes without conditions count as ready here,
+    since simulated clusters rarely carry status), plus SchedulingDisabled when cordoned."""
+    ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
+    status = "Ready" if ready is None or ready.status == "True" else "NotReady"
+    if node.spec.unschedulable:
+        status += ",SchedulingDisabled"
+    return status
+
+
+def pod_status(pod: Pod) -> str:
+    if pod.is_terminating:
+        return "Terminating"
+    if pod.spec.scheduling_gates and not pod.spec.node_name:
+        return "SchedulingGated"
+    return pod.status.phase or ("Pending" if not pod.spec.node_name else "Running")
+
+
+def _table(*columns: str) -> Table:
+    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
+def _resource(node: Node, name: str) -> str:
+    q = node.allocatable.get(name)
+    return q.canonical() if q is not None else "-"
+
+
+def nodes_table(nodes: list[Node], show_labels: bool) -> Table:
+    t = _table(
+        "NAME", "STATUS", "ZONE", "CPU", "MEMORY", "PODS", "TAINTS", *(["LABELS"] if show_labels else [])
+    )
+    for n in nodes:
+        taints = ",".join(f"{x.key}{'=' + x.value if x.value else ''}:{x.effect}" for x in n.spec.taints)
+        row = [
+            n.name,
+            node_status(n),
+            _zone(n.labels),
+            _resource(n, "cpu"),
+            _resource(n, "memory"),
+            _resource(n, "pods"),
+            taints or "<none>",
+        ]
+        t.add_row(*row, *([_labels(n.labels)] if show_labels else []))
+    return t
+
+
+def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Table:
+    t = _table("NAMESPACE", "NAME", "STATUS", "NODE", "ZONE", *(["LABELS"] if show_labels else []))
+    for p in pods:
+        node = p.spec.node_name
+        row = [
+            p.namespace or "default",
+            p.name,
+            pod_status(p),
+            node or "<none>",
+            zones.get(node, "<none>") if node else "<none>",
+        ]
+        t.add_row(*row, *([_labels(p.labels)] if show_labels else []))
+    return t
+
+
+def get_command(
+    resource: Annotated[Resource, typer.Argument(help="What to list.")],
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    output: OutputOption = Output.table,
+    namespace: Annotated[
+        str | None, typer.Option("-n", "--namespace", help="Only this namespace (pods).")
+    ] = None,
+    show_labels: Annotated[bool, typer.Option("--show-labels", help="Add a LABELS column.")] = False,
+) -> None:
+    """List nodes or pods from manifests, like kubectl get."""
+    manifests = load_or_exit(files)
+    nodes = manifests.of_kind(Node)
+    if resource is Resource.nodes:
+        if output is not Output.table:
+            print_data(to_list_manifest(nodes), output)
+            return
+        if not nodes:
+            out.print("No nodes found.")
+            return
+        out.print(nodes_table(nodes, show_labels))
+        return
+    pods = [p for p in manifests.of_kind(Pod) if namespace is None or (p.namespace or "default") == namespace]
+    if output is not Output.table:
+        print_data(to_list_manifest(pods), output)
+        return
+    if not pods:
+        out.print("No pods found.")
+        return
+    out.print(pods_table(pods, {n.name: _zone(n.labels) for n in nodes}, show_labels))

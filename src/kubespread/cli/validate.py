@@ -1,0 +1,78 @@
+"""``kubespread validate``: every problem in every object, as kube-apiserver would report it."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import typer
+
+from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
+from kubespread.io.loader import LoadProblem
+
+__all__ = ["validate_command"]
+
+
+def collect_problems(files: FilesOption) -> tuple[list[LoadProblem], Counter[str], list[str]]:
+    """Load and validate; returns (errors, objects per source, sources in order)."""
+    from kubespread.api.validation import validate as validate_object
+
+    manifests = load_or_exit(files, allow_errors=True)
+    problems = list(manifests.errors)
+    per_source: Counter[str] = Counter()
+    for lo in manifests.objects:
+        per_source[lo.source] += 1
+        for fe in validate_object(lo.obj):
+            problems.append(
+                LoadProblem(lo.source, fe.body(), line=lo.line, ref=lo.ref, field=fe.field or None)
+            )
+    sources = list(dict.fromkeys(manifests.sources + [p.source for p in problems]))
+    return problems, per_source, sources
+
+
+def validate_command(
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    output: OutputOption = Output.table,
+) -> None:
+    """Validate manifests as kube-apiserver would: every error, with its field path."""
+    problems, per_source, sources = collect_problems(files)
+    by_source: dict[str, list[LoadProblem]] = defaultdict(list)
+    for p in problems:
+        by_source[p.source].append(p)
+    if output is not Output.table:
+        print_data(
+            {
+                "valid": not problems,
+                "files": [
+                    {
+                        "file": s,
+                        "objects": per_source.get(s, 0),
+                        "errors": [
+                            {"ref": p.ref, "field": p.field, "message": p.message, "line": p.line}
+                            for p in by_source.get(s, [])
+                        ],
+                    }
+                    for s in sources
+                ],
+            },
+            output,
+        )
+    else:
+        for s in sources:
+            errs = by_source.get(s)
+            if not errs:
+                n = per_source.get(s, 0)
+                out.print(f"{s}: {n} object{'s' if n != 1 else ''} valid", markup=False)
+                continue
+            for p in errs:
+                # FILE: Kind namespace/name: field.path: message (the line is for YAML errors)
+                where = s if p.ref or p.line is None else f"{s}:{p.line}"
+                parts = [where, *(x for x in (p.ref, p.field) if x), p.message]
+                out.print(": ".join(parts), markup=False)
+    if problems:
+        n_files = len(by_source)
+        err.print(
+            f"{len(problems)} error{'s' if len(problems) != 1 else ''} in {n_files} "
+            f"file{'s' if n_files != 1 else ''}",
+            markup=False,
+        )
+        raise typer.Exit(1)

@@ -1,0 +1,28 @@
+"""Writing objects back out as kubectl does (a ``List`` for several objects)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from kubespread.api.meta import KubeObject
+
+__all__ = ["dump_objects", "to_list_manifest"]
+
+
+def to_list_manifest(objs: Iterable[KubeObject]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": [o.to_dict() for o in objs], "metadata": {}}
+
+
+def dump_data(data: Any, fmt: str) -> str:
+    """JSON (indented, as kubectl) or YAML (block style, keys in manifest order)."""
+    if fmt == "json":
+        return json.dumps(data, indent=4, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def dump_objects(objs: Iterable[KubeObject], fmt: str = "yaml") -> str:
+    return dump_data(to_list_manifest(objs), fmt)
