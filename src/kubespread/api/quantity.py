@@ -100,6 +100,9 @@ class Quantity:
         nanos = _ceil_div(num, den)
         if fmt is Format.BINARY_SI and nanos > _MAX_BINARY:
             nanos = _MAX_BINARY
+        if fmt is Format.BINARY_SI and 0 < nanos < NANO:
+            # a binary amount below one unit is relabelled DecimalSI when parsed
+            fmt = Format.DECIMAL_SI
         if sign == "-":
             nanos = -nanos
         return cls(nanos, fmt, s)
