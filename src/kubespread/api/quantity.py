@@ -89,6 +89,11 @@ class Quantity:
             # a lone sign: apimachinery reads it as zero
             return cls(0, Format.DECIMAL_SI, s)
         base, exponent, fmt = _interpret_suffix(suffix)
+        if not whole and not frac and (exponent < -9 if base == 10 else exponent >= 50):
+            # No digit at all: apimachinery reads such a number as zero on its int64 fast path,
+            # but where it needs arbitrary precision (a scale below nano, or Pi/Ei whose
+            # precision estimate is negative) the empty number fails to parse.
+            raise QuantityError(NUMERIC_ERROR)
         digits = int((whole or "0") + frac) if (whole or frac) else 0
         scale = len(frac)  # value = digits * 10^-scale * base^exponent
         if base == 2:
