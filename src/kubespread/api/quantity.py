@@ -64,6 +64,11 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
+def _div_away_from_zero(a: int, b: int) -> int:
+    q = -((-abs(a)) // b)
+    return q if a >= 0 else -q
+
+
 @total_ordering
 class Quantity:
     """An exact resource amount with the format it was written in."""
@@ -122,12 +127,12 @@ class Quantity:
 
     # values -------------------------------------------------------------------------------
     def value(self) -> int:
-        """Whole units, rounded up (Quantity.Value)."""
-        return _ceil_div(self.nanos, NANO)
+        """Whole units, rounded up away from zero (Quantity.Value: -1.5 gives -2)."""
+        return _div_away_from_zero(self.nanos, NANO)
 
     def milli_value(self) -> int:
-        """Thousandths, rounded up (Quantity.MilliValue): how CPU is counted."""
-        return _ceil_div(self.nanos, 10**6)
+        """Thousandths, rounded up away from zero (Quantity.MilliValue): how CPU is counted."""
+        return _div_away_from_zero(self.nanos, 10**6)
 
     def is_zero(self) -> bool:
         return self.nanos == 0
