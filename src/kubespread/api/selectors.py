@@ -220,13 +220,16 @@ def node_selector_term_matches(term: NodeSelectorTerm, labels: Mapping[str, str]
     for r in term.match_expressions:
         if not _node_requirement_matches(r, labels):
             return False
-    for r in term.match_fields:
-        # only metadata.name is a supported field, with In/NotIn
-        if r.key != "metadata.name" or r.operator not in (IN, NOT_IN):
-            return False
-        if not _node_requirement_matches(r, {"metadata.name": node_name}):
-            return False
-    return True
+    return all(_node_field_matches(r, node_name) for r in term.match_fields)
+
+
+def _node_field_matches(r: NodeSelectorRequirement, node_name: str) -> bool:
+    """A field requirement: only metadata.name is supported, with In/NotIn and one value."""
+    if r.key != "metadata.name" or r.operator not in (IN, NOT_IN):
+        return False
+    if len(r.values) != 1:
+        return False
+    return (node_name == r.values[0]) == (r.operator == IN)
 
 
 def node_selector_matches(sel: NodeSelector | None, labels: Mapping[str, str], node_name: str) -> bool:
