@@ -12,6 +12,7 @@ the same thing compile to equal selectors, so indexes can share counts between t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import field
 from typing import Final
@@ -202,13 +203,29 @@ def compile_label_selector(sel: LabelSelector | None, *, nil_matches: bool = Fal
 # --- node selectors ----------------------------------------------------------------------------
 
 
+_LABEL_VALUE_RE = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def _is_label_value(v: str) -> bool:
+    """validation.IsValidLabelValue: at most 63 characters of [-A-Za-z0-9_.], alphanumeric ends."""
+    return len(v) <= 63 and _LABEL_VALUE_RE.fullmatch(v) is not None
+
+
 def _node_requirement_matches(r: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    """labels.NewRequirement, then Requirement.Matches. A requirement NewRequirement rejects
+    fails its whole term (a parse error): In/NotIn without values, Exists/DoesNotExist with
+    values, Gt/Lt without exactly one int64 value, or any value that is not a valid label value
+    (API validation does not check node affinity values, so e.g. ``Gt ["-1"]`` reaches here)."""
     op = r.operator
     if op in (IN, NOT_IN) and not r.values:
         return False
     if op in (EXISTS, DOES_NOT_EXIST) and r.values:
         return False
+    if op in (GT, LT) and len(r.values) != 1:
+        return False
     if op not in NODE_SELECTOR_OPERATORS:
+        return False
+    if not all(_is_label_value(v) for v in r.values):
         return False
     return Requirement(r.key, op, frozenset(r.values)).matches(labels)
 
