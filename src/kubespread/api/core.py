@@ -161,8 +161,10 @@ class PodSpec(Model):
     host_network: bool = False
 
     def host_ports(self) -> list[ContainerPort]:
-        """Ports the pod claims on its node (containers and init containers with hostPort)."""
-        return [p for c in (*self.init_containers, *self.containers) for p in c.ports if p.host_port > 0]
+        """Ports the pod claims on its node: hostPorts of sidecars and containers (GetHostPorts;
+        a plain init container has exited before the pod runs, so its ports are not held)."""
+        running = (*(c for c in self.init_containers if c.is_sidecar), *self.containers)
+        return [p for c in running for p in c.ports if p.host_port > 0]
 
 
 @model
