@@ -121,6 +121,12 @@ def _dec_int_or_str(v: Any) -> int | str:
     return _dec_int(v)
 
 
+# What Go's strings.TrimSpace removes (unicode.IsSpace); str.strip() would also take \x1c-\x1f.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" + (
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
 def _dec_quantity(v: Any) -> Quantity:
     if isinstance(v, int | float) and not isinstance(v, bool):
         q = _dec_quantity(repr(v) if isinstance(v, float) else str(v))
@@ -129,7 +135,8 @@ def _dec_quantity(v: Any) -> Quantity:
     if not isinstance(v, str):
         raise DecodeError([], f"cannot unmarshal {_type_name(v)} into a quantity")
     try:
-        return Quantity.parse(v)
+        # Quantity.UnmarshalJSON trims surrounding white space before parsing
+        return Quantity.parse(v.strip(_GO_SPACE))
     except QuantityError as err:
         raise DecodeError([], str(err), quantity=True) from None
 
