@@ -67,7 +67,13 @@ class Path(str):
 
 
 def _format_value(v: Any) -> str:
-    """Go's %q for strings, %v for numbers and booleans, as field.Error does."""
+    """Go's %q for strings, %v for numbers and booleans, as field.Error does; null for a nil
+    value; maps and lists (and structs, given as dicts) as compact JSON, as kube-apiserver
+    v1.36 prints them (``Invalid value: {"app":"web"}``)."""
+    if v is None:
+        return "null"
+    if isinstance(v, dict | list):
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int | float):

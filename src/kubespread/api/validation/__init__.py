@@ -1,0 +1,71 @@
+"""Validation as kube-apiserver (v1.36) validates a new object.
+
+:func:`validate` returns every problem of one object as :class:`~kubespread.api.errors.FieldError`
+values, in the API server's order (maps are walked in manifest order), with its field paths,
+reasons and messages. It never raises and never changes the object.
+
+It validates what the registry validates on create, on the object as given. Defaults that decide
+an outcome are read through their effective value (see :mod:`.pod`, :mod:`.apps`); mutations
+(admission plugins, the matchLabelKeys merge of a new Pod) belong to
+:mod:`kubespread.admission`, which runs them before calling :func:`validate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, ReplicationController, StatefulSet
+from kubespread.api.core import Namespace, Node, Pod, Service
+from kubespread.api.errors import ErrorType, FieldError
+from kubespread.api.kruise import CloneSet, WorkloadSpread
+from kubespread.api.meta import KubeObject
+from kubespread.api.validation.apps import (
+    validate_deployment,
+    validate_job,
+    validate_replica_set,
+    validate_replication_controller,
+    validate_stateful_set,
+)
+from kubespread.api.validation.node import validate_node
+from kubespread.api.validation.objects import (
+    validate_kruise,
+    validate_namespace,
+    validate_priority_class,
+    validate_service,
+)
+from kubespread.api.validation.pod import validate_pod
+
+__all__ = ["VALIDATORS", "validate"]
+
+Validator = Callable[[Any], list[FieldError]]
+
+VALIDATORS: dict[type[KubeObject], Validator] = {
+    Pod: validate_pod,
+    Node: validate_node,
+    Namespace: validate_namespace,
+    Service: validate_service,
+    Deployment: validate_deployment,
+    ReplicaSet: validate_replica_set,
+    StatefulSet: validate_stateful_set,
+    Job: validate_job,
+    ReplicationController: validate_replication_controller,
+    PriorityClass: validate_priority_class,
+    WorkloadSpread: validate_kruise,
+    CloneSet: validate_kruise,
+}
+
+
+def validate(obj: KubeObject) -> list[FieldError]:
+    """Every problem kube-apiserver would report creating ``obj``; [] when it is valid.
+
+    Kinds kubespread does not validate (a KubeSchedulerConfiguration, say) give []. A bug in a
+    validator is reported as an InternalError field error rather than raised.
+    """
+    validator = VALIDATORS.get(type(obj))
+    if validator is None:
+        return []
+    try:
+        return validator(obj)
+    except Exception as exc:  # errors are values at the edges: report, do not crash the caller
+        return [FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND}: {exc!r}")]

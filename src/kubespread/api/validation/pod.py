@@ -1,0 +1,580 @@
+"""Pods and pod templates: metadata, containers, affinity, tolerations, topology spread.
+
+The order of the checks is ValidatePodSpec's, so that a list of errors reads as
+kube-apiserver's does. Validation sees the object as the API server does *after* defaulting;
+where a default decides the outcome the effective value is used, without changing the object:
+
+- a Pod's container with a limit and no request for a resource is validated with the limit as
+  its request (SetDefaults_Pod copies it); pod templates are not defaulted this way;
+- an empty ``restartPolicy`` is ``Always``; an empty port protocol is ``TCP``.
+
+The matchLabelKeys merge of a new Pod (the registry's PrepareForCreate) is *not* done here: it
+changes the object, so :mod:`kubespread.admission.apiserver` does it before validating.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubespread.api.core import (
+    Affinity,
+    Container,
+    ContainerPort,
+    NodeAffinity,
+    Pod,
+    PodAffinityTerm,
+    PodSpec,
+    PodTemplateSpec,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from kubespread.api.errors import FieldError, Path
+from kubespread.api.model import Model
+from kubespread.api.selectors import LabelSelector
+from kubespread.api.taints import TAINT_EFFECTS, Toleration
+from kubespread.api.validation.meta import validate_annotations, validate_object_meta
+from kubespread.api.validation.names import (
+    is_valid_label_value,
+    name_is_dns1123_label,
+    name_is_dns1123_subdomain,
+    validate_dns1123_label,
+    validate_label_name,
+    validate_labels,
+    validate_qualified_name,
+)
+from kubespread.api.validation.resources import effective_requests, validate_container_resources
+from kubespread.api.validation.selectors import (
+    validate_label_selector,
+    validate_node_selector,
+    validate_node_selector_term,
+)
+
+__all__ = [
+    "validate_affinity",
+    "validate_pod",
+    "validate_pod_spec",
+    "validate_pod_template",
+    "validate_tolerations",
+    "validate_topology_spread_constraints",
+]
+
+NOT_POSITIVE = "must be greater than zero"
+WEIGHT_RANGE = "must be in the range 1-100"
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")
+WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+# Lt/Gt need the TaintTolerationComparisonOperators gate (off in v1.36): they are refused with
+# the longer list, as kube-apiserver does.
+TOLERATION_COMPARISON_OPERATORS = ("Equal", "Exists", "Lt", "Gt")
+EMPTY_KEY_NEEDS_EXISTS = (
+    'operator must be Exists when `key` is empty, which means "match all values and all keys"'
+)
+INIT_ONLY_WITH_RESTART = "may not be set for init containers without restartPolicy=Always"
+MAX_INT32 = 2**31 - 1
+
+
+def _extra(m: Model, key: str) -> Any:
+    """A manifest field kubespread does not model (None when absent)."""
+    return (m.extra or {}).get(key)
+
+
+# --- containers -------------------------------------------------------------------------------------
+
+
+def _port_name_errors(name: str) -> list[str]:
+    """IsValidPortName (an IANA_SVC_NAME)."""
+    errs = []
+    if len(name) > 15:
+        errs.append("must be no more than 15 characters")
+    if not name or any(not (c.isascii() and (c.islower() or c.isdigit() or c == "-")) for c in name):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not any("a" <= c <= "z" for c in name):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        errs.append("must not contain consecutive hyphens")
+    if name.startswith("-") or name.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def _validate_ports(ports: list[ContainerPort], path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    port_range = "must be between 1 and 65535, inclusive"
+    for i, port in enumerate(ports):
+        p = path.index(i)
+        if port.name:
+            msgs = _port_name_errors(port.name)
+            if msgs:
+                errs.extend(FieldError.invalid(p.child("name"), port.name, m) for m in msgs)
+            elif port.name in names:
+                errs.append(FieldError.duplicate(p.child("name"), port.name))
+            else:
+                names.add(port.name)
+        if port.container_port == 0:
+            errs.append(FieldError.required(p.child("containerPort")))
+        elif not 1 <= port.container_port <= 65535:
+            errs.append(FieldError.invalid(p.child("containerPort"), port.container_port, port_range))
+        if port.host_port != 0 and not 1 <= port.host_port <= 65535:
+            errs.append(FieldError.invalid(p.child("hostPort"), port.host_port, port_range))
+        if port.protocol and port.protocol not in PORT_PROTOCOLS:
+            errs.append(FieldError.not_supported(p.child("protocol"), port.protocol, PORT_PROTOCOLS))
+    return errs
+
+
+def _host_port_conflicts(containers: list[Container], path: Path, seen: set[str]) -> list[FieldError]:
+    """Two ports may not claim the same protocol/hostIP/hostPort."""
+    errs: list[FieldError] = []
+    for ci, c in enumerate(containers):
+        for pi, port in enumerate(c.ports):
+            if port.host_port == 0:
+                continue
+            key = f"{port.protocol or 'TCP'}/{port.host_ip}/{port.host_port}"
+            if key in seen:
+                errs.append(
+                    FieldError.duplicate(path.index(ci).child("ports").index(pi).child("hostPort"), key)
+                )
+            else:
+                seen.add(key)
+    return errs
+
+
+def _validate_container_common(c: Container, path: Path, *, is_pod: bool) -> list[FieldError]:
+    """Name, image, ports, resources: what every kind of container must get right."""
+    errs: list[FieldError] = []
+    if not c.name:
+        errs.append(FieldError.required(path.child("name")))
+    else:
+        errs.extend(validate_dns1123_label(c.name, path.child("name")))
+    if not c.image:
+        errs.append(FieldError.required(path.child("image")))
+    errs.extend(_validate_ports(c.ports, path.child("ports")))
+    requests = effective_requests(c.resources) if is_pod else None
+    errs.extend(validate_container_resources(c.resources, path.child("resources"), requests=requests))
+    return errs
+
+
+def _validate_containers(containers: list[Container], path: Path, *, is_pod: bool) -> list[FieldError]:
+    if not containers:
+        return [FieldError.required(path)]
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for i, c in enumerate(containers):
+        p = path.index(i)
+        errs.extend(_validate_container_common(c, p, is_pod=is_pod))
+        if c.name in names:
+            errs.append(FieldError.duplicate(p.child("name"), c.name))
+        else:
+            names.add(c.name)
+        if c.restart_policy is not None:
+            errs.append(
+                FieldError.forbidden(p.child("restartPolicy"), "may not be set for non-init containers")
+            )
+    errs.extend(_host_port_conflicts(containers, path, set()))
+    return errs
+
+
+def _validate_init_containers(
+    init: list[Container], regular: list[Container], path: Path, *, is_pod: bool
+) -> list[FieldError]:
+    """Init containers: names unique among all containers; restartPolicy only Always (a sidecar);
+    lifecycle and probes only for sidecars."""
+    errs: list[FieldError] = []
+    names = {c.name for c in regular}
+    for i, c in enumerate(init):
+        p = path.index(i)
+        errs.extend(_validate_container_common(c, p, is_pod=is_pod))
+        if c.restart_policy is not None and c.restart_policy != "Always":
+            errs.append(FieldError.not_supported(p.child("restartPolicy"), c.restart_policy, ("Always",)))
+        if c.name in names:
+            errs.append(FieldError.duplicate(p.child("name"), c.name))
+        elif c.name:
+            names.add(c.name)
+        errs.extend(_host_port_conflicts([c], path, set()))
+        if not c.is_sidecar:
+            for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
+                if _extra(c, key) is not None:
+                    errs.append(FieldError.forbidden(p.child(key), INIT_ONLY_WITH_RESTART))
+    return errs
+
+
+# --- affinity ----------------------------------------------------------------------------------------
+
+
+def _validate_node_affinity(na: NodeAffinity, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if na.required_during_scheduling_ignored_during_execution is not None:
+        errs.extend(
+            validate_node_selector(
+                na.required_during_scheduling_ignored_during_execution,
+                path.child("requiredDuringSchedulingIgnoredDuringExecution"),
+            )
+        )
+    pref_path = path.child("preferredDuringSchedulingIgnoredDuringExecution")
+    for i, term in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+        if not 0 < term.weight <= 100:
+            errs.append(FieldError.invalid(pref_path.index(i).child("weight"), term.weight, WEIGHT_RANGE))
+        # values of preferred terms are not checked: such a term may still match some node
+        errs.extend(
+            validate_node_selector_term(
+                term.preference, pref_path.index(i).child("preference"), allow_invalid_values=True
+            )
+        )
+    return errs
+
+
+def _validate_label_keys(keys: list[str], sel: LabelSelector | None, path: Path) -> list[FieldError]:
+    if not keys:
+        return []
+    if sel is None:
+        return [FieldError.forbidden(path, "must not be specified when labelSelector is not set")]
+    errs: list[FieldError] = []
+    for i, k in enumerate(keys):
+        errs.extend(validate_label_name(k, path.index(i)))
+    return errs
+
+
+def validate_match_label_keys(
+    path: Path, match_keys: list[str], mismatch_keys: list[str], sel: LabelSelector | None
+) -> list[FieldError]:
+    """matchLabelKeys / mismatchLabelKeys of a pod affinity term or a spread constraint.
+
+    The "in both matchLabelKeys and labelSelector" check reads the selector *after* the
+    matchLabelKeys merge: a matchExpression whose key is a matchLabelKey and was already seen
+    (in matchLabels or an earlier expression) is reported at the term's path indexed by the
+    key's position in matchLabelKeys, e.g. ``spec.topologySpreadConstraints[0][1]``.
+    """
+    errs = _validate_label_keys(match_keys, sel, path.child("matchLabelKeys"))
+    errs.extend(_validate_label_keys(mismatch_keys, sel, path.child("mismatchLabelKeys")))
+    if sel is not None:
+        position = {k: i for i, k in enumerate(match_keys)}
+        seen = set(sel.match_labels)
+        for req in sel.match_expressions:
+            i = position.get(req.key)
+            if i is not None and req.key in seen:
+                errs.append(
+                    FieldError.invalid(
+                        path.index(i), req.key, "exists in both matchLabelKeys and labelSelector"
+                    )
+                )
+            seen.add(req.key)
+    mismatch = set(mismatch_keys)
+    for i, k in enumerate(match_keys):
+        if k in mismatch:
+            errs.append(
+                FieldError.invalid(
+                    path.child("matchLabelKeys").index(i),
+                    k,
+                    "exists in both matchLabelKeys and mismatchLabelKeys",
+                )
+            )
+    return errs
+
+
+def _validate_pod_affinity_term(term: PodAffinityTerm, path: Path) -> list[FieldError]:
+    errs = validate_label_selector(term.label_selector, path.child("labelSelector"))
+    errs.extend(validate_label_selector(term.namespace_selector, path.child("namespaceSelector")))
+    for ns in term.namespaces:
+        # reported at ".namespace", singular, as kube-apiserver does
+        errs.extend(FieldError.invalid(path.child("namespace"), ns, m) for m in name_is_dns1123_label(ns))
+    errs.extend(
+        validate_match_label_keys(path, term.match_label_keys, term.mismatch_label_keys, term.label_selector)
+    )
+    if not term.topology_key:
+        errs.append(FieldError.required(path.child("topologyKey"), "can not be empty"))
+    # an empty key also fails as a label key: three errors in all
+    errs.extend(validate_label_name(term.topology_key, path.child("topologyKey")))
+    return errs
+
+
+def _validate_pod_affinity_terms(
+    required: list[PodAffinityTerm], preferred: list[WeightedPodAffinityTerm], path: Path
+) -> list[FieldError]:
+    errs: list[FieldError] = []
+    req_path = path.child("requiredDuringSchedulingIgnoredDuringExecution")
+    for i, term in enumerate(required):
+        errs.extend(_validate_pod_affinity_term(term, req_path.index(i)))
+    pref_path = path.child("preferredDuringSchedulingIgnoredDuringExecution")
+    for i, wterm in enumerate(preferred):
+        if not 0 < wterm.weight <= 100:
+            errs.append(FieldError.invalid(pref_path.index(i).child("weight"), wterm.weight, WEIGHT_RANGE))
+        errs.extend(
+            _validate_pod_affinity_term(wterm.pod_affinity_term, pref_path.index(i).child("podAffinityTerm"))
+        )
+    return errs
+
+
+def validate_affinity(affinity: Affinity | None, path: Path) -> list[FieldError]:
+    if affinity is None:
+        return []
+    errs: list[FieldError] = []
+    if affinity.node_affinity is not None:
+        errs.extend(_validate_node_affinity(affinity.node_affinity, path.child("nodeAffinity")))
+    for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
+        if pa is not None:
+            errs.extend(
+                _validate_pod_affinity_terms(
+                    pa.required_during_scheduling_ignored_during_execution,
+                    pa.preferred_during_scheduling_ignored_during_execution,
+                    path.child(name),
+                )
+            )
+    return errs
+
+
+# --- tolerations ---------------------------------------------------------------------------------------
+
+
+def validate_tolerations(tolerations: list[Toleration], path: Path) -> list[FieldError]:
+    """Key; an empty key needs Exists; tolerationSeconds needs NoExecute; operator and value;
+    effect. Operator and value problems are reported at ``.operator``."""
+    errs: list[FieldError] = []
+    for i, t in enumerate(tolerations):
+        p = path.index(i)
+        if t.key:
+            errs.extend(validate_label_name(t.key, p.child("key")))
+        if not t.key and t.operator != "Exists":
+            errs.append(
+                FieldError.invalid(
+                    p.child("operator"),
+                    t.operator,
+                    EMPTY_KEY_NEEDS_EXISTS,
+                )
+            )
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            errs.append(
+                FieldError.invalid(
+                    p.child("effect"), t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"
+                )
+            )
+        if t.operator in ("Equal", ""):
+            msgs = is_valid_label_value(t.value)
+            if msgs:
+                errs.append(FieldError.invalid(p.child("operator"), t.value, ";".join(msgs)))
+        elif t.operator == "Exists":
+            if t.value:
+                errs.append(
+                    FieldError.invalid(
+                        p.child("operator"), t.value, "value must be empty when `operator` is 'Exists'"
+                    )
+                )
+        elif t.operator in ("Lt", "Gt"):
+            errs.append(
+                FieldError.not_supported(p.child("operator"), t.operator, TOLERATION_COMPARISON_OPERATORS)
+            )
+        else:
+            errs.append(FieldError.not_supported(p.child("operator"), t.operator, TOLERATION_OPERATORS))
+        if t.effect and t.effect not in TAINT_EFFECTS:
+            errs.append(FieldError.not_supported(p.child("effect"), t.effect, TAINT_EFFECTS))
+    return errs
+
+
+# --- topology spread -------------------------------------------------------------------------------------
+
+
+def validate_topology_spread_constraints(
+    constraints: list[TopologySpreadConstraint], path: Path
+) -> list[FieldError]:
+    """maxSkew > 0; topologyKey non-empty (only that: it need not be a valid label key);
+    whenUnsatisfiable; no two constraints with the same {topologyKey, whenUnsatisfiable} (reported
+    at the first); minDomains > 0 and only with DoNotSchedule; node inclusion policies;
+    matchLabelKeys; the labelSelector."""
+    errs: list[FieldError] = []
+    for i, c in enumerate(constraints):
+        p = path.index(i)
+        if c.max_skew <= 0:
+            errs.append(FieldError.invalid(p.child("maxSkew"), c.max_skew, NOT_POSITIVE))
+        if not c.topology_key:
+            errs.append(FieldError.required(p.child("topologyKey"), "can not be empty"))
+        if c.when_unsatisfiable not in WHEN_UNSATISFIABLE:
+            errs.append(
+                FieldError.not_supported(
+                    p.child("whenUnsatisfiable"), c.when_unsatisfiable, WHEN_UNSATISFIABLE
+                )
+            )
+        for later in constraints[i + 1 :]:
+            if (later.topology_key, later.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable):
+                errs.append(
+                    FieldError.duplicate(
+                        p.child("{topologyKey, whenUnsatisfiable}"),
+                        f"{{{c.topology_key}, {c.when_unsatisfiable}}}",
+                    )
+                )
+                break
+        if c.min_domains is not None:
+            if c.min_domains <= 0:
+                errs.append(FieldError.invalid(p.child("minDomains"), c.min_domains, NOT_POSITIVE))
+            if c.when_unsatisfiable != "DoNotSchedule":
+                errs.append(
+                    FieldError.invalid(
+                        p.child("minDomains"),
+                        c.min_domains,
+                        f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
+                        f"not {c.when_unsatisfiable}",
+                    )
+                )
+        for name, policy in (
+            ("nodeAffinityPolicy", c.node_affinity_policy),
+            ("nodeTaintsPolicy", c.node_taints_policy),
+        ):
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                errs.append(FieldError.not_supported(p.child(name), policy, NODE_INCLUSION_POLICIES))
+        errs.extend(validate_match_label_keys(p, c.match_label_keys, [], c.label_selector))
+        errs.extend(validate_label_selector(c.label_selector, p.child("labelSelector")))
+    return errs
+
+
+# --- pod spec --------------------------------------------------------------------------------------------
+
+
+def _validate_host_network_ports(spec: PodSpec, path: Path) -> list[FieldError]:
+    """With hostNetwork a hostPort, when given, must equal the containerPort."""
+    if not spec.host_network:
+        return []
+    errs: list[FieldError] = []
+    for i, c in enumerate(spec.containers):
+        for j, port in enumerate(c.ports):
+            if port.host_port != 0 and port.host_port != port.container_port:
+                errs.append(
+                    FieldError.invalid(
+                        path.child("containers").index(i).child("ports").index(j).child("hostPort"),
+                        port.host_port,
+                        "must match `containerPort` when `hostNetwork` is true",
+                    )
+                )
+    return errs
+
+
+def _validate_scheduling_gates(spec: PodSpec, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in enumerate(spec.scheduling_gates):
+        errs.extend(validate_qualified_name(gate.name, path.index(i)))
+        if gate.name in seen:
+            errs.append(FieldError.duplicate(path.index(i), gate.name))
+        seen.add(gate.name)
+    return errs
+
+
+def _validate_optional_names(spec: PodSpec, path: Path) -> list[FieldError]:
+    """serviceAccountName, nodeName, activeDeadlineSeconds, hostname, subdomain (in that order)."""
+    errs: list[FieldError] = []
+    sa = _extra(spec, "serviceAccountName")
+    if isinstance(sa, str) and sa:
+        errs.extend(
+            FieldError.invalid(path.child("serviceAccountName"), sa, m) for m in name_is_dns1123_subdomain(sa)
+        )
+    if spec.node_name:
+        errs.extend(
+            FieldError.invalid(path.child("nodeName"), spec.node_name, m)
+            for m in name_is_dns1123_subdomain(spec.node_name)
+        )
+    ads = _extra(spec, "activeDeadlineSeconds")
+    if isinstance(ads, int) and not isinstance(ads, bool) and not 1 <= ads <= MAX_INT32:
+        errs.append(
+            FieldError.invalid(
+                path.child("activeDeadlineSeconds"), ads, f"must be between 1 and {MAX_INT32}, inclusive"
+            )
+        )
+    for key in ("hostname", "subdomain"):
+        v = _extra(spec, key)
+        if isinstance(v, str) and v:
+            errs.extend(validate_dns1123_label(v, path.child(key)))
+    return errs
+
+
+def validate_pod_spec(spec: PodSpec, path: Path, *, is_pod: bool) -> list[FieldError]:
+    """ValidatePodSpec; ``is_pod`` is False for the template of a workload."""
+    errs = _validate_containers(spec.containers, path.child("containers"), is_pod=is_pod)
+    errs.extend(
+        _validate_init_containers(
+            spec.init_containers, spec.containers, path.child("initContainers"), is_pod=is_pod
+        )
+    )
+    errs.extend(_validate_host_network_ports(spec, path))
+    if spec.restart_policy and spec.restart_policy not in RESTART_POLICIES:
+        errs.append(
+            FieldError.not_supported(path.child("restartPolicy"), spec.restart_policy, RESTART_POLICIES)
+        )
+    dns_policy = _extra(spec, "dnsPolicy")
+    if isinstance(dns_policy, str) and dns_policy and dns_policy not in DNS_POLICIES:
+        errs.append(FieldError.not_supported(path.child("dnsPolicy"), dns_policy, DNS_POLICIES))
+    errs.extend(validate_labels(spec.node_selector, path.child("nodeSelector")))
+    errs.extend(validate_affinity(spec.affinity, path.child("affinity")))
+    errs.extend(_validate_scheduling_gates(spec, path.child("schedulingGates")))
+    errs.extend(
+        validate_topology_spread_constraints(
+            spec.topology_spread_constraints, path.child("topologySpreadConstraints")
+        )
+    )
+    errs.extend(_validate_optional_names(spec, path))
+    errs.extend(validate_tolerations(spec.tolerations, path.child("tolerations")))
+    if spec.priority_class_name:
+        errs.extend(
+            FieldError.invalid(path.child("priorityClassName"), spec.priority_class_name, m)
+            for m in name_is_dns1123_subdomain(spec.priority_class_name)
+        )
+    runtime_class = _extra(spec, "runtimeClassName")
+    if isinstance(runtime_class, str):
+        errs.extend(
+            FieldError.invalid(path.child("runtimeClassName"), runtime_class, m)
+            for m in name_is_dns1123_subdomain(runtime_class)
+        )
+    if spec.preemption_policy is not None:
+        if not spec.preemption_policy:
+            errs.append(FieldError.required(path.child("preemptionPolicy")))
+        elif spec.preemption_policy not in PREEMPTION_POLICIES:
+            errs.append(
+                FieldError.not_supported(
+                    path.child("preemptionPolicy"), spec.preemption_policy, PREEMPTION_POLICIES
+                )
+            )
+    return errs
+
+
+def validate_pod_template(template: PodTemplateSpec, path: Path) -> list[FieldError]:
+    """ValidatePodTemplateSpec: the template's labels are reported at ``<path>.labels`` (not
+    ``.metadata.labels``), as kube-apiserver does."""
+    errs = validate_labels(template.metadata.labels, path.child("labels"))
+    errs.extend(validate_annotations(template.metadata.annotations, path.child("annotations")))
+    errs.extend(validate_pod_spec(template.spec, path.child("spec"), is_pod=False))
+    if _extra(template.spec, "ephemeralContainers"):
+        errs.append(
+            FieldError.forbidden(
+                path.child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"
+            )
+        )
+    return errs
+
+
+def validate_pod(pod: Pod) -> list[FieldError]:
+    """ValidatePodCreate: metadata, spec, then what only a new Pod (not a template) must satisfy."""
+    spec_path = Path("spec")
+    errs = validate_object_meta(pod.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)
+    errs.extend(validate_pod_spec(pod.spec, spec_path, is_pod=True))
+    for name, containers in (
+        ("containers", pod.spec.containers),
+        ("initContainers", pod.spec.init_containers),
+    ):
+        for i, c in enumerate(containers):
+            if c.image != c.image.strip():
+                errs.append(
+                    FieldError.invalid(
+                        spec_path.child(name).index(i).child("image"),
+                        c.image,
+                        "must not have leading or trailing whitespace",
+                    )
+                )
+    if _extra(pod.spec, "ephemeralContainers"):
+        errs.append(FieldError.forbidden(spec_path.child("ephemeralContainers"), "cannot be set on create"))
+    if pod.spec.node_name and pod.spec.scheduling_gates:
+        errs.append(
+            FieldError.forbidden(
+                spec_path.child("nodeName"), "cannot be set until all schedulingGates have been cleared"
+            )
+        )
+    return errs
