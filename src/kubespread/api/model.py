@@ -23,6 +23,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
 from kubespread.api.errors import DecodeError
@@ -127,9 +128,19 @@ _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006
 )
 
 
+def _json_number(v: int | float) -> str:
+    """A YAML number as kubectl sends it, i.e. as Go's encoding/json writes a float64: positional
+    for 1e-6 <= |v| < 1e21 (0.00005, not 5e-05, which would parse as a DecimalExponent)."""
+    if isinstance(v, int):
+        return str(v)
+    if v == 0 or 1e-6 <= abs(v) < 1e21:
+        return format(Decimal(repr(v)).normalize(), "f")
+    return repr(v)
+
+
 def _dec_quantity(v: Any) -> Quantity:
     if isinstance(v, int | float) and not isinstance(v, bool):
-        q = _dec_quantity(repr(v) if isinstance(v, float) else str(v))
+        q = _dec_quantity(_json_number(v))
         q.number = v  # dumped back as the number it was written as
         return q
     if not isinstance(v, str):
