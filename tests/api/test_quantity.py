@@ -518,9 +518,15 @@ def test_addition_and_subtraction_are_exact(a: str, b: str) -> None:
     assert Fraction(diff.nanos, 10**9) == va - vb
     assert (total - qb) == qa
     assert -(diff) == qb - qa
-    # the sum prints as a string that reads back as the same amount
-    assert Quantity.parse(total.canonical()) == total
-    assert Quantity.parse(diff.canonical()) == diff
+    # the sum prints as a string that reads back as the same amount, except that a BinarySI
+    # string beyond 2^63-1 units reads back capped, as in apimachinery
+    for q in (total, diff):
+        back = Quantity.parse(q.canonical())
+        printed_binary = q.format is Format.BINARY_SI and q.nanos % 10**9 == 0
+        if printed_binary and abs(q.nanos) > MAX_INT64 * 10**9:
+            assert back.nanos == q.sign() * MAX_INT64 * 10**9
+        else:
+            assert back == q
 
 
 @given(written_quantity())
