@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
 from kubespread.api.errors import DecodeError
-from kubespread.api.quantity import Quantity, QuantityError
+from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
 __all__ = ["Model", "IntOrStr", "json_name", "model", "DecodeError"]
 
@@ -143,8 +143,12 @@ def _dec_quantity(v: Any) -> Quantity:
         q = _dec_quantity(_json_number(v))
         q.number = v  # dumped back as the number it was written as
         return q
+    if v is None:
+        return Quantity(0)  # UnmarshalJSON reads null as the zero quantity
     if not isinstance(v, str):
-        raise DecodeError([], f"cannot unmarshal {_type_name(v)} into a quantity")
+        # UnmarshalJSON parses the raw JSON text of any value (true, [...], {...}); none of
+        # them starts like a number, so all fail on the format
+        raise DecodeError([], FORMAT_ERROR, quantity=True)
     try:
         # Quantity.UnmarshalJSON trims surrounding white space before parsing
         return Quantity.parse(v.strip(_GO_SPACE))
