@@ -29,7 +29,7 @@ from typing import Any, ClassVar, TypeVar
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
-__all__ = ["Model", "IntOrStr", "json_name", "model", "DecodeError"]
+__all__ = ["DecodeError", "IntOrStr", "Model", "json_name", "model"]
 
 M = TypeVar("M", bound="Model")
 

@@ -6,7 +6,7 @@ from typing import Final
 
 from kubespread.api.model import Model, model
 
-__all__ = ["TAINT_EFFECTS", "Taint", "Toleration", "tolerates_all", "find_untolerated"]
+__all__ = ["TAINT_EFFECTS", "Taint", "Toleration", "find_untolerated", "tolerates_all"]
 
 NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
 TAINT_EFFECTS: Final = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
