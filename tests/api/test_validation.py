@@ -260,6 +260,52 @@ CASES: list[tuple[str, dict, list[tuple[str, str, str]]]] = [
         pod(meta={"annotations": {"bad key": "x"}}),
         [inv("metadata.annotations", "bad key", NAME_PART)],
     ),
+    (
+        "pod-deletion-cost-not-int32",
+        pod(meta={"annotations": {"controller.kubernetes.io/pod-deletion-cost": "+10"}}),
+        [
+            inv(
+                "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]",
+                "+10",
+                "must be a 32bit integer",
+            )
+        ],
+    ),
+    (
+        "template-deletion-cost-too-big",
+        deploy(
+            template={
+                "metadata": {
+                    "labels": {"app": "web"},
+                    "annotations": {"controller.kubernetes.io/pod-deletion-cost": "2147483648"},
+                },
+                "spec": {"containers": [ctr()]},
+            }
+        ),
+        [
+            inv(
+                "spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]",
+                "2147483648",
+                "must be a 32bit integer",
+            )
+        ],
+    ),
+    (
+        "valid-deletion-cost",
+        pod(meta={"annotations": {"controller.kubernetes.io/pod-deletion-cost": "-5"}}),
+        [],
+    ),
+    (
+        "mirror-pod-without-node-name",
+        pod(meta={"annotations": {"kubernetes.io/config.mirror": "abc"}}),
+        [
+            inv(
+                "metadata.annotations[kubernetes.io/config.mirror]",
+                "abc",
+                "must set spec.nodeName if mirror pod annotation is set",
+            )
+        ],
+    ),
     # --- containers ----------------------------------------------------------------------------------------
     ("no-containers", pod(containers=[]), [req("spec.containers")]),
     ("container-name-missing", pod(containers=[{"image": "nginx"}]), [req(f"{C0}.name")]),

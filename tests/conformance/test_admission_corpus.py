@@ -259,3 +259,5 @@ def test_text_that_is_not_yaml_or_not_an_object_is_a_bad_request() -> None:
     assert admit_text("kind: Pod\nmetadata: {name: [\n")["code"] == 400
     assert admit_text("- 1\n- 2\n")["code"] == 400
     assert admit_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")["reason"] == "BadRequest"
+    wrong_group = admit_text("apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\n")
+    assert wrong_group["message"] == 'no matches for kind "Pod" in version "apps/v1"'

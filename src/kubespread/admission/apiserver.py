@@ -231,6 +231,8 @@ def _decode(manifest: Any) -> KubeObject:
     if not isinstance(api_version, str) or not api_version:
         raise Rejected(400, "BadRequest", "Object 'apiVersion' is missing in the manifest")
     cls = class_for(api_version, kind)
+    if cls is None and class_for("", kind) is not None:
+        raise Rejected(400, "BadRequest", f'no matches for kind "{kind}" in version "{api_version}"')
     if cls is None or cls.KIND == "KubeSchedulerConfiguration":
         raise Rejected(
             400, "BadRequest", f"kubespread does not admit objects of kind {kind} (apiVersion {api_version})"

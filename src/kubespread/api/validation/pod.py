@@ -14,6 +14,7 @@ changes the object, so :mod:`kubespread.admission.apiserver` does it before vali
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubespread.api.core import (
@@ -29,6 +30,7 @@ from kubespread.api.core import (
     WeightedPodAffinityTerm,
 )
 from kubespread.api.errors import FieldError, Path
+from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.model import Model
 from kubespread.api.selectors import LabelSelector
 from kubespread.api.taints import TAINT_EFFECTS, Toleration
@@ -75,6 +77,7 @@ EMPTY_KEY_NEEDS_EXISTS = (
 )
 INIT_ONLY_WITH_RESTART = "may not be set for init containers without restartPolicy=Always"
 MAX_INT32 = 2**31 - 1
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 
 
 def _extra(m: Model, key: str) -> Any:
@@ -536,11 +539,42 @@ def validate_pod_spec(spec: PodSpec, path: Path, *, is_pod: bool) -> list[FieldE
     return errs
 
 
+def _deletion_cost_ok(value: str) -> bool:
+    """A 32-bit decimal integer without a plus sign or leading zeros."""
+    if not re.fullmatch(r"-?(0|[1-9][0-9]*)", value):
+        return False
+    return -(2**31) <= int(value) < 2**31
+
+
+def _validate_pod_annotations(annotations: dict[str, str], spec: PodSpec, path: Path) -> list[FieldError]:
+    """ValidatePodSpecificAnnotations: a mirror pod names its node; the pod deletion cost (which
+    ReplicaSets and WorkloadSpread scale-down read) is a 32-bit integer."""
+    errs: list[FieldError] = []
+    mirror = annotations.get(MIRROR_POD_ANNOTATION)
+    if mirror is not None and not spec.node_name:
+        errs.append(
+            FieldError.invalid(
+                path.key(MIRROR_POD_ANNOTATION),
+                mirror,
+                "must set spec.nodeName if mirror pod annotation is set",
+            )
+        )
+    cost = annotations.get(ANNOTATION_POD_DELETION_COST)
+    if cost is not None and not _deletion_cost_ok(cost):
+        errs.append(
+            FieldError.invalid(path.key(ANNOTATION_POD_DELETION_COST), cost, "must be a 32bit integer")
+        )
+    return errs
+
+
 def validate_pod_template(template: PodTemplateSpec, path: Path) -> list[FieldError]:
     """ValidatePodTemplateSpec: the template's labels are reported at ``<path>.labels`` (not
     ``.metadata.labels``), as kube-apiserver does."""
     errs = validate_labels(template.metadata.labels, path.child("labels"))
     errs.extend(validate_annotations(template.metadata.annotations, path.child("annotations")))
+    errs.extend(
+        _validate_pod_annotations(template.metadata.annotations, template.spec, path.child("annotations"))
+    )
     errs.extend(validate_pod_spec(template.spec, path.child("spec"), is_pod=False))
     if _extra(template.spec, "ephemeralContainers"):
         errs.append(
@@ -555,6 +589,9 @@ def validate_pod(pod: Pod) -> list[FieldError]:
     """ValidatePodCreate: metadata, spec, then what only a new Pod (not a template) must satisfy."""
     spec_path = Path("spec")
     errs = validate_object_meta(pod.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)
+    errs.extend(
+        _validate_pod_annotations(pod.metadata.annotations, pod.spec, Path("metadata").child("annotations"))
+    )
     errs.extend(validate_pod_spec(pod.spec, spec_path, is_pod=True))
     for name, containers in (
         ("containers", pod.spec.containers),
