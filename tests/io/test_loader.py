@@ -81,7 +81,9 @@ def test_malformed_json_names_file_and_line() -> None:
 
 
 def test_wrong_type_gives_field_path_and_object() -> None:
-    text = POD.replace("containers: [{name: app, image: nginx}]", "topologySpreadConstraints: [{maxSkew: one}]")
+    text = POD.replace(
+        "containers: [{name: app, image: nginx}]", "topologySpreadConstraints: [{maxSkew: one}]"
+    )
     (e,) = load_text(text, "x.yaml").errors
     assert str(e) == (
         "x.yaml:1: Pod team-a/web-1: spec.topologySpreadConstraints[0].maxSkew: "
