@@ -25,6 +25,7 @@ _MAX_BINARY = (2**63 - 1) * NANO
 FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 SUFFIX_ERROR = "unable to parse quantity's suffix"
 NUMERIC_ERROR = "unable to parse numeric part of quantity"
+MAX_EXPONENT = 4000
 
 
 class Format(StrEnum):
@@ -56,7 +57,17 @@ def _interpret_suffix(suffix: str) -> tuple[int, int, Format]:
         return 2, 10 * _BINARY_SUFFIXES[suffix], Format.BINARY_SI
     m = _EXPONENT_RE.fullmatch(suffix)
     if m:
-        return 10, int(m.group(1)), Format.DECIMAL_EXPONENT
+        exp = int(m.group(1))
+        if not -(2**63) <= exp < 2**63:  # strconv.ParseInt(..., 64) fails
+            raise QuantityError(SUFFIX_ERROR)
+        exp = (exp + 2**31) % 2**32 - 2**31  # then apimachinery keeps it as an int32
+        if abs(exp) > MAX_EXPONENT:
+            # Go holds such a value as a giant decimal; we refuse it rather than build a
+            # number with billions of digits. No real resource comes near 10^4000.
+            raise QuantityError(
+                f"quantity exponent {exp} is out of the range kubespread supports (±{MAX_EXPONENT})"
+            )
+        return 10, exp, Format.DECIMAL_EXPONENT
     raise QuantityError(SUFFIX_ERROR)
 
 
