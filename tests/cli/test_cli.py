@@ -120,3 +120,12 @@ def test_admit_answers_a_rejection_as_json() -> None:
     assert [(c["field"], c["reason"]) for c in answer["causes"]] == [
         ("spec.tolerations[0].effect", "FieldValueInvalid")
     ]
+
+
+def test_get_with_label_selector() -> None:
+    r = run("get", "nodes", "-f", str(EXAMPLES / "cluster"), "-l", "zone=zoneB", "-o", "json")
+    assert [i["metadata"]["name"] for i in json.loads(r.stdout)["items"]] == ["node3", "node4"]
+    r = run("get", "pods", "-f", str(EXAMPLES), "-l", "foo=bar,!nope")
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 7
+    r = run("get", "pods", "-f", str(EXAMPLES), "-l", "a=(b")
+    assert r.exit_code == 2 and "invalid label selector" in r.stderr

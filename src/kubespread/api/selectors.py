@@ -32,6 +32,7 @@ __all__ = [
     "compile_label_selector",
     "node_selector_matches",
     "node_selector_term_matches",
+    "parse_selector",
 ]
 
 IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT = "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"
@@ -254,3 +255,37 @@ def node_selector_matches(sel: NodeSelector | None, labels: Mapping[str, str], n
     if sel is None:
         return True
     return any(node_selector_term_matches(t, labels, node_name) for t in sel.node_selector_terms)
+
+
+# --- the selector string syntax (kubectl -l) -----------------------------------------------------
+
+_SELECTOR_TOKEN = re.compile(
+    r"\s*(?:(?P<neg>!)\s*(?P<nkey>[^\s,=!<>()]+)"
+    r"|(?P<key>[^\s,=!<>()]+)\s*(?:(?P<op>==|=|!=|<|>)\s*(?P<val>[^\s,()]*)"
+    r"|\s+(?P<setop>in|notin)\s*\((?P<vals>[^)]*)\)|(?=\s*(?:,|$))))\s*(?:,|$)"
+)
+
+
+def parse_selector(text: str) -> Selector:
+    """Parse kubectl's ``-l`` syntax (``a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3``).
+
+    Raises ValueError naming the position of the first thing it cannot read.
+    """
+    reqs: list[Requirement] = []
+    pos, text = 0, text.strip()
+    while pos < len(text):
+        m = _SELECTOR_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(f"invalid label selector {text!r}: cannot parse at column {pos + 1}")
+        pos = m.end()
+        if m.group("neg"):
+            reqs.append(Requirement(m.group("nkey"), DOES_NOT_EXIST))
+        elif m.group("op"):
+            op = {"=": IN, "==": IN, "!=": NOT_IN, ">": GT, "<": LT}[m.group("op")]
+            reqs.append(Requirement(m.group("key"), op, frozenset((m.group("val"),))))
+        elif m.group("setop"):
+            vals = frozenset(v.strip() for v in m.group("vals").split(",") if v.strip())
+            reqs.append(Requirement(m.group("key"), IN if m.group("setop") == "in" else NOT_IN, vals))
+        else:
+            reqs.append(Requirement(m.group("key"), EXISTS))
+    return Selector(tuple(reqs))

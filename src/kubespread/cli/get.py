@@ -10,7 +10,8 @@ from rich.table import Table
 
 from kubespread.api.core import Node, Pod
 from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
-from kubespread.cli.common import FilesOption, Output, OutputOption, load_or_exit, out, print_data
+from kubespread.api.selectors import EVERYTHING, parse_selector
+from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
 from kubespread.io.dump import to_list_manifest
 
 __all__ = ["get_command"]
@@ -101,10 +102,19 @@ def get_command(
         str | None, typer.Option("-n", "--namespace", help="Only this namespace (pods).")
     ] = None,
     show_labels: Annotated[bool, typer.Option("--show-labels", help="Add a LABELS column.")] = False,
+    selector: Annotated[
+        str | None,
+        typer.Option("-l", "--selector", help="Label selector, kubectl syntax (app=web,env in (a,b))."),
+    ] = None,
 ) -> None:
     """List nodes or pods from manifests, like kubectl get."""
+    try:
+        sel = parse_selector(selector) if selector is not None else EVERYTHING
+    except ValueError as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(2) from None
     manifests = load_or_exit(files)
-    nodes = manifests.of_kind(Node)
+    nodes = [n for n in manifests.of_kind(Node) if sel.matches(n.labels)]
     if resource is Resource.nodes:
         if output is not Output.table:
             print_data(to_list_manifest(nodes), output)
@@ -114,7 +124,12 @@ def get_command(
             return
         out.print(nodes_table(nodes, show_labels))
         return
-    pods = [p for p in manifests.of_kind(Pod) if namespace is None or (p.namespace or "default") == namespace]
+    pods = [
+        p
+        for p in manifests.of_kind(Pod)
+        if (namespace is None or (p.namespace or "default") == namespace) and sel.matches(p.labels)
+    ]
+    nodes = manifests.of_kind(Node)  # every node's zone, whatever the selector
     if output is not Output.table:
         print_data(to_list_manifest(pods), output)
         return
