@@ -1,0 +1,806 @@
+"""ClusterState: the only place that changes what exists, and the indexes derived from it.
+
+Every change is one method call that first checks it applies (raising :class:`ClusterError`
+with nothing changed), then updates the objects and every index together, then tells the
+listeners. Nothing is recomputed by scanning all pods or nodes; each operation costs what
+the changed object touches.
+
+Node ids
+    Nodes are numbered 0..n-1, their position in every per-node NumPy vector. The ids are
+    dense: deleting a node moves the last node into the freed slot (its id changes; nothing
+    else moves). So vectors never hold dead slots that vector code would have to mask out.
+    ``node_generation`` changes whenever nodes are added, deleted or updated; read-only
+    vectors handed out (node_names, node_vector, pod_counts) are live views for pod changes,
+    valid until the node set changes — fetch them again then (it is a dict lookup).
+
+Pods that are terminating or finished
+    All pods stay in the object store and in the by-namespace, by-label and by-node
+    (``pods_on_node``) indexes; ``pod.is_terminating`` / ``pod.is_finished`` tell them apart.
+    What the scheduler sees follows kube-scheduler: a terminating pod (deletionTimestamp set)
+    still holds its node's resources, ports and pod slot; a Succeeded or Failed pod is not on
+    NodeInfo at all (its informer filters them out), so it counts in no resources, ports,
+    pod counts or :meth:`pod_counts` vector. Topology spread also skips terminating pods;
+    ``pod_counts(..., include_terminating=False)`` gives that count.
+
+Nodes with pods
+    A node can only be deleted once no pod is bound to it (unbind or delete them first), and a
+    pod can only name an existing node: the state never holds a pod on a missing node.
+
+Objects handed in belong to the state; change them through ``update`` with a new object.
+``bind``/``unbind`` replace the stored pod with a shallow copy whose spec.nodeName is set.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import numpy as np
+
+from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, ReplicationController, StatefulSet
+from kubespread.api.core import Namespace, Node, Pod, Service
+from kubespread.api.kruise import CloneSet, WorkloadSpread
+from kubespread.api.meta import KubeObject
+from kubespread.api.resources import Resources, node_allocatable, pod_requests_and_non_zero
+from kubespread.api.selectors import Selector
+from kubespread.cluster.counts import (
+    ANCHOR_KEY,
+    ANCHOR_NONE,
+    ANCHOR_VALUES,
+    GroupKey,
+    PodCountGroup,
+)
+from kubespread.cluster.errors import ClusterError
+from kubespread.cluster.events import ClusterEvent, EventType, Listener
+from kubespread.cluster.nodeinfo import HostPort, NodeInfo, pod_host_ports
+
+__all__ = ["NODE_VECTORS", "OBJECT_KINDS", "ClusterState"]
+
+#: per-node int64 vectors kept by ClusterState (see node_vector)
+NODE_VECTORS: Final = (
+    "allocatable_milli_cpu",
+    "allocatable_memory",
+    "allocatable_ephemeral_storage",
+    "allocatable_pods",
+    "requested_milli_cpu",
+    "requested_memory",
+    "requested_ephemeral_storage",
+    "non_zero_milli_cpu",
+    "non_zero_memory",
+    "pod_count",
+)
+
+#: kinds kept as plain objects by kind and key (no index beyond that)
+OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    Job,
+    ReplicationController,
+    Service,
+    PriorityClass,
+    WorkloadSpread,
+    CloneSet,
+)
+
+
+class _PodEntry:
+    """What the state counted for one pod, so that removing it undoes exactly that."""
+
+    __slots__ = (
+        "groups",
+        "info",
+        "key",
+        "labels",
+        "namespace",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "pod",
+        "ports",
+        "requests",
+        "terminating",
+        "visible",
+    )
+
+    def __init__(self, pod: Pod, key: str, info: NodeInfo | None) -> None:
+        self.pod = pod
+        self.key = key
+        self.info = info
+        self.namespace = pod.metadata.namespace or "default"
+        self.labels = dict(pod.metadata.labels)
+        self.terminating = pod.is_terminating
+        self.visible = not pod.is_finished  # on kube-scheduler's NodeInfo at all
+        self.groups: list[PodCountGroup] | None = None
+        if self.visible:
+            self.requests, nz = pod_requests_and_non_zero(pod)
+            self.non_zero_cpu, self.non_zero_memory = nz.milli_cpu, nz.memory
+            self.ports: tuple[HostPort, ...] = pod_host_ports(pod)
+        else:
+            self.requests = _ZERO
+            self.non_zero_cpu = self.non_zero_memory = 0
+            self.ports = ()
+
+
+_ZERO: Final = Resources()
+
+
+def _with_node_name(pod: Pod, node_name: str) -> Pod:
+    """A shallow copy of the pod with spec.nodeName set (the binding)."""
+    new = copy.copy(pod)
+    spec = copy.copy(pod.spec)
+    spec.node_name = node_name
+    new.spec = spec
+    return new
+
+
+def _nested_add(index: dict[str, dict[str, dict[str, Any]]], k: str, v: str, key: str, obj: Any) -> None:
+    by_value = index.get(k)
+    if by_value is None:
+        index[k] = {v: {key: obj}}
+        return
+    members = by_value.get(v)
+    if members is None:
+        by_value[v] = {key: obj}
+    else:
+        members[key] = obj
+
+
+def _nested_remove(index: dict[str, dict[str, dict[str, Any]]], k: str, v: str, key: str) -> None:
+    by_value = index[k]
+    members = by_value[v]
+    del members[key]
+    if not members:
+        del by_value[v]
+        if not by_value:
+            del index[k]
+
+
+class ClusterState:
+    """Nodes, pods, namespaces and workload objects, with incremental indexes over them."""
+
+    def __init__(self) -> None:
+        # nodes
+        self._nodes: dict[str, Node] = {}
+        self._infos: dict[str, NodeInfo] = {}
+        self._infos_by_index: list[NodeInfo] = []
+        self._n = 0
+        self._capacity = 0
+        self._names: np.ndarray = np.empty(0, dtype=object)
+        self._vectors: dict[str, np.ndarray] = {name: np.zeros(0, dtype=np.int64) for name in NODE_VECTORS}
+        self._node_generation = 0
+        self._nodes_by_label: dict[str, dict[str, dict[str, Node]]] = {}
+        self._label_columns: dict[str, tuple[np.ndarray, tuple[str, ...]]] = {}
+        self._views: dict[Any, np.ndarray] = {}
+        # pods
+        self._pods: dict[str, Pod] = {}
+        self._entries: dict[str, _PodEntry] = {}
+        self._unbound: dict[str, Pod] = {}
+        self._pods_by_ns: dict[str, dict[str, Pod]] = {}
+        self._pods_by_label: dict[str, dict[str, dict[str, Pod]]] = {}
+        # other objects
+        self._namespaces: dict[str, Namespace] = {}
+        self._objects: dict[str, dict[str, KubeObject]] = {cls.KIND: {} for cls in OBJECT_KINDS}
+        # matching-pod count groups and how a pod finds the ones it may belong to
+        self._groups: dict[GroupKey, PodCountGroup] = {}
+        self._groups_by_value: dict[tuple[str, str], list[PodCountGroup]] = {}
+        self._groups_by_key: dict[str, list[PodCountGroup]] = {}
+        self._groups_any: list[PodCountGroup] = []
+        self._listeners: list[Listener] = []
+
+    # ------------------------------------------------------------------ generic operations
+    def add(self, obj: KubeObject) -> None:
+        """Add any object ClusterState keeps (dispatching on its type)."""
+        if isinstance(obj, Pod):
+            self.add_pod(obj)
+        elif isinstance(obj, Node):
+            self.add_node(obj)
+        elif isinstance(obj, Namespace):
+            self.add_namespace(obj)
+        else:
+            self.add_object(obj)
+
+    def update(self, obj: KubeObject) -> None:
+        """Replace the stored object with the same kind and key."""
+        if isinstance(obj, Pod):
+            self.update_pod(obj)
+        elif isinstance(obj, Node):
+            self.update_node(obj)
+        elif isinstance(obj, Namespace):
+            self.update_namespace(obj)
+        else:
+            self.update_object(obj)
+
+    def delete(self, kind: str, key: str) -> None:
+        """Delete the object of this kind ("Pod", "Node", ...) and key (ns/name or name)."""
+        if kind == Pod.KIND:
+            self.delete_pod(key)
+        elif kind == Node.KIND:
+            self.delete_node(key)
+        elif kind == Namespace.KIND:
+            self.delete_namespace(key)
+        else:
+            self.delete_object(kind, key)
+
+    def add_all(self, objs: Iterable[KubeObject]) -> None:
+        """Add many objects: namespaces and nodes first, then the rest, each in given order.
+
+        Not atomic: an error stops at the offending object, with the earlier ones added.
+        """
+        objs = list(objs)
+        for obj in objs:
+            if isinstance(obj, Namespace | Node):
+                self.add(obj)
+        for obj in objs:
+            if not isinstance(obj, Namespace | Node):
+                self.add(obj)
+
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        """The stored object of this kind and key, or None."""
+        if kind == Pod.KIND:
+            return self._pods.get(key)
+        if kind == Node.KIND:
+            return self._nodes.get(key)
+        if kind == Namespace.KIND:
+            return self._namespaces.get(key)
+        store = self._objects.get(kind)
+        return None if store is None else store.get(key)
+
+    # ------------------------------------------------------------------ listeners
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` after every change; returns a function that unsubscribes.
+
+        Listeners run in subscription order, synchronously, with the state already updated;
+        one that changes the state makes its own events, delivered before the rest of the
+        current ones (depth first). An exception propagates to the caller of the change,
+        which has nonetheless happened.
+        """
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
+        if self._listeners:
+            event = ClusterEvent(type, obj, old=old, node_name=node_name)
+            for listener in tuple(self._listeners):
+                listener(event)
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, node: Node) -> None:
+        name = node.metadata.name
+        if name in self._nodes:
+            raise ClusterError(f'node "{name}" already exists')
+        if self._n == self._capacity:
+            self._grow(max(16, 2 * self._capacity))
+        i = self._n
+        info = NodeInfo(node, i)
+        self._nodes[name] = node
+        self._infos[name] = info
+        self._infos_by_index.append(info)
+        self._names[i] = name
+        self._n = i + 1
+        self._set_allocatable(info)
+        self._index_node_labels(node, +1)
+        self._node_set_changed(shape=True)
+        self._emit(EventType.ADDED, node)
+
+    def update_node(self, node: Node) -> None:
+        name = node.metadata.name
+        info = self._infos.get(name)
+        if info is None:
+            raise ClusterError(f'node "{name}" not found')
+        old = info.node
+        self._index_node_labels(old, -1)
+        self._nodes[name] = node
+        info.node = node
+        info.allocatable = node_allocatable(node)
+        self._set_allocatable(info)
+        self._index_node_labels(node, +1)
+        self._node_set_changed(shape=False)
+        self._emit(EventType.UPDATED, node, old=old)
+
+    def delete_node(self, name: str) -> None:
+        info = self._infos.get(name)
+        if info is None:
+            raise ClusterError(f'node "{name}" not found')
+        if info.all_pods:
+            raise ClusterError(
+                f'cannot delete node "{name}": {len(info.all_pods)} pod(s) are bound to it; '
+                "unbind or delete them first"
+            )
+        i, last = info.index, self._n - 1
+        arrays = [*self._vectors.values(), *(g.counts for g in self._groups.values())]
+        if i != last:  # keep ids dense: the last node takes the freed slot
+            moved = self._infos_by_index[last]
+            for a in arrays:
+                a[i] = a[last]
+            self._names[i] = self._names[last]
+            moved.index = i
+            self._infos_by_index[i] = moved
+        for a in arrays:
+            a[last] = 0
+        self._names[last] = None
+        self._infos_by_index.pop()
+        self._n = last
+        del self._nodes[name]
+        del self._infos[name]
+        self._index_node_labels(info.node, -1)
+        self._node_set_changed(shape=True)
+        self._emit(EventType.DELETED, info.node)
+
+    def _grow(self, capacity: int) -> None:
+        """Reallocate every per-node buffer (vectors, names, count groups) to ``capacity``."""
+        n = self._n
+
+        def grown(a: np.ndarray) -> np.ndarray:
+            b = np.zeros(capacity, dtype=a.dtype) if a.dtype != object else np.full(capacity, None, object)
+            b[:n] = a[:n]
+            return b
+
+        self._names = grown(self._names)
+        for name, a in self._vectors.items():
+            self._vectors[name] = grown(a)
+        for g in self._groups.values():
+            g.counts = grown(g.counts)
+        self._capacity = capacity
+
+    def _set_allocatable(self, info: NodeInfo) -> None:
+        v, i, a = self._vectors, info.index, info.allocatable
+        v["allocatable_milli_cpu"][i] = a.milli_cpu
+        v["allocatable_memory"][i] = a.memory
+        v["allocatable_ephemeral_storage"][i] = a.ephemeral_storage
+        v["allocatable_pods"][i] = a.allowed_pod_number
+
+    def _index_node_labels(self, node: Node, delta: int) -> None:
+        name = node.metadata.name
+        for k, v in node.metadata.labels.items():
+            if delta > 0:
+                _nested_add(self._nodes_by_label, k, v, name, node)
+            else:
+                _nested_remove(self._nodes_by_label, k, v, name)
+
+    def _node_set_changed(self, *, shape: bool) -> None:
+        self._node_generation += 1
+        self._label_columns.clear()
+        if shape:
+            self._views.clear()
+
+    # ------------------------------------------------------------------ pods
+    def add_pod(self, pod: Pod) -> None:
+        """Add a pod; one with spec.nodeName set is bound to that (existing) node at once."""
+        key = pod.key
+        if key in self._entries:
+            raise ClusterError(f'pod "{key}" already exists')
+        info = self._info_for_pod(pod)
+        entry = _PodEntry(pod, key, info)
+        self._register(entry, +1)
+        if info is not None:
+            self._update(entry, +1)
+        self._emit(EventType.ADDED, pod)
+        if info is not None:
+            self._emit(EventType.BOUND, pod, node_name=info.name)
+
+    def update_pod(self, pod: Pod) -> None:
+        """Replace a pod (labels, phase, deletionTimestamp, even nodeName) and re-index it."""
+        key = pod.key
+        old_entry = self._entries.get(key)
+        if old_entry is None:
+            raise ClusterError(f'pod "{key}" not found')
+        info = self._info_for_pod(pod)
+        entry = _PodEntry(pod, key, info)
+        old, old_info = old_entry.pod, old_entry.info
+        if old_info is not None:
+            self._update(old_entry, -1)
+        self._register(old_entry, -1)
+        self._register(entry, +1)
+        if info is not None:
+            self._update(entry, +1)
+        if old_info is not None and old_info is not info:
+            self._emit(EventType.UNBOUND, old, node_name=old_info.name)
+        self._emit(EventType.UPDATED, pod, old=old)
+        if info is not None and old_info is not info:
+            self._emit(EventType.BOUND, pod, old=old, node_name=info.name)
+
+    def delete_pod(self, key: str) -> None:
+        entry = self._entries.get(key)
+        if entry is None:
+            raise ClusterError(f'pod "{key}" not found')
+        info = entry.info
+        if info is not None:
+            self._update(entry, -1)
+        self._register(entry, -1)
+        if info is not None:
+            self._emit(EventType.UNBOUND, entry.pod, node_name=info.name)
+        self._emit(EventType.DELETED, entry.pod)
+
+    def bind(self, pod_key: str, node_name: str) -> None:
+        """Assign an unbound pod to a node (the Binding the scheduler's decision becomes)."""
+        entry = self._entries.get(pod_key)
+        if entry is None:
+            raise ClusterError(f'pod "{pod_key}" not found')
+        if entry.info is not None:
+            raise ClusterError(f'pod "{pod_key}" is already bound to node "{entry.info.name}"')
+        info = self._infos.get(node_name)
+        if info is None:
+            raise ClusterError(f'cannot bind pod "{pod_key}": node "{node_name}" not found')
+        old = entry.pod
+        self._replace_pod(entry, _with_node_name(old, node_name))
+        entry.info = info
+        self._update(entry, +1)
+        self._emit(EventType.BOUND, entry.pod, old=old, node_name=node_name)
+
+    def unbind(self, pod_key: str) -> None:
+        """Take a bound pod off its node; it stays, with an empty spec.nodeName (pending)."""
+        entry = self._entries.get(pod_key)
+        if entry is None:
+            raise ClusterError(f'pod "{pod_key}" not found')
+        info = entry.info
+        if info is None:
+            raise ClusterError(f'pod "{pod_key}" is not bound to a node')
+        old = entry.pod
+        self._update(entry, -1)
+        entry.info = None
+        self._replace_pod(entry, _with_node_name(old, ""))
+        self._emit(EventType.UNBOUND, entry.pod, old=old, node_name=info.name)
+
+    def _info_for_pod(self, pod: Pod) -> NodeInfo | None:
+        node_name = pod.spec.node_name
+        if not node_name:
+            return None
+        info = self._infos.get(node_name)
+        if info is None:
+            raise ClusterError(f'pod "{pod.key}" is bound to node "{node_name}", which does not exist')
+        return info
+
+    def _register(self, entry: _PodEntry, delta: int) -> None:
+        """Add (+1) or remove (-1) a pod in the store and its node-independent indexes."""
+        key, pod, ns = entry.key, entry.pod, entry.namespace
+        if delta > 0:
+            self._entries[key] = entry
+            self._pods[key] = pod
+            self._unbound[key] = pod  # until _update places it
+            members = self._pods_by_ns.get(ns)
+            if members is None:
+                self._pods_by_ns[ns] = {key: pod}
+            else:
+                members[key] = pod
+            for k, v in entry.labels.items():
+                _nested_add(self._pods_by_label, k, v, key, pod)
+            if self._groups and entry.visible:
+                entry.groups = self._matching_groups(entry)
+        else:
+            del self._entries[key]
+            del self._pods[key]
+            del self._unbound[key]
+            members = self._pods_by_ns[ns]
+            del members[key]
+            if not members:
+                del self._pods_by_ns[ns]
+            for k, v in entry.labels.items():
+                _nested_remove(self._pods_by_label, k, v, key)
+
+    def _update(self, entry: _PodEntry, delta: int) -> None:
+        """Put a pod on (+1) or take it off (-1) its node: NodeInfo.update(pod, sign).
+
+        Adding and removing share this one function so that they cannot disagree.
+        """
+        info = entry.info
+        assert info is not None
+        key, pod = entry.key, entry.pod
+        if delta > 0:
+            info.all_pods[key] = pod
+            del self._unbound[key]
+        else:
+            del info.all_pods[key]
+            self._unbound[key] = pod
+        if not entry.visible:
+            return
+        if delta > 0:
+            info.pods[key] = pod
+        else:
+            del info.pods[key]
+        i = info.index
+        req = entry.requests
+        info.requested.add_in_place(req, delta)
+        nz = info.non_zero_requested
+        nz.milli_cpu += delta * entry.non_zero_cpu
+        nz.memory += delta * entry.non_zero_memory
+        if entry.ports:
+            used = info.used_ports
+            for port in entry.ports:
+                c = used.get(port, 0) + delta
+                if c:
+                    used[port] = c
+                else:
+                    del used[port]
+        v = self._vectors
+        v["requested_milli_cpu"][i] += delta * req.milli_cpu
+        v["requested_memory"][i] += delta * req.memory
+        v["requested_ephemeral_storage"][i] += delta * req.ephemeral_storage
+        v["non_zero_milli_cpu"][i] += delta * entry.non_zero_cpu
+        v["non_zero_memory"][i] += delta * entry.non_zero_memory
+        v["pod_count"][i] += delta
+        if entry.groups:
+            for g in entry.groups:
+                g.counts[i] += delta
+
+    def _replace_pod(self, entry: _PodEntry, pod: Pod) -> None:
+        """Swap the stored object of an entry for a new one with the same key, labels and node."""
+        key = entry.key
+        entry.pod = pod
+        self._pods[key] = pod
+        self._pods_by_ns[entry.namespace][key] = pod
+        for k, v in entry.labels.items():
+            self._pods_by_label[k][v][key] = pod
+        if key in self._unbound:
+            self._unbound[key] = pod
+        if entry.info is not None:
+            entry.info.all_pods[key] = pod
+            if entry.visible:
+                entry.info.pods[key] = pod
+
+    # ------------------------------------------------------------------ matching-pod counts
+    def pod_counts(
+        self,
+        namespaces: frozenset[str] | None,
+        selector: Selector,
+        *,
+        include_terminating: bool = True,
+    ) -> np.ndarray:
+        """Per node id, how many scheduler-visible bound pods in ``namespaces`` (None: all)
+        match ``selector``; terminating pods too unless ``include_terminating`` is False
+        (topology spread leaves them out; inter-pod affinity counts them).
+
+        A read-only int64 view, kept current by every later pod change; valid until the node
+        set changes (see the module notes). The first request for a key scans the pods once;
+        equal keys share one vector.
+        """
+        if namespaces is not None and type(namespaces) is not frozenset:
+            namespaces = frozenset(namespaces)
+        key: GroupKey = (namespaces, selector, include_terminating)
+        view = self._views.get(key)
+        if view is None:
+            group = self._groups.get(key) or self._create_group(key)
+            view = group.counts[: self._n]
+            view.flags.writeable = False
+            self._views[key] = view
+        return view
+
+    def _create_group(self, key: GroupKey) -> PodCountGroup:
+        group = PodCountGroup(key, self._capacity)
+        kind, arg = group.anchor
+        if kind != ANCHOR_NONE:
+            indexes = []
+            for entry in self._group_candidates(kind, arg):
+                if entry.visible and group.matches(entry.namespace, entry.labels, entry.terminating):
+                    if entry.groups is None:
+                        entry.groups = [group]
+                    else:
+                        entry.groups.append(group)
+                    if entry.info is not None:
+                        indexes.append(entry.info.index)
+            if indexes:
+                group.counts[: self._n] += np.bincount(np.asarray(indexes), minlength=self._n)
+            if kind == ANCHOR_VALUES:
+                k, values = arg  # type: ignore[misc]
+                for v in values:
+                    self._groups_by_value.setdefault((k, v), []).append(group)
+            elif kind == ANCHOR_KEY:
+                self._groups_by_key.setdefault(arg, []).append(group)  # type: ignore[arg-type]
+            else:
+                self._groups_any.append(group)
+        self._groups[key] = group
+        return group
+
+    def _group_candidates(self, kind: str, arg: Any) -> Iterable[_PodEntry]:
+        """Every pod a new group could count, found through the pod label index."""
+        entries = self._entries
+        if kind == ANCHOR_VALUES:
+            k, values = arg
+            by_value = self._pods_by_label.get(k, {})
+            return [entries[key] for v in values for key in by_value.get(v, ())]
+        if kind == ANCHOR_KEY:
+            return [entries[key] for members in self._pods_by_label.get(arg, {}).values() for key in members]
+        return list(entries.values())
+
+    def _matching_groups(self, entry: _PodEntry) -> list[PodCountGroup] | None:
+        """The count groups a (visible) pod belongs to, looked up by its labels."""
+        ns, labels, term = entry.namespace, entry.labels, entry.terminating
+        found = [g for g in self._groups_any if g.matches(ns, labels, term)]
+        by_value, by_key = self._groups_by_value, self._groups_by_key
+        if by_value or by_key:
+            for k, v in labels.items():
+                for g in by_value.get((k, v), ()):
+                    if g.matches(ns, labels, term):
+                        found.append(g)
+                for g in by_key.get(k, ()):
+                    if g.matches(ns, labels, term):
+                        found.append(g)
+        return found or None
+
+    # ------------------------------------------------------------------ namespaces, workloads
+    def add_namespace(self, ns: Namespace) -> None:
+        name = ns.metadata.name
+        if name in self._namespaces:
+            raise ClusterError(f'namespace "{name}" already exists')
+        self._namespaces[name] = ns
+        self._emit(EventType.ADDED, ns)
+
+    def update_namespace(self, ns: Namespace) -> None:
+        name = ns.metadata.name
+        old = self._namespaces.get(name)
+        if old is None:
+            raise ClusterError(f'namespace "{name}" not found')
+        self._namespaces[name] = ns
+        self._emit(EventType.UPDATED, ns, old=old)
+
+    def delete_namespace(self, name: str) -> None:
+        """Delete a Namespace object; its pods stay (delete them first if they should go)."""
+        ns = self._namespaces.pop(name, None)
+        if ns is None:
+            raise ClusterError(f'namespace "{name}" not found')
+        self._emit(EventType.DELETED, ns)
+
+    def _store_for(self, kind: str) -> dict[str, KubeObject]:
+        store = self._objects.get(kind)
+        if store is None:
+            raise ClusterError(f"ClusterState does not keep {kind or 'untyped'} objects")
+        return store
+
+    def add_object(self, obj: KubeObject) -> None:
+        """Add a workload or other kept object (Deployment, Service, WorkloadSpread, ...)."""
+        store = self._store_for(obj.KIND)
+        if obj.key in store:
+            raise ClusterError(f'{obj.KIND} "{obj.key}" already exists')
+        store[obj.key] = obj
+        self._emit(EventType.ADDED, obj)
+
+    def update_object(self, obj: KubeObject) -> None:
+        store = self._store_for(obj.KIND)
+        old = store.get(obj.key)
+        if old is None:
+            raise ClusterError(f'{obj.KIND} "{obj.key}" not found')
+        store[obj.key] = obj
+        self._emit(EventType.UPDATED, obj, old=old)
+
+    def delete_object(self, kind: str, key: str) -> None:
+        store = self._store_for(kind)
+        obj = store.pop(key, None)
+        if obj is None:
+            raise ClusterError(f'{kind} "{key}" not found')
+        self._emit(EventType.DELETED, obj)
+
+    # ------------------------------------------------------------------ reading: objects
+    @property
+    def nodes(self) -> Mapping[str, Node]:
+        return MappingProxyType(self._nodes)
+
+    @property
+    def pods(self) -> Mapping[str, Pod]:
+        return MappingProxyType(self._pods)
+
+    @property
+    def namespaces(self) -> Mapping[str, Namespace]:
+        return MappingProxyType(self._namespaces)
+
+    def objects(self, kind: str) -> Mapping[str, KubeObject]:
+        """The kept objects of one kind ("Deployment", ...), by key."""
+        return MappingProxyType(self._store_for(kind))
+
+    def namespaces_matching(self, selector: Selector) -> frozenset[str]:
+        """Names of the Namespace objects whose labels the selector matches (namespaceSelector)."""
+        return frozenset(name for name, ns in self._namespaces.items() if selector.matches(ns.labels))
+
+    # ------------------------------------------------------------------ reading: pods
+    def node_of(self, pod_key: str) -> str:
+        """The node a pod is bound to, "" when unbound; ClusterError for an unknown pod."""
+        entry = self._entries.get(pod_key)
+        if entry is None:
+            raise ClusterError(f'pod "{pod_key}" not found')
+        return entry.info.name if entry.info is not None else ""
+
+    @property
+    def unbound_pods(self) -> Mapping[str, Pod]:
+        """Pods without a node (pending, gated, or finished before being bound)."""
+        return MappingProxyType(self._unbound)
+
+    def pods_on_node(self, name: str) -> Mapping[str, Pod]:
+        """Every pod bound to the node, finished ones included (NodeInfo.pods excludes them)."""
+        return MappingProxyType(self._info(name).all_pods)
+
+    def pods_in_namespace(self, namespace: str) -> Mapping[str, Pod]:
+        return MappingProxyType(self._pods_by_ns.get(namespace, {}))
+
+    def pods_with_label(self, key: str, value: str) -> Mapping[str, Pod]:
+        """Pods whose label ``key`` is ``value`` (any namespace, bound or not)."""
+        return MappingProxyType(self._pods_by_label.get(key, {}).get(value, {}))
+
+    def pod_label_values(self, key: str) -> Mapping[str, Mapping[str, Pod]]:
+        """value → pods, for every value pods carry under label ``key``."""
+        return MappingProxyType(self._pods_by_label.get(key, {}))
+
+    # ------------------------------------------------------------------ reading: nodes
+    @property
+    def node_generation(self) -> int:
+        """Changes whenever a node is added, updated or deleted (per-node-set caches key on it)."""
+        return self._node_generation
+
+    @property
+    def num_nodes(self) -> int:
+        return self._n
+
+    @property
+    def node_names(self) -> np.ndarray:
+        """Node names by node id (object array, read-only view)."""
+        view = self._views.get("node_names")
+        if view is None:
+            view = self._names[: self._n]
+            view.flags.writeable = False
+            self._views["node_names"] = view
+        return view
+
+    def node_index(self, name: str) -> int:
+        """The node's id: its position in node_names and every per-node vector."""
+        return self._info(name).index
+
+    def node_info(self, name: str) -> NodeInfo:
+        return self._info(name)
+
+    def node_info_at(self, index: int) -> NodeInfo:
+        return self._infos_by_index[index]
+
+    def node_infos(self) -> list[NodeInfo]:
+        """All NodeInfos in node id order (a copy of the list)."""
+        return list(self._infos_by_index)
+
+    def node_vector(self, name: str) -> np.ndarray:
+        """One of NODE_VECTORS by node id, as a read-only int64 view (see the module notes)."""
+        view = self._views.get(name)
+        if view is None:
+            if name not in self._vectors:
+                raise KeyError(f"unknown node vector {name!r}; one of {', '.join(NODE_VECTORS)}")
+            view = self._vectors[name][: self._n]
+            view.flags.writeable = False
+            self._views[name] = view
+        return view
+
+    def nodes_with_label(self, key: str, value: str) -> Mapping[str, Node]:
+        return MappingProxyType(self._nodes_by_label.get(key, {}).get(value, {}))
+
+    def node_label_values(self, key: str) -> Mapping[str, Mapping[str, Node]]:
+        """value → nodes, for every value nodes carry under label ``key``."""
+        return MappingProxyType(self._nodes_by_label.get(key, {}))
+
+    def node_label_column(self, key: str) -> tuple[np.ndarray, tuple[str, ...]]:
+        """(codes, values) for label ``key``: codes[node id] indexes the sorted ``values``, -1
+        where the node lacks the label — topology domains as a vector. Cached until the node
+        set changes."""
+        got = self._label_columns.get(key)
+        if got is None:
+            by_value = self._nodes_by_label.get(key, {})
+            values = tuple(sorted(by_value))
+            codes = np.full(self._n, -1, dtype=np.int32)
+            for code, v in enumerate(values):
+                for name in by_value[v]:
+                    codes[self._infos[name].index] = code
+            codes.flags.writeable = False
+            got = (codes, values)
+            self._label_columns[key] = got
+        return got
+
+    def _info(self, name: str) -> NodeInfo:
+        info = self._infos.get(name)
+        if info is None:
+            raise ClusterError(f'node "{name}" not found')
+        return info
+
+    def __repr__(self) -> str:
+        return (
+            f"ClusterState(nodes={self._n}, pods={len(self._pods)}, namespaces={len(self._namespaces)}, "
+            f"count groups={len(self._groups)})"
+        )
