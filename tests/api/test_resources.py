@@ -327,7 +327,7 @@ def test_one_pass_helper_matches_and_cpu_follows_kep753_formula(pod: Pod):
     assert non_zero == pod_non_zero_requests(pod)
     overhead = pod.spec.overhead.get("cpu")
     extra = overhead.nanos if overhead is not None else 0
-    pod_level = (pod.spec.extra or {}).get("resources", {}).get("requests", {})
+    pod_level = pod.spec.resources.requests if pod.spec.resources is not None else {}
     if "cpu" not in pod_level:
         expected = _reference_cpu_nanos(pod, None) + extra
         assert requests.milli_cpu == -(-expected // 10**6)

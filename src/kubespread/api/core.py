@@ -151,6 +151,7 @@ class PodSpec(Model):
     containers: list[Container] = field(default_factory=list)
     init_containers: list[Container] = field(default_factory=list)
     overhead: dict[str, Quantity] = field(default_factory=dict)
+    resources: ResourceRequirements | None = None  # pod-level resources (KEP-2837, beta in v1.35)
     priority: int | None = None
     priority_class_name: str = ""
     scheduler_name: str = ""

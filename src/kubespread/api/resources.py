@@ -258,24 +258,13 @@ def _nanos(rl: Mapping[str, Quantity], non_missing: Mapping[str, int] | None) ->
 
 def _pod_level_requests(pod: Any) -> dict[str, int] | None:
     """spec.resources.requests (PodLevelResources, on by default in v1.35), for the supported
-    resources only; None when no supported resource is requested at the pod level.
-
-    PodSpec does not model the field yet, so it is read from the manifest's extra keys too.
-    """
-    res = getattr(pod.spec, "resources", None)
-    if res is None:
-        extra = pod.spec.extra
-        res = extra.get("resources") if extra else None
-    if res is None:
-        return None
-    requests = res.get("requests") if isinstance(res, dict) else getattr(res, "requests", None)
-    if not requests:
+    resources only; None when no supported resource is requested at the pod level."""
+    res = pod.spec.resources
+    if res is None or not res.requests:
         return None
     out: dict[str, int] = {}
-    for name, q in requests.items():
+    for name, q in res.requests.items():
         if name in _POD_LEVEL or name.startswith(_HUGEPAGES_PREFIX):
-            if not isinstance(q, Quantity):
-                q = Quantity.parse(str(q))
             out[name] = q.nanos
     return out or None
 
