@@ -2,5 +2,17 @@
 
 from kubespread.io.dump import dump_data, dump_objects
 from kubespread.io.loader import LoadedObject, LoadProblem, Manifests, load, load_text
+from kubespread.io.snapshot import SnapshotError, cluster_from_manifests, load_cluster
 
-__all__ = ["LoadProblem", "LoadedObject", "Manifests", "dump_data", "dump_objects", "load", "load_text"]
+__all__ = [
+    "LoadProblem",
+    "LoadedObject",
+    "Manifests",
+    "SnapshotError",
+    "cluster_from_manifests",
+    "dump_data",
+    "dump_objects",
+    "load",
+    "load_cluster",
+    "load_text",
+]
