@@ -40,8 +40,8 @@ def test_get_pods_shows_node_zone_and_pending() -> None:
     )
     assert r.exit_code == 0, r.output
     rows = {ln.split()[1]: ln.split() for ln in r.stdout.splitlines()[1:]}
-    assert rows["foo-3"][2:5] == ["Running", "node3", "zoneB"]
-    assert rows["mypod"][2:5] == ["Pending", "<none>", "<none>"]
+    assert rows["foo-3"][2:7] == ["Running", "node3", "zoneB", "100m", "64Mi"]
+    assert rows["mypod"][2:7] == ["Pending", "<none>", "<none>", "0", "0"]
 
 
 def test_get_pods_namespace_filter_and_json_output() -> None:

@@ -10,6 +10,8 @@ from rich.table import Table
 
 from kubespread.api.core import Node, Pod
 from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.api.quantity import Format, Quantity
+from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import EVERYTHING, parse_selector
 from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
 from kubespread.io.dump import to_list_manifest
@@ -80,15 +82,20 @@ def nodes_table(nodes: list[Node], show_labels: bool) -> Table:
 
 
 def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Table:
-    t = _table("NAMESPACE", "NAME", "STATUS", "NODE", "ZONE", *(["LABELS"] if show_labels else []))
+    t = _table(
+        "NAMESPACE", "NAME", "STATUS", "NODE", "ZONE", "CPU", "MEMORY", *(["LABELS"] if show_labels else [])
+    )
     for p in pods:
         node = p.spec.node_name
+        req = pod_requests(p)  # what kube-scheduler counts: init containers, sidecars, overhead
         row = [
             p.namespace or "default",
             p.name,
             pod_status(p),
             node or "<none>",
             zones.get(node, "<none>") if node else "<none>",
+            Quantity.from_milli(req.milli_cpu).canonical(),
+            Quantity.from_int(req.memory, Format.BINARY_SI).canonical(),
         ]
         t.add_row(*row, *([_labels(p.labels)] if show_labels else []))
     return t
