@@ -2,289 +2,152 @@
 
 The steps, in the server's order::
 
-    decode (typed model)                          → 400 BadRequest
-    defaulting                                    (not yet: a later issue)
-    mutating admission: Priority                  → 403 Forbidden
-    registry PrepareForCreate: matchLabelKeys merge
-    validation (kubespread.api.validation)        → 422 Invalid
-    validating admission                          (nothing the corpus needs yet)
+    decode (typed model)                              → 400 BadRequest
+    defaulting (.defaults)
+    mutating admission (.chain: NamespaceLifecycle,   → 404 NotFound, 403 Forbidden
+        TaintNodesByCondition, Priority, DefaultTolerationSeconds)
+    registry PrepareForCreate (.match_label_keys)
+    validation (kubespread.api.validation)            → 422 Invalid
+    validating admission (.chain: Priority)           → 403 Forbidden
 
-Each mutating step is a function ``(AdmissionRequest) -> None`` that may change
-``request.obj`` and raises :class:`Rejected` to refuse; :data:`MUTATING_STEPS` lists them in
-order, so defaulting and further plugins slot in before validation without touching the rest.
-
-The answer is the JSON of shared/conformance/admission: ``{"accepted": true, "object": ...}``
-or ``{"accepted": false, "code", "reason", "message", "causes": [{field, reason, message}]}``.
+The answer is the JSON of shared/conformance/admission: ``{"accepted": true, "object": <the
+object as it would be stored>}`` or ``{"accepted": false, "code", "reason", "message",
+"causes": [{field, reason, message}]}``. Every refusal is a value; nothing is raised for a bad
+manifest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
 
+from kubespread.admission.chain import DEFAULT_CHAIN, AdmissionChain
+from kubespread.admission.defaults import apply_defaults
+from kubespread.admission.framework import AdmissionContext, Rejection
+from kubespread.admission.match_label_keys import prepare_for_create
+from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
-from kubespread.api.core import Pod, PodAffinityTerm, TopologySpreadConstraint
-from kubespread.api.errors import DecodeError, FieldError
+from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
-from kubespread.api.meta import KubeObject, ObjectMeta
-from kubespread.api.selectors import LabelSelectorRequirement
+from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
 
-__all__ = [
-    "BUILTIN_PRIORITY_CLASSES",
-    "MUTATING_STEPS",
-    "AdmissionRequest",
-    "Rejected",
-    "admit",
-    "admit_object",
-    "admit_text",
-    "invalid_message",
-    "merge_match_label_keys",
-    "priority_admission",
-    "qualified_kind",
-]
+__all__ = ["admit", "admit_object", "admit_text", "create", "decode"]
+
+PriorityClasses = Mapping[str, PriorityClass] | Iterable[PriorityClass]
 
 
-def _builtin_class(name: str, value: int) -> PriorityClass:
-    return PriorityClass(
-        metadata=ObjectMeta(name=name), value=value, preemption_policy="PreemptLowerPriority"
-    )
-
-
-# The classes every cluster has; neither is the global default.
-BUILTIN_PRIORITY_CLASSES: dict[str, PriorityClass] = {
-    "system-cluster-critical": _builtin_class("system-cluster-critical", 2_000_000_000),
-    "system-node-critical": _builtin_class("system-node-critical", 2_000_001_000),
-}
-
-# resource names and API groups, for messages ("pods", "Deployment.apps")
-_RESOURCES = {"Pod": "pods", "Node": "nodes", "Namespace": "namespaces", "Service": "services"}
-
-
-class Rejected(Exception):
-    """A refusal: the HTTP code, status reason, message and causes of the answer."""
-
-    def __init__(self, code: int, reason: str, message: str, causes: list[dict[str, str]] | None = None):
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
-        self.causes = causes or []
-
-    def answer(self) -> dict[str, Any]:
-        return {
-            "accepted": False,
-            "code": self.code,
-            "reason": self.reason,
-            "message": self.message,
-            "causes": self.causes,
-        }
-
-
-@dataclass
-class AdmissionRequest:
-    """One create request as admission plugins see it."""
-
-    obj: KubeObject
-    priority_classes: Mapping[str, PriorityClass] = field(default_factory=lambda: BUILTIN_PRIORITY_CLASSES)
-
-    @property
-    def namespace(self) -> str:
-        return self.obj.metadata.namespace or "default"
-
-    @property
-    def resource(self) -> str:
-        """The group-qualified resource, as NewForbidden names it (``pods``, ``deployments.apps``)."""
-        kind = self.obj.KIND
-        name = _RESOURCES.get(kind, kind.lower() + "s")
-        group = _group(self.obj.API_VERSION)
-        return f"{name}.{group}" if group else name
-
-    def forbidden(self, why: str) -> Rejected:
-        """admission.NewForbidden: ``pods "name" is forbidden: why``."""
-        name = self.obj.metadata.name
-        subject = f"{self.resource} {_go_quote(name)}" if name else self.resource
-        return Rejected(403, "Forbidden", f"{subject} is forbidden: {why}")
-
-
-MutatingStep = Callable[[AdmissionRequest], None]
-
-
-def _group(api_version: str) -> str:
-    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-
-
-def _go_quote(s: str) -> str:
-    """Go's %q, close enough for names (they are validated ASCII in practice)."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def qualified_kind(obj: KubeObject) -> str:
-    """``Pod``, ``Deployment.apps``: how a 422 message names the kind."""
-    group = _group(obj.API_VERSION)
-    return f"{obj.KIND}.{group}" if group else obj.KIND
-
-
-# --- mutating admission: Priority -------------------------------------------------------------------------
-
-
-def priority_admission(request: AdmissionRequest) -> None:
-    """The Priority plugin on a new Pod: resolve ``priorityClassName`` (no global default class
-    exists, so a Pod without one gets 0), refuse an unknown class, refuse a ``spec.priority`` or
-    ``spec.preemptionPolicy`` that differs from what the class gives, then set both.
-    Workload templates are not looked at."""
-    pod = request.obj
-    if not isinstance(pod, Pod):
-        return
-    spec = pod.spec
-    priority, preemption = 0, None
-    if spec.priority_class_name:
-        pc = request.priority_classes.get(spec.priority_class_name)
-        if pc is None:
-            raise request.forbidden(f"no PriorityClass with name {spec.priority_class_name} was found")
-        priority, preemption = pc.value, pc.preemption_policy
-    if spec.priority is not None and spec.priority != priority:
-        raise request.forbidden(
-            f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
-            f"priority admission controller computed {priority} from the given PriorityClass name"
-        )
-    spec.priority = priority
-    if preemption is not None:
-        if spec.preemption_policy is not None and spec.preemption_policy != preemption:
-            raise request.forbidden(
-                f"the string value of PreemptionPolicy ({spec.preemption_policy}) "
-                "must not be provided in pod spec; "
-                f"priority admission controller computed {preemption} from the given PriorityClass name"
-            )
-        spec.preemption_policy = preemption
-
-
-# --- registry preparation: the matchLabelKeys merge --------------------------------------------------------
-
-
-def _merge_keys(
-    term: PodAffinityTerm | TopologySpreadConstraint, labels: Mapping[str, str], mismatch: list[str]
-) -> None:
-    sel = term.label_selector
-    if sel is None or (not term.match_label_keys and not mismatch):
-        return  # a nil selector matches nothing; there is nothing to narrow
-    for key in term.match_label_keys:
-        if key in labels:
-            sel.match_expressions.append(
-                LabelSelectorRequirement(key=key, operator="In", values=[labels[key]])
-            )
-    for key in mismatch:
-        if key in labels:
-            sel.match_expressions.append(
-                LabelSelectorRequirement(key=key, operator="NotIn", values=[labels[key]])
-            )
-
-
-def merge_match_label_keys(request: AdmissionRequest) -> None:
-    """PrepareForCreate of a Pod: for each matchLabelKeys key the pod carries, append
-    ``{key In [value]}`` to the term's own labelSelector (mismatchLabelKeys: ``NotIn``), after the
-    user's expressions; keys the pod lacks are skipped and the key lists are kept. Pod affinity
-    terms and topology spread constraints; workload templates are not merged."""
-    pod = request.obj
-    if not isinstance(pod, Pod):
-        return
-    labels = pod.metadata.labels
-    affinity = pod.spec.affinity
-    if affinity is not None:
-        for pa in (affinity.pod_affinity, affinity.pod_anti_affinity):
-            if pa is None:
-                continue
-            for term in pa.required_during_scheduling_ignored_during_execution:
-                _merge_keys(term, labels, term.mismatch_label_keys)
-            for wterm in pa.preferred_during_scheduling_ignored_during_execution:
-                _merge_keys(wterm.pod_affinity_term, labels, wterm.pod_affinity_term.mismatch_label_keys)
-    for c in pod.spec.topology_spread_constraints:
-        _merge_keys(c, labels, [])
-
-
-# Mutating admission plugins (kube-apiserver's order), then the registry's preparation.
-# Defaulting, DefaultTolerationSeconds and TaintNodesByCondition are to come (a later issue).
-MUTATING_STEPS: tuple[MutatingStep, ...] = (priority_admission, merge_match_label_keys)
-
-
-# --- the answer --------------------------------------------------------------------------------------------
-
-
-def invalid_message(obj: KubeObject, errors: list[FieldError]) -> str:
-    """NewInvalid's message: the distinct errors, one bare or several in brackets."""
-    distinct = list(dict.fromkeys(str(e) for e in errors))
-    head = f"{qualified_kind(obj)} {_go_quote(obj.metadata.name)} is invalid"
-    if not distinct:
-        return head
-    if len(distinct) == 1:
-        return f"{head}: {distinct[0]}"
-    return f"{head}: [{', '.join(distinct)}]"
-
-
-def _decode(manifest: Any) -> KubeObject:
+def decode(manifest: Any) -> KubeObject | Rejection:
+    """The typed object of a manifest, or the 400 the server answers when it cannot read it."""
     if not isinstance(manifest, dict):
-        raise Rejected(400, "BadRequest", "the manifest is not an object (a YAML or JSON mapping)")
+        return Rejection.bad_request("the manifest is not an object (a YAML or JSON mapping)")
     api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
     if not isinstance(kind, str) or not kind:
-        raise Rejected(400, "BadRequest", "Object 'Kind' is missing in the manifest")
+        return Rejection.bad_request("Object 'Kind' is missing in the manifest")
     if not isinstance(api_version, str) or not api_version:
-        raise Rejected(400, "BadRequest", "Object 'apiVersion' is missing in the manifest")
+        return Rejection.bad_request("Object 'apiVersion' is missing in the manifest")
     cls = class_for(api_version, kind)
     if cls is None and class_for("", kind) is not None:
-        raise Rejected(400, "BadRequest", f'no matches for kind "{kind}" in version "{api_version}"')
+        return Rejection.bad_request(f'no matches for kind "{kind}" in version "{api_version}"')
     if cls is None or cls.KIND == "KubeSchedulerConfiguration":
-        raise Rejected(
-            400, "BadRequest", f"kubespread does not admit objects of kind {kind} (apiVersion {api_version})"
+        return Rejection.bad_request(
+            f"kubespread does not admit objects of kind {kind} (apiVersion {api_version})"
         )
     try:
         return cls.from_dict(manifest)
     except DecodeError as err:
         version = api_version.rsplit("/", 1)[-1]
         why = err.message if err.quantity else str(err)
-        raise Rejected(
-            400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {why}'
-        ) from None
+        return Rejection.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {why}')
+
+
+def create(
+    obj: KubeObject, ctx: AdmissionContext, chain: AdmissionChain = DEFAULT_CHAIN
+) -> KubeObject | Rejection:
+    """The create handler after decoding: defaulting, mutating admission, the registry's
+    preparation and validation, validating admission. ``obj`` is changed in place; it is
+    returned as it would be stored, or the refusal is."""
+    if obj.NAMESPACED and not obj.metadata.namespace:
+        obj.metadata.namespace = DEFAULT_NAMESPACE  # the request's namespace
+    apply_defaults(obj)
+    rejection = chain.mutate(obj, ctx)
+    if rejection is not None:
+        return rejection
+    prepare_for_create(obj)
+    errors = validate(obj)
+    if errors:
+        return Rejection.invalid(obj, errors)
+    rejection = chain.validate(obj, ctx)
+    if rejection is not None:
+        return rejection
+    return obj
+
+
+def _context(
+    context: AdmissionContext | None,
+    priority_classes: PriorityClasses | None,
+    namespaces: Iterable[str] | None,
+) -> AdmissionContext:
+    if context is not None:
+        if priority_classes is not None or namespaces is not None:
+            raise TypeError("give either a context or priority_classes/namespaces, not both")
+        return context
+    return AdmissionContext.create(priority_classes=priority_classes, namespaces=namespaces)
+
+
+def _answer(outcome: KubeObject | Rejection) -> dict[str, Any]:
+    if isinstance(outcome, Rejection):
+        return outcome.answer()
+    return {"accepted": True, "object": outcome.to_dict()}
 
 
 def admit_object(
-    obj: KubeObject, *, priority_classes: Mapping[str, PriorityClass] | None = None
+    obj: KubeObject,
+    *,
+    priority_classes: PriorityClasses | None = None,
+    namespaces: Iterable[str] | None = None,
+    context: AdmissionContext | None = None,
+    chain: AdmissionChain = DEFAULT_CHAIN,
 ) -> dict[str, Any]:
-    """Admission and validation of a decoded object (which the mutating steps may change)."""
-    request = AdmissionRequest(
-        obj, BUILTIN_PRIORITY_CLASSES if priority_classes is None else priority_classes
-    )
-    try:
-        for step in MUTATING_STEPS:
-            step(request)
-    except Rejected as rej:
-        return rej.answer()
-    errors = validate(request.obj)
-    if errors:
-        return Rejected(
-            422, "Invalid", invalid_message(request.obj, errors), [e.cause() for e in errors]
-        ).answer()
-    return {"accepted": True, "object": request.obj.to_dict()}
+    """The answer to creating a decoded object (which is changed in place).
+
+    ``priority_classes`` are added to the built-in ones; ``namespaces`` are those that exist
+    (``None``: any). Or give a whole ``context``."""
+    return _answer(create(obj, _context(context, priority_classes, namespaces), chain))
 
 
 def admit(
-    manifest: dict[str, Any], *, priority_classes: Mapping[str, PriorityClass] | None = None
+    manifest: Any,
+    *,
+    priority_classes: PriorityClasses | None = None,
+    namespaces: Iterable[str] | None = None,
+    context: AdmissionContext | None = None,
+    chain: AdmissionChain = DEFAULT_CHAIN,
 ) -> dict[str, Any]:
     """kube-apiserver's answer to creating ``manifest`` (a dry run): accepted with the object as
     it would be stored, or rejected with code, reason, message and causes."""
-    try:
-        obj = _decode(manifest)
-    except Rejected as rej:
-        return rej.answer()
-    return admit_object(obj, priority_classes=priority_classes)
+    ctx = _context(context, priority_classes, namespaces)
+    obj = decode(manifest)
+    if isinstance(obj, Rejection):
+        return obj.answer()
+    return _answer(create(obj, ctx, chain))
 
 
 def admit_text(
-    yaml_text: str, *, priority_classes: Mapping[str, PriorityClass] | None = None
+    yaml_text: str,
+    *,
+    priority_classes: PriorityClasses | None = None,
+    namespaces: Iterable[str] | None = None,
+    context: AdmissionContext | None = None,
+    chain: AdmissionChain = DEFAULT_CHAIN,
 ) -> dict[str, Any]:
     """:func:`admit` for one YAML (or JSON) document, as ``kubespread admit`` reads it on stdin."""
     try:
         manifest = yaml.safe_load(yaml_text)
     except yaml.YAMLError as err:
-        return Rejected(400, "BadRequest", f"error converting YAML to JSON: {err}").answer()
-    return admit(manifest, priority_classes=priority_classes)
+        return Rejection.bad_request(f"error converting YAML to JSON: {err}").answer()
+    return admit(
+        manifest, priority_classes=priority_classes, namespaces=namespaces, context=context, chain=chain
+    )

@@ -1,0 +1,69 @@
+"""The Pod registry's PrepareForCreate: matchLabelKeys and mismatchLabelKeys are merged into the
+term's own labelSelector.
+
+Not an admission plugin: the registry does it after mutating admission and before validating.
+For each key of a term's ``matchLabelKeys`` that the pod carries, ``{key In [value]}`` is appended
+to the term's ``labelSelector.matchExpressions`` after the user's; ``mismatchLabelKeys`` append
+``NotIn``. Keys the pod lacks are skipped and the key lists are kept. A term without a selector
+is left alone (a nil selector matches nothing; there is nothing to narrow).
+
+Pod affinity and anti-affinity terms (required and preferred) and topology spread constraints
+of a new Pod; workload templates are not merged. Validation then sees the merged selector, which
+is why "exists in both matchLabelKeys and labelSelector" fires only for a label the pod carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from kubespread.api.core import Pod, PodAffinityTerm, TopologySpreadConstraint
+from kubespread.api.meta import KubeObject
+from kubespread.api.selectors import LabelSelectorRequirement
+
+__all__ = ["merge_match_label_keys", "prepare_for_create"]
+
+
+def _merge(
+    term: PodAffinityTerm | TopologySpreadConstraint, labels: Mapping[str, str], mismatch: list[str]
+) -> None:
+    sel = term.label_selector
+    if sel is None:
+        return
+    for key in term.match_label_keys:
+        if key in labels:
+            sel.match_expressions.append(
+                LabelSelectorRequirement(key=key, operator="In", values=[labels[key]])
+            )
+    for key in mismatch:
+        if key in labels:
+            sel.match_expressions.append(
+                LabelSelectorRequirement(key=key, operator="NotIn", values=[labels[key]])
+            )
+
+
+def _affinity_terms(pod: Pod) -> Iterator[PodAffinityTerm]:
+    affinity = pod.spec.affinity
+    if affinity is None:
+        return
+    for pa in (affinity.pod_affinity, affinity.pod_anti_affinity):
+        if pa is None:
+            continue
+        yield from pa.required_during_scheduling_ignored_during_execution
+        for weighted in pa.preferred_during_scheduling_ignored_during_execution:
+            yield weighted.pod_affinity_term
+
+
+def merge_match_label_keys(pod: Pod) -> None:
+    """The merge, in place, on one new Pod."""
+    labels = pod.metadata.labels
+    for term in _affinity_terms(pod):
+        _merge(term, labels, term.mismatch_label_keys)
+    for constraint in pod.spec.topology_spread_constraints:
+        _merge(constraint, labels, [])
+
+
+def prepare_for_create(obj: KubeObject) -> None:
+    """What the registry changes on a new object before validating it (the parts kubespread
+    models): the merge above, for Pods."""
+    if isinstance(obj, Pod):
+        merge_match_label_keys(obj)
