@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from k8s_messages import LABEL_KEY_3_PARTS, LABEL_VALUE, NAME_PART, SUBDOMAIN
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
@@ -17,27 +18,6 @@ from kubespread.api.validation import validate
 
 BROKEN = Path(__file__).parents[1] / "data" / "broken"
 
-NAME_PART = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-LABEL_VALUE = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-    "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
-    "used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-SUBDOMAIN = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-    "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-LABEL_KEY_3_PARTS = (
-    "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
-    "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
-    "(e.g. 'example.com/MyName')"
-)
 NODE_TERM = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
 POD_AFF = "spec.affinity.podAffinity"
 ANTI_AFF = "spec.affinity.podAntiAffinity"
