@@ -9,7 +9,7 @@ where a default decides the outcome the effective value is used, without changin
 - an empty ``restartPolicy`` is ``Always``; an empty port protocol is ``TCP``.
 
 The matchLabelKeys merge of a new Pod (the registry's PrepareForCreate) is *not* done here: it
-changes the object, so :mod:`kubespread.admission.apiserver` does it before validating.
+changes the object, so :mod:`kubespread.admission.match_label_keys` does it before validating.
 """
 
 from __future__ import annotations
