@@ -15,14 +15,11 @@ from __future__ import annotations
 
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
 from kubespread.api.core import Pod
+from kubespread.api.keys import TAINT_NOT_READY, TAINT_UNREACHABLE
 from kubespread.api.meta import KubeObject
-from kubespread.api.taints import Toleration
+from kubespread.api.taints import NO_EXECUTE, Toleration
 
-__all__ = ["NOT_READY_KEY", "UNREACHABLE_KEY", "DefaultTolerationSeconds"]
-
-NOT_READY_KEY = "node.kubernetes.io/not-ready"
-UNREACHABLE_KEY = "node.kubernetes.io/unreachable"
-NO_EXECUTE = "NoExecute"
+__all__ = ["DefaultTolerationSeconds"]
 
 
 def _covers(toleration: Toleration, key: str) -> bool:
@@ -38,8 +35,8 @@ class DefaultTolerationSeconds:
         tolerations = obj.spec.tolerations
         opts = ctx.options
         wanted = (
-            (NOT_READY_KEY, opts.default_not_ready_toleration_seconds),
-            (UNREACHABLE_KEY, opts.default_unreachable_toleration_seconds),
+            (TAINT_NOT_READY, opts.default_not_ready_toleration_seconds),
+            (TAINT_UNREACHABLE, opts.default_unreachable_toleration_seconds),
         )
         missing = [(key, s) for key, s in wanted if not any(_covers(t, key) for t in tolerations)]
         for key, seconds in missing:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
 from kubespread.api.core import Node
+from kubespread.api.keys import TAINT_NOT_READY
 from kubespread.api.meta import KubeObject
-from kubespread.api.taints import Taint
+from kubespread.api.taints import NO_SCHEDULE, Taint
 
-__all__ = ["NOT_READY_TAINT_KEY", "TaintNodesByCondition"]
-
-NOT_READY_TAINT_KEY = "node.kubernetes.io/not-ready"
-NO_SCHEDULE = "NoSchedule"
+__all__ = ["TaintNodesByCondition"]
 
 
 class TaintNodesByCondition:
@@ -26,6 +24,6 @@ class TaintNodesByCondition:
             return None
         taints = obj.spec.taints
         # Taint.MatchTaint: same key and effect
-        if not any(t.key == NOT_READY_TAINT_KEY and t.effect == NO_SCHEDULE for t in taints):
-            taints.append(Taint(key=NOT_READY_TAINT_KEY, effect=NO_SCHEDULE))
+        if not any(t.key == TAINT_NOT_READY and t.effect == NO_SCHEDULE for t in taints):
+            taints.append(Taint(key=TAINT_NOT_READY, effect=NO_SCHEDULE))
         return None
