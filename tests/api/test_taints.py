@@ -4,13 +4,14 @@ against the TaintToleration filter's FindMatchingUntoleratedTaint."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubespread.api.taints import Taint, Toleration, find_untolerated, tolerates_all
+from kubespread.api.taints import Taint, Toleration, find_untolerated, tolerates_all, toleration_time
 
 
 def tol(**kw: Any) -> Toleration:
@@ -160,3 +161,37 @@ def test_taint_renders_as_in_the_scheduler_reason() -> None:
     # "node(s) had untolerated taint {key: value}"
     assert str(taint("dedicated", "infra")) == "{dedicated: infra}"
     assert str(taint("node.kubernetes.io/not-ready", "")) == "{node.kubernetes.io/not-ready: }"
+
+
+def _tol(**kw: object) -> Toleration:
+    return Toleration.from_dict(kw)
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "expected"),
+    [
+        ([], None),  # nothing tolerates: evicted at once
+        ([{"key": "other", "operator": "Exists"}], None),
+        ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}], math.inf),
+        (
+            [
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+                {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+            ],
+            60,
+        ),
+        ([{"operator": "Exists", "tolerationSeconds": -5}], 0),
+        (
+            [
+                {"operator": "Exists"},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 30},
+            ],
+            30,
+        ),
+    ],
+)
+def test_toleration_time_is_the_smallest_matching_toleration_seconds(
+    tolerations: list[dict[str, object]], expected: float | None
+) -> None:
+    taint = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute")
+    assert toleration_time([_tol(**t) for t in tolerations], taint) == expected

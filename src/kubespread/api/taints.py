@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 from kubespread.api.model import Model, model
 
-__all__ = ["TAINT_EFFECTS", "Taint", "Toleration", "find_untolerated", "tolerates_all"]
+__all__ = ["TAINT_EFFECTS", "Taint", "Toleration", "find_untolerated", "tolerates_all", "toleration_time"]
 
 NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
 TAINT_EFFECTS: Final = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
@@ -59,3 +60,21 @@ def find_untolerated(
         if taint.effect in effects and not tolerates_all(tolerations, taint):
             return taint
     return None
+
+
+def toleration_time(tolerations: list[Toleration], taint: Taint) -> float | None:
+    """How long (seconds) a pod may stay on a node with this NoExecute taint.
+
+    None when no toleration tolerates it (evict now); ``math.inf`` when a matching toleration
+    has no tolerationSeconds (stay forever); otherwise the smallest matching
+    tolerationSeconds, with negative values counting as 0, as the taint eviction
+    controller's getMinTolerationTime does.
+    """
+    matching = [t for t in tolerations if t.tolerates(taint)]
+    if not matching:
+        return None
+    best = math.inf
+    for t in matching:
+        if t.toleration_seconds is not None:
+            best = min(best, max(0, t.toleration_seconds))
+    return best
