@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated
 
@@ -121,26 +122,25 @@ def get_command(
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
     manifests = load_or_exit(files)
-    nodes = [n for n in manifests.of_kind(Node) if sel.matches(n.labels)]
+    all_nodes = manifests.of_kind(Node)
     if resource is Resource.nodes:
-        if output is not Output.table:
-            print_data(to_list_manifest(nodes), output)
-            return
-        if not nodes:
-            out.print("No nodes found.")
-            return
-        out.print(nodes_table(nodes, show_labels))
+        nodes = [n for n in all_nodes if sel.matches(n.labels)]
+        _show(nodes, output, "nodes", lambda: nodes_table(nodes, show_labels))
         return
     pods = [
         p
         for p in manifests.of_kind(Pod)
         if (namespace is None or (p.namespace or "default") == namespace) and sel.matches(p.labels)
     ]
-    nodes = manifests.of_kind(Node)  # every node's zone, whatever the selector
+    zones = {n.name: _zone(n.labels) for n in all_nodes}  # every node's zone, whatever the selector
+    _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels))
+
+
+def _show(objs: list[Node] | list[Pod], output: Output, what: str, table: Callable[[], Table]) -> None:
+    """kubectl's three outcomes: a List for -o json|yaml, "No X found.", or the table."""
     if output is not Output.table:
-        print_data(to_list_manifest(pods), output)
-        return
-    if not pods:
-        out.print("No pods found.")
-        return
-    out.print(pods_table(pods, {n.name: _zone(n.labels) for n in nodes}, show_labels))
+        print_data(to_list_manifest(objs), output)
+    elif not objs:
+        out.print(f"No {what} found.")
+    else:
+        out.print(table())
