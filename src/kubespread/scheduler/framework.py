@@ -1,0 +1,291 @@
+"""The scheduling framework: extension points, CycleState, Status, plugin base classes.
+
+Modelled on kube-scheduler's framework (pkg/scheduler/framework): a plugin implements one
+or more extension points; the framework runs them in profile order and stamps every Status
+with the plugin's name. Two departures, both for speed, neither visible in the results:
+
+* Filter and Score have a batch form. ``filter_nodes`` / ``score_nodes`` take the node ids
+  still in play (a NumPy int array) and answer for all of them at once, so a plugin can work
+  on per-node vectors. The base classes implement the batch form with the per-node
+  ``filter`` / ``score`` so that a simple plugin writes only those.
+* The cluster is handed over on the CycleState (``state.cluster``) rather than through a
+  framework handle: a cycle reads one ClusterState and never changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+
+import numpy as np
+
+from kubespread.api.core import Pod
+
+if TYPE_CHECKING:
+    from kubespread.cluster.nodeinfo import NodeInfo
+    from kubespread.cluster.state import ClusterState
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "SKIP",
+    "SUCCESS",
+    "Code",
+    "CycleState",
+    "FilterPlugin",
+    "FilterResult",
+    "Plugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "QueuedPod",
+    "ScorePlugin",
+    "Status",
+    "default_normalize_score",
+]
+
+MAX_NODE_SCORE: Final = 100
+MIN_NODE_SCORE: Final = 0
+
+
+class Code(StrEnum):
+    """fwk.Code, spelled as kube-scheduler prints it."""
+
+    SUCCESS = "Success"
+    ERROR = "Error"
+    UNSCHEDULABLE = "Unschedulable"
+    UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
+    WAIT = "Wait"
+    SKIP = "Skip"
+    PENDING = "Pending"
+
+
+_REJECTING: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A plugin's verdict: a code, kube-scheduler's reasons verbatim, and who said it."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @classmethod
+    def unschedulable(cls, *reasons: str) -> Status:
+        return cls(Code.UNSCHEDULABLE, reasons)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str) -> Status:
+        """UnschedulableAndUnresolvable: preemption on this node would not help."""
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+    @classmethod
+    def error(cls, *reasons: str) -> Status:
+        return cls(Code.ERROR, reasons)
+
+    @property
+    def is_success(self) -> bool:
+        return self.code is Code.SUCCESS
+
+    @property
+    def is_skip(self) -> bool:
+        return self.code is Code.SKIP
+
+    @property
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending: the pod cannot go there."""
+        return self.code in _REJECTING
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return self if self.plugin == plugin else Status(self.code, self.reasons, plugin)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": str(self.code)}
+        if self.plugin:
+            out["plugin"] = self.plugin
+        if self.reasons:
+            out["reasons"] = list(self.reasons)
+        return out
+
+
+SUCCESS: Final = Status()
+SKIP: Final = Status(Code.SKIP)
+
+T = TypeVar("T")
+
+
+class CycleState:
+    """Per-pod, per-cycle scratch space: each plugin writes under its own key in PreFilter or
+    PreScore and reads it back in Filter or Score. Also carries the cluster being read and
+    the plugins the cycle skips."""
+
+    __slots__ = ("_data", "cluster", "skip_filter", "skip_score")
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self._data: dict[str, Any] = {}
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str, kind: type[T]) -> T:
+        """The value written under ``key``; KeyError when the plugin's earlier step did not run."""
+        value = self._data[key]
+        if not isinstance(value, kind):
+            raise TypeError(f"cycle state {key!r} holds {type(value).__name__}, not {kind.__name__}")
+        return value
+
+    def get(self, key: str) -> Any:
+        return self._data.get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """The nodes a PreFilter plugin allows (None: all). Results of several plugins intersect."""
+
+    node_names: frozenset[str] | None = None
+
+    @property
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+class FilterResult:
+    """A Filter plugin's verdict on a batch of nodes.
+
+    ``which[i]`` is -1 when the i-th node passes, else an index into ``statuses``: most
+    plugins reject for one or two distinct reasons, so a batch holds few Status objects.
+    """
+
+    __slots__ = ("statuses", "which")
+
+    def __init__(self, which: np.ndarray, statuses: Sequence[Status] = ()) -> None:
+        self.which = which
+        self.statuses = tuple(statuses)
+
+    @classmethod
+    def passing(cls, n: int) -> FilterResult:
+        return cls(np.full(n, -1, dtype=np.int32))
+
+    @classmethod
+    def from_mask(cls, rejected: np.ndarray, status: Status) -> FilterResult:
+        """Every node where ``rejected`` is True fails with the same status."""
+        return cls(np.where(rejected, 0, -1).astype(np.int32), (status,))
+
+    @classmethod
+    def from_statuses(cls, statuses: Iterable[Status]) -> FilterResult:
+        """From one Status per node (the per-node form)."""
+        distinct: dict[Status, int] = {}
+        which = []
+        for st in statuses:
+            if st.is_success:
+                which.append(-1)
+            else:
+                which.append(distinct.setdefault(st, len(distinct)))
+        return cls(np.asarray(which, dtype=np.int32), tuple(distinct))
+
+    @property
+    def rejected(self) -> np.ndarray:
+        return self.which >= 0
+
+
+class Plugin:
+    """A named plugin; ``args`` is its defaulted, validated args object (or None)."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, args: Any = None) -> None:
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    """What the queue knows of a pod: the pod and when it entered the queue (for sorting)."""
+
+    pod: Pod
+    timestamp: float = 0.0
+    attempts: int = 0
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: Pod) -> Status:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        """Compute what Filter needs; Skip to have this plugin's Filter skipped for the pod."""
+        raise NotImplementedError
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        raise NotImplementedError
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        """Filter for a batch of node ids; override for a vectorized form."""
+        info_at = state.cluster.node_info_at
+        return FilterResult.from_statuses(self.filter(state, pod, info_at(int(i))) for i in nodes)
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+        """Prepare Score for the feasible nodes; Skip to have this plugin's Score skipped."""
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
+        raise NotImplementedError
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+        """Raw scores (int64) for a batch of node ids; override for a vectorized form."""
+        info_at = state.cluster.node_info_at
+        return np.fromiter(
+            (self.score(state, pod, info_at(int(i))) for i in nodes), dtype=np.int64, count=len(nodes)
+        )
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        """NormalizeScore: the raw scores mapped into [0, 100]; the default leaves them."""
+        return scores
+
+
+def default_normalize_score(scores: np.ndarray, *, reverse: bool) -> np.ndarray:
+    """helper.DefaultNormalizeScore: scale so the highest becomes 100 (integer division);
+    ``reverse`` turns it into 100 - that. All zero: 0 each, or 100 each when reversed."""
+    top = int(scores.max()) if len(scores) else 0
+    if top == 0:
+        return np.full(len(scores), MAX_NODE_SCORE if reverse else 0, dtype=np.int64)
+    out = (MAX_NODE_SCORE * scores) // top
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+PluginFactory = Callable[[Any], Plugin]

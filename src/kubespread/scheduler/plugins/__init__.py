@@ -1,0 +1,1 @@
+"""kube-scheduler's in-tree plugins, one package each, split by extension point."""

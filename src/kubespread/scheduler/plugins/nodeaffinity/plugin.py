@@ -1,0 +1,125 @@
+"""NodeAffinity: PreFilter (node-name PreFilterResult), Filter, PreScore, Score, NormalizeScore."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from kubespread.api.core import Pod, PreferredSchedulingTerm
+from kubespread.api.schedconfig import NodeAffinityArgs
+from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.scheduler.defaults import default_node_affinity_args
+from kubespread.scheduler.framework import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+    Status,
+    default_normalize_score,
+)
+from kubespread.scheduler.plugins.nodeaffinity.common import (
+    RequiredNodeAffinity,
+    preferred_score,
+    required_node_affinity,
+)
+
+__all__ = ["ERR_REASON_CONFLICT", "ERR_REASON_ENFORCED", "ERR_REASON_POD", "NodeAffinity"]
+
+NAME: Final = "NodeAffinity"
+ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
+_PRE_FILTER_KEY: Final = "PreFilter" + NAME
+_PRE_SCORE_KEY: Final = "PreScore" + NAME
+
+
+def _node_names_from_fields(pod: Pod) -> frozenset[str] | None:
+    """The nodes named by ``metadata.name In`` field requirements, when every required term
+    names some (terms are ORed, requirements within a term ANDed); None: any node."""
+    aff = pod.spec.affinity
+    required = aff.node_affinity.required_during_scheduling_ignored_during_execution if (
+        aff and aff.node_affinity) else None
+    if required is None or not required.node_selector_terms:
+        return None
+    names: set[str] = set()
+    for term in required.node_selector_terms:
+        term_names: set[str] | None = None
+        for r in term.match_fields:
+            if r.key == "metadata.name" and r.operator == "In":
+                term_names = set(r.values) if term_names is None else term_names & set(r.values)
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names)
+
+
+def _preferred_terms(pod: Pod) -> list[PreferredSchedulingTerm] | None:
+    aff = pod.spec.affinity
+    if aff is None or aff.node_affinity is None:
+        return None
+    na = aff.node_affinity
+    if not na.present("preferredDuringSchedulingIgnoredDuringExecution"):
+        return None
+    return na.preferred_during_scheduling_ignored_during_execution
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = NAME
+
+    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+        args = default_node_affinity_args(args)
+        super().__init__(args)
+        added = args.added_affinity
+        self.added_required = added.required_during_scheduling_ignored_during_execution if added else None
+        self.added_preferred = added.preferred_during_scheduling_ignored_during_execution if added else []
+        self._added_matcher = (
+            RequiredNodeAffinity({}, self.added_required) if self.added_required is not None else None
+        )
+
+    # ---------------------------------------------------------------- PreFilter / Filter
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        req = required_node_affinity(pod)
+        if req.required is None and self._added_matcher is None and not pod.spec.present("nodeSelector"):
+            return None, SKIP
+        state.write(_PRE_FILTER_KEY, req)
+        names = _node_names_from_fields(pod)
+        if names is None:
+            return None, SUCCESS
+        if not names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        return PreFilterResult(names), SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        if self._added_matcher is not None and not self._added_matcher.matches(node.node):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            req = required_node_affinity(pod)
+        if not req.matches(node.node):
+            return Status.unresolvable(ERR_REASON_POD)
+        return SUCCESS
+
+    # ---------------------------------------------------------------- PreScore / Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+        terms = _preferred_terms(pod)
+        if terms is None and not self.added_preferred:
+            return SKIP
+        state.write(_PRE_SCORE_KEY, terms or [])
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
+        terms = state.get(_PRE_SCORE_KEY)
+        if terms is None:
+            terms = _preferred_terms(pod) or []
+        total = preferred_score(self.added_preferred, node.node) if self.added_preferred else 0
+        return total + preferred_score(terms, node.node)
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        return default_normalize_score(scores, reverse=False)

@@ -1,0 +1,5 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
+
+from kubespread.scheduler.plugins.tainttoleration.plugin import ERR_REASON_UNTOLERATED, TaintToleration
+
+__all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
