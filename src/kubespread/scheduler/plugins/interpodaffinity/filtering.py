@@ -1,0 +1,210 @@
+"""PreFilter and Filter of InterPodAffinity (kube's filtering.go), on per-node vectors.
+
+PreFilter computes three things, each as kube's topology-pair counts turned into node masks:
+
+* required affinity of the incoming pod: per node, whether every term's topology domain
+  holds a pod matching *all* terms (one combined pod_counts vector, bincount per key);
+* required anti-affinity of the incoming pod: per term, whether the node's domain holds a
+  pod matching that term;
+* existing pods' required anti-affinity against the incoming pod (the symmetry): the
+  topology pairs (key, value of the existing pod's node) that are closed to it.
+
+Filter then applies them in kube's order: affinity, anti-affinity, existing anti-affinity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.scheduler.framework import SKIP, SUCCESS, CycleState, FilterResult, PreFilterResult, Status
+from kubespread.scheduler.plugins.interpodaffinity.common import (
+    PodTerms,
+    combined_count_key,
+    existing_pods_with_affinity,
+    namespace_labels,
+    pod_namespace,
+    pod_terms,
+)
+
+if TYPE_CHECKING:
+    from kubespread.cluster.nodeinfo import NodeInfo
+    from kubespread.cluster.state import ClusterState
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "PreFilterState",
+    "cached_pod_terms",
+    "filter_nodes",
+    "pre_filter",
+]
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Final = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+ERR_REASON_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod anti-affinity rules"
+
+PRE_FILTER_KEY: Final = "PreFilterInterPodAffinity"
+POD_TERMS_KEY: Final = "InterPodAffinityPodTerms"
+
+_AFFINITY_STATUS: Final = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+_ANTI_AFFINITY_STATUS: Final = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+_EXISTING_STATUS: Final = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    """Per node id: which of the three checks reject it (valid for this cycle's node set)."""
+
+    affinity_fails: np.ndarray
+    anti_affinity_fails: np.ndarray
+    existing_anti_fails: np.ndarray
+
+
+def cached_pod_terms(state: CycleState, pod: Pod) -> PodTerms:
+    """The incoming pod's parsed terms, parsed once per cycle."""
+    terms = state.get(POD_TERMS_KEY)
+    if terms is None:
+        terms = pod_terms(pod)
+        state.write(POD_TERMS_KEY, terms)
+    return terms
+
+
+def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.ndarray:
+    """Per node id, the sum of ``per_node`` over the node's topology domain for ``key``;
+    -1 for nodes lacking the key (so '> 0' and '== -1' tell the cases apart)."""
+    codes, values = cluster.node_label_column(key)
+    has = codes >= 0
+    out = np.full(len(codes), -1, dtype=np.int64)
+    if values:
+        sums = np.zeros(len(values), dtype=np.int64)
+        np.add.at(sums, codes[has], per_node[has])
+        out[has] = sums[codes[has]]
+    return out
+
+
+def _affinity_fails(cluster: ClusterState, pod: Pod, terms: PodTerms) -> np.ndarray:
+    """satisfyPodAffinity's negation for every node: a node fails when it lacks a term's
+    topology key, or some term's domain holds no pod matching all terms — unless no such
+    pod exists anywhere (in a domain) and the pod matches its own terms (the first pod)."""
+    n = cluster.num_nodes
+    required = terms.required_affinity
+    if not required:
+        return np.zeros(n, dtype=bool)
+    keys = [t.count_key(cluster) for t in required]
+    ns, sel = combined_count_key(keys)
+    if sel.nothing or (ns is not None and not ns):
+        matching = np.zeros(n, dtype=np.int64)
+    else:
+        matching = cluster.pod_counts(ns, sel, include_terminating=True)
+    lacks_key = np.zeros(n, dtype=bool)
+    pods_missing = np.zeros(n, dtype=bool)
+    any_counted = False
+    for t in required:
+        dom = _domain_counts(cluster, t.topology_key, matching)
+        lacks_key |= dom < 0
+        pods_missing |= dom == 0
+        any_counted = any_counted or bool((dom > 0).any())
+    if not any_counted:
+        pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+        self_match = all(
+            (k_ns is None or pod_ns in k_ns) and k_sel.matches(labels) for k_ns, k_sel in keys
+        )
+        if self_match:
+            pods_missing[:] = False
+    return lacks_key | pods_missing
+
+
+def _anti_affinity_fails(cluster: ClusterState, terms: PodTerms) -> np.ndarray:
+    """satisfyPodAntiAffinity's negation: the node's domain for some term holds a pod
+    matching that term (nodes lacking the key are never blocked by it)."""
+    fails = np.zeros(cluster.num_nodes, dtype=bool)
+    for t in terms.required_anti_affinity:
+        ns, sel = t.count_key(cluster)
+        if sel.nothing or (ns is not None and not ns):
+            continue
+        counts = cluster.pod_counts(ns, sel, include_terminating=True)
+        fails |= _domain_counts(cluster, t.topology_key, counts) > 0
+    return fails
+
+
+def _existing_anti_fails(cluster: ClusterState, pod: Pod) -> np.ndarray:
+    """satisfyExistingPodsAntiAffinity's negation: the node shares a (key, value) label with
+    the node of an existing pod whose required anti-affinity term matches the incoming pod."""
+    fails = np.zeros(cluster.num_nodes, dtype=bool)
+    pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+    ns_labels = None
+    closed: set[tuple[str, str]] = set()
+    nodes = cluster.nodes
+    for existing in existing_pods_with_affinity(cluster).values():
+        anti = existing.terms.required_anti_affinity
+        if not anti:
+            continue
+        if ns_labels is None:
+            ns_labels = namespace_labels(cluster, pod_ns)
+        node_labels = nodes[existing.node_name].metadata.labels
+        for t in anti:
+            value = node_labels.get(t.topology_key)
+            if value is None or (t.topology_key, value) in closed:
+                continue
+            if t.matches(pod_ns, labels, ns_labels):
+                closed.add((t.topology_key, value))
+    for key, value in closed:
+        codes, values = cluster.node_label_column(key)
+        code = values.index(value)
+        fails |= codes == code
+    return fails
+
+
+def pre_filter(state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+    """Skip when the pod has no required terms and no existing pod's anti-affinity matches it."""
+    cluster = state.cluster
+    terms = cached_pod_terms(state, pod)
+    existing = _existing_anti_fails(cluster, pod)
+    if not terms.required_affinity and not terms.required_anti_affinity and not existing.any():
+        return None, SKIP
+    state.write(PRE_FILTER_KEY, PreFilterState(
+        affinity_fails=_affinity_fails(cluster, pod, terms),
+        anti_affinity_fails=_anti_affinity_fails(cluster, terms),
+        existing_anti_fails=existing,
+    ))
+    return None, SUCCESS
+
+
+def _state(state: CycleState, pod: Pod) -> PreFilterState:
+    got = state.get(PRE_FILTER_KEY)
+    if got is None:  # Filter without PreFilter (direct calls): compute it now
+        pre_filter(state, pod)
+        got = state.get(PRE_FILTER_KEY)
+        if got is None:  # PreFilter would have skipped: nothing rejects
+            n = state.cluster.num_nodes
+            got = PreFilterState(*(np.zeros(n, dtype=bool) for _ in range(3)))
+    return got
+
+
+def filter_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    """The first failing check per node, in kube's order; -1 where all pass."""
+    s = _state(state, pod)
+    which = np.full(len(nodes), -1, dtype=np.int32)
+    which[s.existing_anti_fails[nodes]] = 2
+    which[s.anti_affinity_fails[nodes]] = 1
+    which[s.affinity_fails[nodes]] = 0
+    return FilterResult(which, (_AFFINITY_STATUS, _ANTI_AFFINITY_STATUS, _EXISTING_STATUS))
+
+
+def filter_one(state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+    s = _state(state, pod)
+    i = node.index
+    if s.affinity_fails[i]:
+        return _AFFINITY_STATUS
+    if s.anti_affinity_fails[i]:
+        return _ANTI_AFFINITY_STATUS
+    if s.existing_anti_fails[i]:
+        return _EXISTING_STATUS
+    return SUCCESS

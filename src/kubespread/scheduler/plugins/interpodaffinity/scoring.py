@@ -1,0 +1,148 @@
+"""PreScore, Score and NormalizeScore of InterPodAffinity (kube's scoring.go).
+
+PreScore builds kube's topologyScore: topology key → value → summed weight. The incoming
+pod's preferred terms add ±weight per matching existing pod in the pod's domain (counted
+with pod_counts and a bincount per key); each existing pod with terms adds its required
+affinity terms (hardPodAffinityWeight) and its preferred terms when they match the
+incoming pod. Score sums, over the keys the node has, the entry for the node's value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.scheduler.framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status
+from kubespread.scheduler.plugins.interpodaffinity.common import (
+    AffinityTerm,
+    existing_pods_with_affinity,
+    namespace_labels,
+    pod_namespace,
+)
+from kubespread.scheduler.plugins.interpodaffinity.filtering import cached_pod_terms
+
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
+
+__all__ = ["PRE_SCORE_KEY", "PreScoreState", "normalize_scores", "pre_score", "score_nodes"]
+
+PRE_SCORE_KEY: Final = "PreScoreInterPodAffinity"
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    """topologyScore as per-key vectors aligned with node_label_column(key)'s values."""
+
+    topology_score: dict[str, np.ndarray]
+
+
+class _TopologyScore:
+    """Accumulates kube's scoreMap; ``touched`` mirrors whether any entry was ever created
+    (kube skips scoring when none was, even if entries would sum to zero)."""
+
+    __slots__ = ("cluster", "positions", "scores", "touched")
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.scores: dict[str, np.ndarray] = {}
+        self.positions: dict[str, dict[str, int]] = {}
+        self.touched = False
+
+    def _vector(self, key: str) -> np.ndarray:
+        vec = self.scores.get(key)
+        if vec is None:
+            _, values = self.cluster.node_label_column(key)
+            vec = self.scores[key] = np.zeros(len(values), dtype=np.int64)
+        return vec
+
+    def add_value(self, key: str, value: str, amount: int) -> None:
+        pos = self.positions.get(key)
+        if pos is None:
+            _, values = self.cluster.node_label_column(key)
+            pos = self.positions[key] = {v: i for i, v in enumerate(values)}
+        self._vector(key)[pos[value]] += amount
+        self.touched = True
+
+    def add_counts(self, term: AffinityTerm, multiplier: int) -> None:
+        """The incoming pod's term: weight * (matching pods in each domain)."""
+        ns, sel = term.count_key(self.cluster)
+        if sel.nothing or (ns is not None and not ns):
+            return
+        counts = self.cluster.pod_counts(ns, sel, include_terminating=True)
+        codes, values = self.cluster.node_label_column(term.topology_key)
+        has = codes >= 0
+        if not values or not counts[has].any():
+            return
+        per_domain = np.zeros(len(values), dtype=np.int64)
+        np.add.at(per_domain, codes[has], counts[has])
+        self._vector(term.topology_key)[:] += per_domain * (term.weight * multiplier)
+        self.touched = True
+
+
+def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_preferred: bool) -> Status:
+    """Skip when kube would: preferred terms of existing pods ignored and the pod has none,
+    or no term matched anything on a node carrying its topology key."""
+    cluster = state.cluster
+    terms = cached_pod_terms(state, pod)
+    has_constraints = bool(terms.preferred_affinity or terms.preferred_anti_affinity)
+    if ignore_existing_preferred and not has_constraints:
+        return SKIP
+    topo = _TopologyScore(cluster)
+    for t in terms.preferred_affinity:
+        topo.add_counts(t, 1)
+    for t in terms.preferred_anti_affinity:
+        topo.add_counts(t, -1)
+
+    pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+    ns_labels = namespace_labels(cluster, pod_ns)
+    nodes = cluster.nodes
+    for existing in existing_pods_with_affinity(cluster).values():
+        et = existing.terms
+        node_labels = nodes[existing.node_name].metadata.labels
+        if not node_labels:
+            continue
+        if hard_weight > 0:
+            for t in et.required_affinity:
+                value = node_labels.get(t.topology_key)
+                if value is not None and t.matches(pod_ns, labels, ns_labels):
+                    topo.add_value(t.topology_key, value, hard_weight)
+        for multiplier, group in ((1, et.preferred_affinity), (-1, et.preferred_anti_affinity)):
+            for t in group:
+                value = node_labels.get(t.topology_key)
+                if value is not None and t.matches(pod_ns, labels, ns_labels):
+                    topo.add_value(t.topology_key, value, t.weight * multiplier)
+
+    if not topo.touched:
+        return SKIP
+    state.write(PRE_SCORE_KEY, PreScoreState(topo.scores))
+    return SUCCESS
+
+
+def score_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    """Per node: the sum over topologyScore's keys the node carries of its value's entry."""
+    s = state.get(PRE_SCORE_KEY)
+    out = np.zeros(len(nodes), dtype=np.int64)
+    if s is None:
+        return out
+    cluster = state.cluster
+    for key, vec in s.topology_score.items():
+        codes = cluster.node_label_column(key)[0][nodes]
+        has = codes >= 0
+        out[has] += vec[codes[has]]
+    return out
+
+
+def normalize_scores(state: CycleState, scores: np.ndarray) -> np.ndarray:
+    """100 * (score - min) / (max - min) over the scored nodes, truncated; all 0 when equal."""
+    s = state.get(PRE_SCORE_KEY)
+    if s is None or not s.topology_score or len(scores) == 0:
+        return scores
+    lo, hi = int(scores.min()), int(scores.max())
+    diff = hi - lo
+    if diff <= 0:
+        return np.zeros(len(scores), dtype=np.int64)
+    frac = (scores - lo).astype(np.float64) / np.float64(diff)
+    return (np.float64(MAX_NODE_SCORE) * frac).astype(np.int64)
