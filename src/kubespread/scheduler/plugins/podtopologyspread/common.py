@@ -1,0 +1,260 @@
+"""What Filter and Score share: the parsed constraint, the default constraints and their
+owner-derived selector, and which nodes a constraint's node inclusion policies admit.
+
+Everything here works on node-id vectors: a constraint's topology domains are the codes of
+``ClusterState.node_label_column`` and its matching pods per node a ``pod_counts`` vector.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from kubespread.api import keys
+from kubespread.api.core import Pod, TopologySpreadConstraint
+from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
+from kubespread.api.taints import find_untolerated
+from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
+
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
+
+__all__ = [
+    "DO_NOT_SCHEDULE",
+    "HONOR",
+    "HOSTNAME",
+    "IGNORE",
+    "SCHEDULE_ANYWAY",
+    "InclusionMasks",
+    "SpreadConstraint",
+    "build_default_constraints",
+    "default_selector",
+    "has_all_keys",
+    "matching_counts",
+    "parse_constraints",
+    "pod_namespace",
+]
+
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+HONOR: Final = "Honor"
+IGNORE: Final = "Ignore"
+
+#: controllers whose selector DefaultSelector adds, by (group, version, kind) of the owner ref
+HOSTNAME: Final = keys.LABEL_HOSTNAME
+_RC: Final = ("", "v1", "ReplicationController")
+_RS: Final = ("apps", "v1", "ReplicaSet")
+_SS: Final = ("apps", "v1", "StatefulSet")
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """A TopologySpreadConstraint with its selector compiled and nil fields defaulted
+    (minDomains 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore)."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+    @property
+    def honors_policies(self) -> bool:
+        """True when some nodes may be left out of the domains (either policy is Honor)."""
+        return self.node_affinity_policy == HONOR or self.node_taints_policy == HONOR
+
+
+def pod_namespace(pod: Pod) -> str:
+    return pod.metadata.namespace or "default"
+
+
+def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: str) -> list[SpreadConstraint]:
+    """The constraints with ``whenUnsatisfiable == action``, in order.
+
+    matchLabelKeys are not merged here: in v1.35 kube-apiserver already merged them into the
+    pod's labelSelector at creation (MatchLabelKeysInPodTopologySpreadSelectorMerge), and
+    merging the same ``key In [value]`` again would not change what the selector matches.
+    """
+    out = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        out.append(
+            SpreadConstraint(
+                max_skew=c.max_skew,
+                topology_key=c.topology_key,
+                selector=compile_label_selector(c.label_selector),
+                min_domains=c.min_domains if c.min_domains is not None else 1,
+                node_affinity_policy=c.node_affinity_policy or HONOR,
+                node_taints_policy=c.node_taints_policy or IGNORE,
+            )
+        )
+    return out
+
+
+def _set_selector(label_set: Mapping[str, str]) -> Selector:
+    return Selector(tuple(Requirement(k, IN, frozenset((v,))) for k, v in label_set.items()))
+
+
+def _group_version(api_version: str) -> tuple[str, str] | None:
+    """schema.ParseGroupVersion: "" and "v1" have no group; more than one "/" is an error."""
+    if not api_version:
+        return "", ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None
+
+
+def default_selector(pod: Pod, cluster: ClusterState) -> Selector:
+    """helper.DefaultSelector: the union of the selectors of the pod's Services (same namespace,
+    selector matching the pod) and of its controller (ReplicationController, ReplicaSet or
+    StatefulSet, looked up by name in the pod's namespace)."""
+    ns = pod_namespace(pod)
+    labels = pod.metadata.labels
+    label_set: dict[str, str] = {}
+    for svc in cluster.objects("Service").values():
+        if (svc.metadata.namespace or "default") != ns:
+            continue
+        sel = svc.spec.selector  # type: ignore[attr-defined]
+        if sel and all(labels.get(k) == v for k, v in sel.items()):
+            label_set.update(sel)
+    selector = _set_selector(label_set)
+    owner = pod.metadata.controller_ref()
+    if owner is None:
+        return selector
+    gv = _group_version(owner.api_version)
+    if gv is None:
+        return selector
+    gvk = (*gv, owner.kind)
+    key = f"{ns}/{owner.name}"
+    if gvk == _RC:
+        rc = cluster.objects("ReplicationController").get(key)
+        if rc is not None:
+            label_set.update(rc.spec.selector)  # type: ignore[attr-defined]
+            selector = _set_selector(label_set)
+    elif gvk in (_RS, _SS):
+        owner_obj = cluster.objects(gvk[2]).get(key)
+        if owner_obj is not None:
+            other = compile_label_selector(owner_obj.spec.selector)  # type: ignore[attr-defined]
+            if not other.nothing:
+                selector = selector.with_requirements(other.requirements)
+    return selector
+
+
+def build_default_constraints(
+    defaults: Sequence[TopologySpreadConstraint], pod: Pod, cluster: ClusterState, action: str
+) -> list[SpreadConstraint]:
+    """The default constraints of this action, all with the owner-derived selector; none when
+    that selector is empty (a pod without Service or controller is not spread by default).
+
+    Their own labelSelector and matchLabelKeys play no part: v1.35 replaces the selector of
+    every default constraint with the derived one."""
+    parsed = parse_constraints(defaults, action)
+    if not parsed:
+        return []
+    selector = default_selector(pod, cluster)
+    if selector.empty:
+        return []
+    return [
+        SpreadConstraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
+                         c.node_taints_policy)
+        for c in parsed
+    ]
+
+
+def has_all_keys(cluster: ClusterState, constraints: Sequence[SpreadConstraint]) -> np.ndarray:
+    """Per node id: the node carries every constraint's topology key."""
+    mask = np.ones(cluster.num_nodes, dtype=bool)
+    for key in {c.topology_key for c in constraints}:
+        mask &= cluster.node_label_column(key)[0] >= 0
+    return mask
+
+
+def matching_counts(cluster: ClusterState, pod: Pod, selector: Selector) -> np.ndarray:
+    """countPodsMatchSelector per node id: bound, non-terminating pods of the pod's namespace
+    that the selector matches. An empty selector counts nothing (kube returns 0 for it), and a
+    nil one (NOTHING) matches nothing."""
+    if selector.empty or selector.nothing:
+        return np.zeros(cluster.num_nodes, dtype=np.int64)
+    return cluster.pod_counts(frozenset((pod_namespace(pod),)), selector, include_terminating=False)
+
+
+def _canonical(obj: object) -> str:
+    to_dict = getattr(obj, "to_dict", None)
+    return json.dumps(to_dict() if to_dict is not None else obj, sort_keys=True, default=str)
+
+
+class InclusionMasks:
+    """Per node id, whether the pod's required node affinity matches (nodeAffinityPolicy Honor)
+    and whether the node has no untolerated NoSchedule/NoExecute taint (nodeTaintsPolicy Honor).
+
+    Both loop over the nodes once, so they are cached per cluster and node generation, keyed
+    by the pod fields they read: pods of one workload share them across cycles.
+    """
+
+    _MAX_ENTRIES: Final = 256
+
+    def __init__(self) -> None:
+        self._cache: weakref.WeakKeyDictionary[ClusterState, tuple[int, dict[str, np.ndarray]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _entries(self, cluster: ClusterState) -> dict[str, np.ndarray]:
+        got = self._cache.get(cluster)
+        if got is None or got[0] != cluster.node_generation:
+            got = (cluster.node_generation, {})
+            self._cache[cluster] = got
+        elif len(got[1]) > self._MAX_ENTRIES:
+            got[1].clear()
+        return got[1]
+
+    def affinity(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
+        req = required_node_affinity(pod)
+        if req.is_trivial:
+            return np.ones(cluster.num_nodes, dtype=bool)
+        entries = self._entries(cluster)
+        key = "a" + _canonical(req.node_selector) + _canonical(req.required)
+        mask = entries.get(key)
+        if mask is None:
+            info_at = cluster.node_info_at
+            mask = np.fromiter(
+                (req.matches(info_at(i).node) for i in range(cluster.num_nodes)), dtype=bool,
+                count=cluster.num_nodes,
+            )
+            entries[key] = mask
+        return mask
+
+    def taints(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
+        tolerations = pod.spec.tolerations
+        entries = self._entries(cluster)
+        key = "t" + _canonical([t.to_dict() for t in tolerations])
+        mask = entries.get(key)
+        if mask is None:
+            info_at = cluster.node_info_at
+            mask = np.fromiter(
+                (find_untolerated(info_at(i).node.spec.taints, tolerations) is None
+                 for i in range(cluster.num_nodes)),
+                dtype=bool, count=cluster.num_nodes,
+            )
+            entries[key] = mask
+        return mask
+
+    def eligible(self, cluster: ClusterState, pod: Pod, c: SpreadConstraint) -> np.ndarray | None:
+        """The nodes whose pods and domains count for ``c``; None when every node does."""
+        mask: np.ndarray | None = None
+        if c.node_affinity_policy == HONOR:
+            mask = self.affinity(cluster, pod)
+        if c.node_taints_policy == HONOR:
+            t = self.taints(cluster, pod)
+            mask = t if mask is None else mask & t
+        return mask
+

@@ -1,0 +1,112 @@
+"""PreFilter and Filter: the hard (DoNotSchedule) constraints.
+
+PreFilter counts, per constraint, the matching pods of every topology domain over all nodes
+that carry every constraint's key and pass the constraint's inclusion policies; Filter then
+rejects a node whose domain would exceed maxSkew over the global minimum with the pod on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.framework import FilterResult, Status
+from kubespread.scheduler.plugins.podtopologyspread.common import (
+    InclusionMasks,
+    SpreadConstraint,
+    has_all_keys,
+    matching_counts,
+)
+
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "PRE_FILTER_STATE_KEY",
+    "ConstraintCounts",
+    "PreFilterState",
+    "compute_pre_filter_state",
+    "filter_nodes",
+]
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_STATE_KEY: Final = "PreFilterPodTopologySpread"
+
+_MISSING_LABEL: Final = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+_SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintCounts:
+    """One hard constraint, counted: ``codes`` maps node id to domain (-1: no label),
+    ``domain_counts`` the matching pods per domain code (0 for domains with no eligible node,
+    as kube's map lookup gives), ``min_match`` the global minimum after minDomains."""
+
+    constraint: SpreadConstraint
+    codes: np.ndarray
+    domain_counts: np.ndarray
+    num_domains: int
+    min_match: int
+    self_match: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterState:
+    constraints: tuple[ConstraintCounts, ...]
+
+
+def compute_pre_filter_state(
+    cluster: ClusterState, pod: Pod, constraints: Sequence[SpreadConstraint], masks: InclusionMasks
+) -> PreFilterState:
+    """calPreFilterState over all nodes, one bincount per constraint."""
+    base = has_all_keys(cluster, constraints)
+    labels = pod.metadata.labels
+    out = []
+    for c in constraints:
+        codes, values = cluster.node_label_column(c.topology_key)
+        eligible = base
+        policy = masks.eligible(cluster, pod, c)
+        if policy is not None:
+            eligible = eligible & policy
+        dom = codes[eligible]
+        counts = matching_counts(cluster, pod, c.selector)[eligible]
+        domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
+        present = np.bincount(dom, minlength=len(values)) > 0
+        num_domains = int(present.sum())
+        # With no domain at all kube's minimum stays MaxInt32, but 0 domains is always fewer
+        # than minDomains (>= 1), so the minimum is 0 then too.
+        min_match = int(domain_counts[present].min()) if num_domains else 0
+        if num_domains < c.min_domains:
+            min_match = 0
+        out.append(
+            ConstraintCounts(c, codes, domain_counts, num_domains, min_match, int(c.selector.matches(labels)))
+        )
+    return PreFilterState(tuple(out))
+
+
+def filter_nodes(s: PreFilterState, nodes: np.ndarray) -> FilterResult:
+    """Filter for a batch of node ids. Constraints are checked in order and the first that
+    fails decides, so a node missing the key of a later constraint still fails for the skew
+    of an earlier one."""
+    which = np.full(len(nodes), -1, dtype=np.int32)
+    open_ = np.ones(len(nodes), dtype=bool)
+    for cc in s.constraints:
+        code = cc.codes[nodes]
+        missing = open_ & (code < 0)
+        which[missing] = 0
+        open_ &= ~missing
+        if not open_.any():
+            break
+        match = cc.domain_counts[np.where(code >= 0, code, 0)] if len(cc.domain_counts) else np.zeros(
+            len(nodes), dtype=np.int64)
+        skewed = open_ & (match + cc.self_match - cc.min_match > cc.constraint.max_skew)
+        which[skewed] = 1
+        open_ &= ~skewed
+        if not open_.any():
+            break
+    return FilterResult(which, (_MISSING_LABEL, _SKEW))
