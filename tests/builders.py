@@ -87,7 +87,8 @@ class PodBuilder:
         return self
 
     def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "") -> PodBuilder:
-        t = {k: v for k, v in (("key", key), ("operator", operator), ("value", value), ("effect", effect)) if v}
+        fields = (("key", key), ("operator", operator), ("value", value), ("effect", effect))
+        t = {k: v for k, v in fields if v}
         self.spec.setdefault("tolerations", []).append(t)
         return self
 
@@ -103,13 +104,15 @@ class PodBuilder:
         return self
 
     def affinity(self, path: str, value: Any) -> PodBuilder:
-        """Append to spec.affinity.<path> (e.g. "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-        or set it when it names a single object."""
+        """Append to the list at spec.affinity.<path>
+        (e.g. "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"), or set it when
+        it names a single object (nodeAffinity's required NodeSelector)."""
         cur = self.spec.setdefault("affinity", {})
         parts = path.split(".")
         for p in parts[:-1]:
             cur = cur.setdefault(p, {})
-        if path.endswith("ExecutionTerms") or not path.endswith("Execution"):
+        single = path == "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        if single or not path.endswith("Execution"):
             cur[parts[-1]] = value
         else:
             cur.setdefault(parts[-1], []).append(value)

@@ -36,12 +36,14 @@ def _root(
 def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
+    from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.get import get_command
     from kubespread.cli.validate import validate_command
 
     app.command("validate")(validate_command)
     app.command("get")(get_command)
     app.command("admit")(admit_command)
+    app.command("evaluate")(evaluate_command)
 
 
 _register()

@@ -1,0 +1,44 @@
+"""``kubespread evaluate``: the conformance interface — one input document on stdin (or a
+file), the answer as JSON on stdout. Malformed input exits 2 with a one-line error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["evaluate_command"]
+
+
+def evaluate_command(
+    input_file: Annotated[
+        Path | None,
+        typer.Argument(help="Input document (JSON); stdin when omitted or '-'.", show_default=False),
+    ] = None,
+    indent: Annotated[int | None, typer.Option(help="Indent the JSON answer.")] = None,
+) -> None:
+    """Schedule the incoming pods of a conformance input document and print the answer."""
+    from kubespread.scheduler.evaluate import EvaluateError, evaluate
+
+    source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)
+    try:
+        text = sys.stdin.read() if source == "stdin" else Path(source).read_text()
+    except OSError as e:
+        _fail(f"{source}: {e.strerror or e}")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        _fail(f"{source}: not JSON: {e.msg} (line {e.lineno}, column {e.colno})")
+    try:
+        answer = evaluate(doc)
+    except EvaluateError as e:
+        _fail(f"{source}: {e}")
+    typer.echo(json.dumps(answer, indent=indent, ensure_ascii=False))
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)

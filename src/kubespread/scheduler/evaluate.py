@@ -1,0 +1,107 @@
+"""The conformance interface: one input document (cluster, config, incoming pods) in, one
+answer document out, as ../shared/conformance/README.md specifies.
+
+``evaluate`` mode judges each incoming pod against the initial cluster alone; ``sequence``
+mode binds each scheduled pod before the next is judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
+from kubespread.api.core import Namespace, Node, Pod, Service
+from kubespread.api.errors import DecodeError
+from kubespread.api.meta import KubeObject
+from kubespread.cluster import ClusterError, ClusterState
+from kubespread.scheduler.config import ConfigError, default_profile
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.scheduler import schedule_one
+
+__all__ = ["MODES", "EvaluateError", "evaluate", "profile_for"]
+
+MODES: Final = ("evaluate", "sequence")
+
+#: input field → the kind its items decode to
+_SECTIONS: Final[tuple[tuple[str, type[KubeObject]], ...]] = (
+    ("nodes", Node),
+    ("namespaces", Namespace),
+    ("services", Service),
+    ("replicaSets", ReplicaSet),
+    ("statefulSets", StatefulSet),
+    ("replicationControllers", ReplicationController),
+    ("pods", Pod),
+)
+
+
+class EvaluateError(Exception):
+    """The input document is not something we can answer (one line, names the field)."""
+
+
+def _decode(cls: type[KubeObject], item: Any, where: str) -> KubeObject:
+    if not isinstance(item, Mapping):
+        raise EvaluateError(f"{where}: must be an object")
+    try:
+        return cls.from_dict(item)
+    except DecodeError as e:
+        raise EvaluateError(f"{where}.{e.field}: {e.message}") from None
+
+
+def profile_for(config: Any) -> Profile:
+    """The profile an input's ``config`` asks for: the default plugins with the given args
+    (``podTopologySpread`` → PodTopologySpread's args, and so on)."""
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise EvaluateError("config: must be an object")
+    plugins = config.get("plugins", "default")
+    if plugins != "default":
+        raise EvaluateError(f'config.plugins: only "default" is supported, got {plugins!r}')
+    args = {k[0].upper() + k[1:]: v for k, v in config.items() if k != "plugins"}
+    try:
+        return default_profile(args)
+    except ConfigError as e:
+        raise EvaluateError(f"config: {e}") from None
+
+
+def _build_cluster(doc: Mapping[str, Any]) -> ClusterState:
+    state = ClusterState()
+    for section, cls in _SECTIONS:
+        items = doc.get(section) or []
+        if not isinstance(items, list):
+            raise EvaluateError(f"{section}: must be a list")
+        for i, item in enumerate(items):
+            obj = _decode(cls, item, f"{section}[{i}]")
+            try:
+                state.add(obj)
+            except ClusterError as e:
+                raise EvaluateError(f"{section}[{i}]: {e}") from None
+    return state
+
+
+def evaluate(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Answer one conformance input document."""
+    if not isinstance(doc, Mapping):
+        raise EvaluateError("input: must be a JSON object")
+    mode = doc.get("mode", "evaluate")
+    if mode not in MODES:
+        raise EvaluateError(f"mode: must be one of {', '.join(MODES)}, got {mode!r}")
+    profile = profile_for(doc.get("config"))
+    cluster = _build_cluster(doc)
+    incoming = doc.get("incoming") or []
+    if not isinstance(incoming, list):
+        raise EvaluateError("incoming: must be a list")
+    pods = [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]
+    results = []
+    for i, pod in enumerate(pods):
+        assert isinstance(pod, Pod)
+        decision = schedule_one(pod, cluster, profile)
+        results.append(decision.to_dict())
+        if mode == "sequence" and decision.selected is not None:
+            try:
+                cluster.add(pod)
+                cluster.bind(pod.key, decision.selected)
+            except ClusterError as e:
+                raise EvaluateError(f"incoming[{i}]: {e}") from None
+    return {"results": results}

@@ -1,0 +1,59 @@
+"""kubespread's scheduler against shared/conformance/cases: what kube-scheduler v1.35.4 (its
+own framework and plugins, default profile) answered for 491 inputs. Every case must pass
+compare.py's diff_case: same feasible nodes, rejecting plugin and reasons per node, weighted
+scores and totals, selected node and FitError message.
+
+The corpus is not optional: without it this module fails rather than skips, so a CI machine
+missing ../shared cannot pass silently."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+from kubespread.scheduler.evaluate import evaluate
+
+SHARED = Path(__file__).parents[2].parent / "shared"
+CORPUS = SHARED / "conformance"
+CASES = sorted((CORPUS / "cases").rglob("*.input.json"))
+
+
+@cache
+def _compare() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("conformance_compare", CORPUS / "compare.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _expected(case: Path) -> dict:
+    return json.loads(case.with_name(case.name.replace(".input.json", ".expected.json")).read_text())
+
+
+def test_corpus_is_present() -> None:
+    assert len(CASES) >= 491, f"expected the 491 conformance cases under {CORPUS / 'cases'}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name.removesuffix(".input.json") for c in CASES])
+def test_case(case: Path) -> None:
+    answer = evaluate(json.loads(case.read_text()))
+    problems = _compare().diff_case(_expected(case), answer)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", ["docs-two-constraints", "design-anti-affinity-symmetry", "sequence-1-0007"])
+def test_cli_gives_the_same_answer(name: str) -> None:
+    """The command compare.py runs answers as the library does."""
+    case = next(c for c in CASES if c.name.startswith(name))
+    result = CliRunner().invoke(app, ["evaluate"], input=case.read_text())
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == evaluate(json.loads(case.read_text()))
+    assert not _compare().diff_case(_expected(case), json.loads(result.stdout))
