@@ -1,0 +1,108 @@
+"""ImageLocality (Score), as image_locality.go and the scheduler cache's image states.
+
+Each container image (init containers included) found on a node adds its size scaled by
+the share of all nodes that hold it, so an image present everywhere does not pull every pod
+onto the same few nodes. The sum is clamped to [23 MiB, 1000 MiB x containers] and mapped
+linearly onto 0..100.
+
+The scheduler cache keeps one ImageStateSummary per image name for the whole cluster: its
+size is that of the first node that reported the name, and names are used as the nodes
+report them (only the pod's image names are normalized, by adding ":latest").
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.framework import MAX_NODE_SCORE, CycleState, ScorePlugin
+
+__all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "ImageLocality", "normalized_image_name"]
+
+NAME: Final = "ImageLocality"
+MB: Final = 1024 * 1024
+MIN_THRESHOLD: Final = 23 * MB
+MAX_CONTAINER_THRESHOLD: Final = 1000 * MB
+DEFAULT_IMAGE_TAG: Final = "latest"
+
+
+def normalized_image_name(name: str) -> str:
+    """Add ":latest" when the name has no tag (no ':' after the last '/')."""
+    if name.rfind(":") <= name.rfind("/"):
+        return f"{name}:{DEFAULT_IMAGE_TAG}"
+    return name
+
+
+def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarray:
+    """calculatePriority: clamp to [MIN_THRESHOLD, MAX_CONTAINER_THRESHOLD·containers] and
+    scale to 0..100 with int64 division (operands non-negative)."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.clip(sum_scores, MIN_THRESHOLD, max(max_threshold, MIN_THRESHOLD))
+    return (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+
+
+class _ImageIndex:
+    """Image name → (size, node-id mask) for one node set (rebuilt when nodes change)."""
+
+    __slots__ = ("cluster", "generation", "images", "num_nodes")
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.generation = cluster.node_generation
+        n = cluster.num_nodes
+        self.num_nodes = n
+        sizes: dict[str, int] = {}
+        holders: dict[str, list[int]] = {}
+        for i in range(n):
+            for image in cluster.node_info_at(i).node.status.images:
+                for name in image.names:
+                    if name not in sizes:
+                        sizes[name] = image.size_bytes
+                    ids = holders.setdefault(name, [])
+                    if not ids or ids[-1] != i:
+                        ids.append(i)
+        self.images: dict[str, tuple[int, np.ndarray]] = {}
+        for name, ids in holders.items():
+            mask = np.zeros(n, dtype=bool)
+            mask[ids] = True
+            self.images[name] = (sizes[name], mask)
+
+    def fresh_for(self, cluster: ClusterState) -> bool:
+        return self.cluster is cluster and self.generation == cluster.node_generation
+
+
+class ImageLocality(ScorePlugin):
+    name = NAME
+
+    def __init__(self, args: object = None) -> None:
+        super().__init__(args)
+        self._index: _ImageIndex | None = None
+
+    def _image_index(self, cluster: ClusterState) -> _ImageIndex:
+        index = self._index
+        if index is None or not index.fresh_for(cluster):
+            index = self._index = _ImageIndex(cluster)
+        return index
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+        nodes = np.asarray(nodes, dtype=np.intp)
+        spec = pod.spec
+        containers = [*spec.init_containers, *spec.containers]
+        index = self._image_index(state.cluster)
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for c in containers:
+            got = index.images.get(normalized_image_name(c.image))
+            if got is None:
+                continue
+            size, mask = got
+            # scaledImageScore: int64(float64(size) * (float64(numNodes) / float64(totalNumNodes)))
+            spread = float(int(mask.sum())) / float(index.num_nodes)
+            total += np.where(mask[nodes], int(float(size) * spread), 0)
+        return calculate_priority(total, len(containers)).astype(np.int64)
+
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
+        return int(self.score_nodes(state, pod, np.asarray([node.index], dtype=np.intp))[0])

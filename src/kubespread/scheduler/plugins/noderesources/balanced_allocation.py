@@ -1,0 +1,95 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resources would be used evenly
+(balanced_allocation.go)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.api.schedconfig import NodeResourcesBalancedAllocationArgs
+from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.scheduler.defaults import default_node_resources_balanced_allocation_args
+from kubespread.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    CycleState,
+    PreScorePlugin,
+    ScorePlugin,
+    Status,
+)
+from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+__all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer"]
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+_PRE_SCORE_KEY: Final = "PreScore" + NAME
+
+
+def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    """(1 - std of the requested/allocatable fractions) · 100, truncated.
+
+    Fractions are float64 and capped at 1; resources with 0 allocatable are left out. Two
+    fractions give std = |f1 - f2| / 2, more the population std, fewer 0. Sums run in resource
+    order, adding 0.0 for left-out entries (exact), so the floats match kube's bit for bit.
+    """
+    used = allocatable != 0
+    fractions = np.where(used, requested.astype(np.float64) / np.where(used, allocatable, 1), 0.0)
+    fractions = np.minimum(fractions, 1.0)
+    n = used.sum(axis=0)
+    total = np.zeros(requested.shape[1], dtype=np.float64)
+    first = np.zeros_like(total)
+    second = np.zeros_like(total)
+    seen = np.zeros(requested.shape[1], dtype=np.int64)
+    for f, u in zip(fractions, used, strict=True):
+        total = total + np.where(u, f, 0.0)
+        first = np.where(u & (seen == 0), f, first)
+        second = np.where(u & (seen == 1), f, second)
+        seen = seen + u
+    std = np.zeros_like(total)
+    two = n == 2
+    std = np.where(two, np.abs((first - second) / 2), std)
+    many = n > 2
+    if many.any():
+        mean = total / np.maximum(n, 1)
+        acc = np.zeros_like(total)
+        for f, u in zip(fractions, used, strict=True):
+            d = f - mean
+            acc = acc + np.where(u, d * d, 0.0)
+        std = np.where(many, np.sqrt(acc / np.maximum(n, 1)), std)
+    return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+    """Scores with the real requests (useRequested), not the 100m/200Mi defaults, and skips
+    pods that request none of its resources (kubernetes#129138: best-effort pods would
+    otherwise all pile onto one node)."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
+        args = default_node_resources_balanced_allocation_args(args)
+        super().__init__(args)
+        self.scorer = ResourceAllocationScorer(args.resources, balanced_resource_scorer, use_requested=True)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+        requests = self.scorer.pod_request_list(pod)
+        if not any(requests):
+            return SKIP
+        state.write(_PRE_SCORE_KEY, requests)
+        return SUCCESS
+
+    def _requests(self, state: CycleState, pod: Pod) -> list[int]:
+        requests = state.get(_PRE_SCORE_KEY)
+        return requests if requests is not None else self.scorer.pod_request_list(pod)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+        requests = self._requests(state, pod)
+        if not any(requests):
+            return np.zeros(len(nodes), dtype=np.int64)
+        return self.scorer.score_nodes(state.cluster, np.asarray(nodes, dtype=np.intp), requests)
+
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
+        return int(self.score_nodes(state, pod, np.asarray([node.index], dtype=np.intp))[0])
