@@ -68,7 +68,9 @@ def profile_for(config: Any) -> Profile:
 def _build_cluster(doc: Mapping[str, Any]) -> ClusterState:
     state = ClusterState()
     for section, cls in _SECTIONS:
-        items = doc.get(section) or []
+        items = doc.get(section)
+        if items is None:
+            items = []
         if not isinstance(items, list):
             raise EvaluateError(f"{section}: must be a list")
         for i, item in enumerate(items):
@@ -89,7 +91,9 @@ def evaluate(doc: Mapping[str, Any]) -> dict[str, Any]:
         raise EvaluateError(f"mode: must be one of {', '.join(MODES)}, got {mode!r}")
     profile = profile_for(doc.get("config"))
     cluster = _build_cluster(doc)
-    incoming = doc.get("incoming") or []
+    incoming = doc.get("incoming")
+    if incoming is None:
+        incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
     pods = [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]

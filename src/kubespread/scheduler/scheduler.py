@@ -30,6 +30,7 @@ __all__ = [
     "Decision",
     "PluginScores",
     "Rejection",
+    "Scheduler",
     "fit_error_message",
     "schedule_one",
 ]
@@ -264,3 +265,22 @@ def schedule_one(
     decision.selected = rng.choice(sorted(best)) if rng is not None else min(best)
     decision.selection_reason = "scored"
     return decision
+
+
+class Scheduler:
+    """A profile bound to a tie-break policy: ``Scheduler().schedule(pod, cluster)``.
+
+    ``seed`` set: ties among the best nodes are broken by a seeded random choice (like
+    kube-scheduler's random pick, but reproducible); unset: the smallest node name wins.
+    """
+
+    def __init__(self, profile: Profile | None = None, *, seed: int | None = None) -> None:
+        if profile is None:
+            from kubespread.scheduler.config import default_profile
+
+            profile = default_profile()
+        self.profile = profile
+        self._rng = random.Random(seed) if seed is not None else None
+
+    def schedule(self, pod: Pod, cluster: ClusterState) -> Decision:
+        return schedule_one(pod, cluster, self.profile, rng=self._rng)
