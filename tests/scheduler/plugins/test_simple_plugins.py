@@ -1,0 +1,287 @@
+"""The small plugins: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+SchedulingGates and PrioritySort — kube-scheduler's rules beyond what the corpus exercises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from builders import HOSTNAME, ZONE, cluster_of, make_node, make_pod
+from kubespread.api.schedconfig import NodeAffinityArgs
+from kubespread.scheduler.framework import SKIP, Code, CycleState, QueuedPod
+from kubespread.scheduler.plugins.nodeaffinity import NodeAffinity
+from kubespread.scheduler.plugins.nodename import NodeName
+from kubespread.scheduler.plugins.nodeports import NodePorts, port_conflicts
+from kubespread.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubespread.scheduler.plugins.queuesort import PrioritySort
+from kubespread.scheduler.plugins.schedulinggates import SchedulingGates
+from kubespread.scheduler.plugins.tainttoleration import TaintToleration
+
+
+def run_filter(plugin, pod, cluster) -> dict[str, str]:
+    """node name → "" when it passes, else "Code: reason"."""
+    state = CycleState(cluster)
+    if hasattr(plugin, "pre_filter"):
+        _, st = plugin.pre_filter(state, pod)
+        if st.is_skip:
+            return dict.fromkeys(cluster.node_names, "skip")
+    res = plugin.filter_nodes(state, pod, np.arange(cluster.num_nodes))
+    return {
+        str(n): "" if w < 0 else f"{res.statuses[w].code}: {res.statuses[w].message}"
+        for n, w in zip(cluster.node_names, res.which, strict=True)
+    }
+
+
+def run_score(plugin, pod, cluster) -> list[int]:
+    state = CycleState(cluster)
+    ids = np.arange(cluster.num_nodes)
+    if plugin.pre_score(state, pod, ids).is_skip:
+        return []
+    raw = plugin.score_nodes(state, pod, ids)
+    return [int(x) for x in plugin.normalize_scores(state, pod, ids, raw)]
+
+
+UNRESOLVABLE = "UnschedulableAndUnresolvable"
+
+
+# ---------------------------------------------------------------- NodeUnschedulable, NodeName
+def test_unschedulable_node_only_for_pods_tolerating_its_taint() -> None:
+    cluster = cluster_of([make_node("a").unschedulable(), make_node("b")])
+    assert run_filter(NodeUnschedulable(), make_pod("p").obj(), cluster) == {
+        "a": f"{UNRESOLVABLE}: node(s) were unschedulable",
+        "b": "",
+    }
+    tolerant = make_pod("p").toleration(
+        "node.kubernetes.io/unschedulable", operator="Exists", effect="NoSchedule"
+    )
+    assert run_filter(NodeUnschedulable(), tolerant.obj(), cluster) == {"a": "", "b": ""}
+    # a toleration for a different effect does not cover it
+    wrong = make_pod("p").toleration(
+        "node.kubernetes.io/unschedulable", operator="Exists", effect="NoExecute"
+    )
+    assert run_filter(NodeUnschedulable(), wrong.obj(), cluster)["a"] != ""
+
+
+def test_node_name_fits_only_the_named_node() -> None:
+    cluster = cluster_of([make_node("a"), make_node("b")])
+    assert run_filter(NodeName(), make_pod("p").set("spec.nodeName", "b").obj(), cluster) == {
+        "a": f"{UNRESOLVABLE}: node(s) didn't match the requested node name",
+        "b": "",
+    }
+    assert run_filter(NodeName(), make_pod("p").obj(), cluster) == {"a": "", "b": ""}
+
+
+# ---------------------------------------------------------------- TaintToleration
+def test_taints_filter_no_schedule_and_no_execute_but_not_prefer() -> None:
+    cluster = cluster_of(
+        [
+            make_node("a").taint("k", "v", "NoSchedule"),
+            make_node("b").taint("k", "v", "NoExecute"),
+            make_node("c").taint("k", "v", "PreferNoSchedule"),
+        ]
+    )
+    got = run_filter(TaintToleration(), make_pod("p").obj(), cluster)
+    assert got == {
+        "a": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)",
+        "b": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)",
+        "c": "",
+    }
+    equal = make_pod("p").toleration("k", "v")  # empty effect tolerates every effect
+    assert set(run_filter(TaintToleration(), equal.obj(), cluster).values()) == {""}
+    other_value = make_pod("p").toleration("k", "w")
+    assert run_filter(TaintToleration(), other_value.obj(), cluster)["a"] != ""
+
+
+def test_prefer_no_schedule_taints_score_in_reverse() -> None:
+    cluster = cluster_of(
+        [
+            make_node("a"),
+            make_node("b").taint("x", effect="PreferNoSchedule"),
+            make_node("c").taint("x", effect="PreferNoSchedule").taint("y", effect="PreferNoSchedule"),
+            make_node("d").taint("z", effect="NoSchedule"),
+        ]
+    )
+    assert run_score(TaintToleration(), make_pod("p").obj(), cluster) == [100, 50, 0, 100]
+    # a NoSchedule toleration does not help with PreferNoSchedule taints
+    pod = make_pod("p").toleration("x", operator="Exists", effect="NoSchedule")
+    assert run_score(TaintToleration(), pod.obj(), cluster) == [100, 50, 0, 100]
+    pod = make_pod("p").toleration("x", operator="Exists")
+    assert run_score(TaintToleration(), pod.obj(), cluster) == [100, 100, 0, 100]
+
+
+# ---------------------------------------------------------------- NodeAffinity
+def _required(*exprs: dict) -> dict:
+    return {"nodeSelectorTerms": [{"matchExpressions": list(exprs)}]}
+
+
+NA_REQUIRED = "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+NA_PREFERRED = "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "fits"),
+    [
+        ("Gt", "4", {"n2": False, "n8": True, "none": False, "text": False}),
+        ("Lt", "4", {"n2": True, "n8": False, "none": False, "text": False}),
+        # "-1" is no valid label value, so labels.NewRequirement refuses the term: it matches nothing
+        ("Gt", "-1", {"n2": False, "n8": False, "none": False, "text": False}),
+        ("Gt", "x", {"n2": False, "n8": False, "none": False, "text": False}),  # not an integer: term fails
+    ],
+)
+def test_gt_lt_compare_integers(op: str, value: str, fits: dict[str, bool]) -> None:
+    cluster = cluster_of(
+        [
+            make_node("n2").label("cores", "2"),
+            make_node("n8").label("cores", "8"),
+            make_node("none"),
+            make_node("text").label("cores", "many"),
+        ]
+    )
+    pod = make_pod("p").affinity(NA_REQUIRED, _required({"key": "cores", "operator": op, "values": [value]}))
+    got = run_filter(NodeAffinity(), pod.obj(), cluster)
+    assert {n: v == "" for n, v in got.items()} == fits
+
+
+def test_terms_are_ored_expressions_anded_and_node_selector_anded_with_them() -> None:
+    cluster = cluster_of(
+        [
+            make_node("a").zone("z1").label("disk", "ssd"),
+            make_node("b").zone("z2"),
+            make_node("c").zone("z3").label("disk", "ssd"),
+        ]
+    )
+    terms = {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": ZONE, "operator": "In", "values": ["z1", "z3"]},
+                    {"key": "disk", "operator": "Exists"},
+                ]
+            },
+            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z2"]}]},
+        ]
+    }
+    pod = make_pod("p").affinity(NA_REQUIRED, terms)
+    assert {n for n, v in run_filter(NodeAffinity(), pod.obj(), cluster).items() if not v} == {"a", "b", "c"}
+    pod = pod.node_selector(disk="ssd")
+    got = run_filter(NodeAffinity(), pod.obj(), cluster)
+    assert got["b"] == f"{UNRESOLVABLE}: node(s) didn't match Pod's node affinity/selector"
+    assert got["a"] == got["c"] == ""
+
+
+def test_empty_term_list_matches_no_node() -> None:
+    cluster = cluster_of([make_node("a")])
+    pod = make_pod("p").affinity(NA_REQUIRED, {"nodeSelectorTerms": []})
+    assert run_filter(NodeAffinity(), pod.obj(), cluster)["a"] != ""
+
+
+def test_nothing_to_check_skips_the_filter() -> None:
+    cluster = cluster_of([make_node("a")])
+    assert run_filter(NodeAffinity(), make_pod("p").obj(), cluster) == {"a": "skip"}
+    assert NodeAffinity().pre_filter(CycleState(cluster), make_pod("p").obj())[1] == SKIP
+
+
+def test_added_affinity_is_enforced_first_and_its_preferences_score() -> None:
+    cluster = cluster_of([make_node("a").label("pool", "batch"), make_node("b").label("pool", "web")])
+    args = NodeAffinityArgs.from_dict(
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": _required(
+                    {"key": "pool", "operator": "In", "values": ["batch", "web"]}
+                ),
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 3,
+                        "preference": {
+                            "matchExpressions": [{"key": "pool", "operator": "In", "values": ["web"]}]
+                        },
+                    }
+                ],
+            }
+        }
+    )
+    plugin = NodeAffinity(args)
+    cluster2 = cluster_of([make_node("c").label("pool", "gpu")])
+    assert run_filter(plugin, make_pod("p").obj(), cluster2) == {
+        "c": f"{UNRESOLVABLE}: node(s) didn't match scheduler-enforced node affinity"
+    }
+    assert run_score(plugin, make_pod("p").obj(), cluster) == [0, 100]
+
+
+def test_preferred_terms_sum_weights_then_scale_to_the_best() -> None:
+    cluster = cluster_of(
+        [make_node("a").zone("z1").label("disk", "ssd"), make_node("b").zone("z1"), make_node("c")]
+    )
+    pod = (
+        make_pod("p")
+        .affinity(
+            NA_PREFERRED,
+            {
+                "weight": 30,
+                "preference": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]},
+            },
+        )
+        .affinity(
+            NA_PREFERRED,
+            {
+                "weight": 20,
+                "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
+            },
+        )
+    )
+    assert run_score(NodeAffinity(), pod.obj(), cluster) == [100, 60, 0]
+
+
+# ---------------------------------------------------------------- NodePorts
+def test_host_port_conflicts_follow_the_wildcard_ip_rule() -> None:
+    used = {("10.0.0.1", "TCP", 80): 1}
+    assert port_conflicts(("0.0.0.0", "TCP", 80), used)
+    assert port_conflicts(("10.0.0.1", "TCP", 80), used)
+    assert not port_conflicts(("10.0.0.2", "TCP", 80), used)
+    assert not port_conflicts(("0.0.0.0", "UDP", 80), used)
+    assert port_conflicts(("10.0.0.2", "TCP", 80), {("0.0.0.0", "TCP", 80): 1})
+
+
+def test_node_ports_filter_and_skip() -> None:
+    cluster = cluster_of([make_node("a"), make_node("b")], [make_pod("web").node("a").host_port(8080)])
+    assert run_filter(NodePorts(), make_pod("p").host_port(8080).obj(), cluster) == {
+        "a": "Unschedulable: node(s) didn't have free ports for the requested pod ports",
+        "b": "",
+    }
+    assert run_filter(NodePorts(), make_pod("p").host_port(8080, "UDP").obj(), cluster) == {"a": "", "b": ""}
+    assert run_filter(NodePorts(), make_pod("p").obj(), cluster) == {"a": "skip", "b": "skip"}
+
+
+def test_terminating_pods_still_hold_their_ports_but_finished_ones_do_not() -> None:
+    cluster = cluster_of(
+        [make_node("a"), make_node("b")],
+        [
+            make_pod("old").node("a").host_port(80).terminating(),
+            make_pod("done").node("b").host_port(80).phase("Succeeded"),
+        ],
+    )
+    assert run_filter(NodePorts(), make_pod("p").host_port(80).obj(), cluster) == {
+        "a": "Unschedulable: node(s) didn't have free ports for the requested pod ports",
+        "b": "",
+    }
+
+
+# ---------------------------------------------------------------- queueing
+def test_scheduling_gates_hold_the_pod() -> None:
+    gated = make_pod("p").set("spec.schedulingGates", [{"name": "a"}, {"name": "b"}]).obj()
+    st = SchedulingGates().pre_enqueue(gated)
+    assert st.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert st.reasons == ("waiting for scheduling gates: [a b]",)
+    assert SchedulingGates().pre_enqueue(make_pod("p").obj()).is_success
+
+
+def test_priority_sort_orders_by_priority_then_arrival() -> None:
+    high = QueuedPod(make_pod("h").set("spec.priority", 100).obj(), timestamp=5)
+    low_early = QueuedPod(make_pod("l1").set("spec.priority", 1).obj(), timestamp=1)
+    low_late = QueuedPod(make_pod("l2").set("spec.priority", 1).obj(), timestamp=2)
+    unset = QueuedPod(make_pod("u").obj(), timestamp=0)
+    less = PrioritySort().less
+    assert less(high, low_early) and not less(low_early, high)
+    assert less(low_early, low_late) and not less(low_late, low_early)
+    assert less(low_late, unset)
+    assert HOSTNAME  # the builders label every node with its hostname
