@@ -230,6 +230,7 @@ class InclusionMasks:
                 (req.matches(info_at(i).node) for i in range(cluster.num_nodes)), dtype=bool,
                 count=cluster.num_nodes,
             )
+            mask.flags.writeable = False
             entries[key] = mask
         return mask
 
@@ -245,6 +246,7 @@ class InclusionMasks:
                  for i in range(cluster.num_nodes)),
                 dtype=bool, count=cluster.num_nodes,
             )
+            mask.flags.writeable = False
             entries[key] = mask
         return mask
 
