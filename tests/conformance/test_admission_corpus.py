@@ -6,10 +6,7 @@ counts, must all be identical too. The admission steps alone are tested in tests
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -18,8 +15,8 @@ from typer.testing import CliRunner
 
 from kubespread.admission.apiserver import admit_text
 from kubespread.cli.app import app
+from shared_corpus import SHARED, load_script
 
-SHARED = Path(__file__).parents[2].parent / "shared"
 CORPUS = SHARED / "conformance" / "admission"
 CASES = CORPUS / "cases"
 
@@ -29,13 +26,8 @@ needs_corpus = pytest.mark.skipif(
 )
 
 
-@cache
 def _compare() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_admission", CORPUS / "compare_admission.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(CORPUS / "compare_admission.py")
 
 
 def _names() -> list[str]:

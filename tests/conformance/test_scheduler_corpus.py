@@ -8,9 +8,7 @@ missing ../shared cannot pass silently."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -19,19 +17,14 @@ from typer.testing import CliRunner
 
 from kubespread.cli.app import app
 from kubespread.scheduler.evaluate import evaluate
+from shared_corpus import SHARED, load_script
 
-SHARED = Path(__file__).parents[2].parent / "shared"
 CORPUS = SHARED / "conformance"
 CASES = sorted((CORPUS / "cases").rglob("*.input.json"))
 
 
-@cache
 def _compare() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("conformance_compare", CORPUS / "compare.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(CORPUS / "compare.py")
 
 
 def _expected(case: Path) -> dict:

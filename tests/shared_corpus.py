@@ -1,0 +1,20 @@
+"""Where the shared checkout (../shared beside the repository) is, and loading its scripts."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@cache
+def load_script(path: Path) -> ModuleType:
+    """Import a shared script (compare.py, ...) as a module, once."""
+    spec = importlib.util.spec_from_file_location(f"shared_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
