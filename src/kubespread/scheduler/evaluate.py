@@ -23,6 +23,10 @@ __all__ = ["MODES", "EvaluateError", "evaluate", "profile_for"]
 
 MODES: Final = ("evaluate", "sequence")
 
+#: config keys that are not plugin args: the profile name and the oracle's output detail
+#: ("full" or "summary"; our answer always has the full detail)
+_NOT_PLUGIN_ARGS: Final = frozenset({"plugins", "output"})
+
 #: input field → the kind its items decode to
 _SECTIONS: Final[tuple[tuple[str, type[KubeObject]], ...]] = (
     ("nodes", Node),
@@ -58,7 +62,7 @@ def profile_for(config: Any) -> Profile:
     plugins = config.get("plugins", "default")
     if plugins != "default":
         raise EvaluateError(f'config.plugins: only "default" is supported, got {plugins!r}')
-    args = {k[0].upper() + k[1:]: v for k, v in config.items() if k != "plugins"}
+    args = {k[0].upper() + k[1:]: v for k, v in config.items() if k not in _NOT_PLUGIN_ARGS}
     try:
         return default_profile(args)
     except ConfigError as e:
