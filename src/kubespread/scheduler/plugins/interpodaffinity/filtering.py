@@ -185,6 +185,7 @@ def _state(state: CycleState, pod: Pod) -> PreFilterState:
         if got is None:  # PreFilter would have skipped: nothing rejects
             n = state.cluster.num_nodes
             got = PreFilterState(*(np.zeros(n, dtype=bool) for _ in range(3)))
+            state.write(PRE_FILTER_KEY, got)
     return got
 
 
