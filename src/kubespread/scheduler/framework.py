@@ -14,10 +14,11 @@ with the plugin's name. Two departures, both for speed, neither visible in the r
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 import numpy as np
 
@@ -36,6 +37,7 @@ __all__ = [
     "CycleState",
     "FilterPlugin",
     "FilterResult",
+    "NodeSetCache",
     "Plugin",
     "PreEnqueuePlugin",
     "PreFilterPlugin",
@@ -121,6 +123,27 @@ SUCCESS: Final = Status()
 SKIP: Final = Status(Code.SKIP)
 
 T = TypeVar("T")
+
+
+class NodeSetCache(Generic[T]):
+    """A value derived from the nodes alone (never from pods), built by ``build`` on first use
+    and rebuilt whenever the cluster's ``node_generation`` changes; one per cluster, held
+    weakly. For per-node facts that vectorized ``filter_nodes`` / ``score_nodes`` index by
+    node id."""
+
+    __slots__ = ("_build", "_cache")
+
+    def __init__(self, build: Callable[[ClusterState], T]) -> None:
+        self._build = build
+        self._cache: weakref.WeakKeyDictionary[ClusterState, tuple[int, T]] = weakref.WeakKeyDictionary()
+
+    def get(self, cluster: ClusterState) -> T:
+        generation = cluster.node_generation
+        got = self._cache.get(cluster)
+        if got is None or got[0] != generation:
+            got = (generation, self._build(cluster))
+            self._cache[cluster] = got
+        return got[1]
 
 
 class CycleState:

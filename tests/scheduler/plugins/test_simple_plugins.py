@@ -3,12 +3,14 @@ SchedulingGates and PrioritySort — kube-scheduler's rules beyond what the corp
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 from builders import HOSTNAME, ZONE, cluster_of, make_node, make_pod
 from kubespread.api.schedconfig import NodeAffinityArgs
-from kubespread.scheduler.framework import SKIP, Code, CycleState, QueuedPod
+from kubespread.scheduler.framework import SKIP, Code, CycleState, FilterPlugin, QueuedPod, ScorePlugin
 from kubespread.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubespread.scheduler.plugins.nodename import NodeName
 from kubespread.scheduler.plugins.nodeports import NodePorts, port_conflicts
@@ -264,6 +266,134 @@ def test_terminating_pods_still_hold_their_ports_but_finished_ones_do_not() -> N
         "a": "Unschedulable: node(s) didn't have free ports for the requested pod ports",
         "b": "",
     }
+
+
+# ---------------------------------------------------------------- vectorized == per-node
+# NodeUnschedulable, NodeName, TaintToleration and NodePorts override filter_nodes / score_nodes
+# with vector forms (per-node facts cached per node generation); the base classes' per-node
+# loops over filter / score are the reference.
+_TAINT_KEYS = ("a", "b", "node.kubernetes.io/unschedulable")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _random_node(rng: random.Random, name: str):
+    node = make_node(name)
+    if rng.random() < 0.3:
+        node = node.unschedulable()
+    for _ in range(rng.choice((0, 0, 1, 2, 3))):  # duplicates allowed: the score counts them
+        node = node.taint(rng.choice(_TAINT_KEYS), rng.choice(("", "x", "y")), rng.choice(_EFFECTS))
+    return node
+
+
+def _random_pod(rng: random.Random, name: str, node_names: list[str]):
+    pod = make_pod(name)
+    for _ in range(rng.choice((0, 1, 1, 2, 3))):
+        op = rng.choice(("", "Equal", "Exists"))
+        key = rng.choice(("", *_TAINT_KEYS)) if op == "Exists" else rng.choice(_TAINT_KEYS)
+        value = "" if op == "Exists" else rng.choice(("", "x", "y"))
+        pod = pod.toleration(key, value, rng.choice(("", *_EFFECTS)), op)
+    if rng.random() < 0.4:
+        pod = pod.set("spec.nodeName", rng.choice([*node_names, "missing"]))
+    if rng.random() < 0.5:
+        pod = pod.host_port(rng.choice((80, 443)), rng.choice(("TCP", "UDP")), rng.choice(("", "10.0.0.1")))
+    return pod
+
+
+def _random_cluster(rng: random.Random, n: int):
+    nodes = [_random_node(rng, f"n{i}") for i in range(n)]
+    bound = [
+        make_pod(f"bound{i}").node(f"n{rng.randrange(n)}").host_port(
+            rng.choice((80, 443)), rng.choice(("TCP", "UDP")), rng.choice(("", "10.0.0.1"))
+        )
+        for i in range(n // 3)
+    ]
+    return cluster_of(nodes, bound)
+
+
+_VECTORIZED = (NodeUnschedulable, NodeName, TaintToleration, NodePorts)
+
+
+def _verdicts(res, nodes: np.ndarray) -> list[tuple[int, str]]:
+    """(node id, "code: reasons") for every rejected node of a FilterResult."""
+    assert res.which.shape == nodes.shape
+    return [
+        (int(i), f"{res.statuses[w].code}: {res.statuses[w].message}")
+        for i, w in zip(nodes, res.which, strict=True) if w >= 0
+    ]
+
+
+def _assert_same_as_per_node(cluster, pods, rng: random.Random) -> int:
+    """Vector and per-node forms agree on every pod, for all nodes and a shuffled subset;
+    returns how many (plugin, pod, node set) verdicts rejected something."""
+    rejecting = 0
+    all_ids = np.arange(cluster.num_nodes)
+    subset = np.asarray(rng.sample(range(cluster.num_nodes), cluster.num_nodes // 2), dtype=np.int64)
+    for pod in pods:
+        for cls in _VECTORIZED:
+            plugin = cls()
+            state = CycleState(cluster)
+            if hasattr(plugin, "pre_filter") and plugin.pre_filter(state, pod)[1].is_skip:
+                continue
+            for nodes in (all_ids, subset):
+                want = _verdicts(FilterPlugin.filter_nodes(plugin, state, pod, nodes), nodes)
+                got = _verdicts(plugin.filter_nodes(state, pod, nodes), nodes)
+                assert got == want, (cls.__name__, pod.spec.to_dict())
+                rejecting += bool(want)
+        plugin = TaintToleration()
+        state = CycleState(cluster)
+        plugin.pre_score(state, pod, all_ids)
+        for nodes in (all_ids, subset):
+            want = ScorePlugin.score_nodes(plugin, state, pod, nodes)
+            got = plugin.score_nodes(state, pod, nodes)
+            assert got.dtype == np.int64
+            assert got.tolist() == want.tolist(), pod.spec.to_dict()
+        # and without PreScore (score reads the tolerations itself)
+        bare = CycleState(cluster)
+        assert plugin.score_nodes(bare, pod, all_ids).tolist() == ScorePlugin.score_nodes(
+            plugin, bare, pod, all_ids
+        ).tolist()
+    return rejecting
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorized_filters_and_score_match_the_per_node_forms(seed: int) -> None:
+    rng = random.Random(seed)
+    cluster = _random_cluster(rng, rng.choice((7, 20, 40)))
+    names = [str(n) for n in cluster.node_names]
+    pods = [_random_pod(rng, f"p{i}", names).obj() for i in range(40)]
+    rejecting = _assert_same_as_per_node(cluster, pods, rng)
+    assert rejecting > 0  # the random clusters do exercise rejections
+    # node ids move when a node is deleted (the last takes the freed slot): still the same
+    cluster.delete_node(next(n for n in names if not cluster.pods_on_node(n)))
+    _assert_same_as_per_node(cluster, pods, rng)
+
+
+def test_vectorized_forms_see_node_updates() -> None:
+    cluster = cluster_of([make_node("a"), make_node("b"), make_node("c")])
+    pod = make_pod("p").obj()
+    taints, unsched = TaintToleration(), NodeUnschedulable()
+    assert set(run_filter(taints, pod, cluster).values()) == {""}
+    assert set(run_filter(unsched, pod, cluster).values()) == {""}
+    assert run_score(taints, pod, cluster) == [100, 100, 100]
+
+    cluster.update_node(make_node("b").taint("k", "v", "NoSchedule").obj())
+    cluster.update_node(make_node("c").taint("k", "v", "PreferNoSchedule").unschedulable().obj())
+    assert run_filter(taints, pod, cluster) == {
+        "a": "", "b": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)", "c": "",
+    }
+    assert run_filter(unsched, pod, cluster) == {
+        "a": "", "b": "", "c": f"{UNRESOLVABLE}: node(s) were unschedulable",
+    }
+    assert run_score(taints, pod, cluster) == [100, 100, 0]
+
+    cluster.add_node(make_node("d").taint("k", "v", "NoExecute").obj())
+    assert run_filter(taints, pod, cluster)["d"] == f"{UNRESOLVABLE}: node(s) had untolerated taint(s)"
+    cluster.update_node(make_node("b").obj())  # taint removed again
+    assert run_filter(taints, pod, cluster)["b"] == ""
+    # a second cluster does not see the first one's facts
+    other = cluster_of([make_node("a").taint("k", "v", "NoSchedule")])
+    assert run_filter(taints, pod, other) == {"a": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)"}
+    assert run_filter(taints, pod, cluster)["a"] == ""
 
 
 # ---------------------------------------------------------------- queueing

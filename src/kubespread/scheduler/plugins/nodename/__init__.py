@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Final
 
+import numpy as np
+
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, Status
+from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, FilterResult, Status
 
 __all__ = ["ERR_REASON", "NodeName"]
 
 NAME: Final = "NodeName"
 ERR_REASON: Final = "node(s) didn't match the requested node name"
+_REJECTED: Final = Status.unresolvable(ERR_REASON)
 
 
 class NodeName(FilterPlugin):
@@ -21,4 +24,11 @@ class NodeName(FilterPlugin):
         wanted = pod.spec.node_name
         if not wanted or wanted == node.name:
             return SUCCESS
-        return Status.unresolvable(ERR_REASON)
+        return _REJECTED
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        wanted = pod.spec.node_name
+        if not wanted:
+            return FilterResult.passing(len(nodes))
+        rejected = np.asarray(state.cluster.node_names[nodes] != wanted, dtype=bool)
+        return FilterResult.from_mask(rejected, _REJECTED)

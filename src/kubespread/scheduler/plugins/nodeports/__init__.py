@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+import numpy as np
+
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import DEFAULT_HOST_IP, HostPort, NodeInfo, pod_host_ports
 from kubespread.scheduler.framework import (
@@ -11,6 +13,7 @@ from kubespread.scheduler.framework import (
     SUCCESS,
     CycleState,
     FilterPlugin,
+    FilterResult,
     PreFilterPlugin,
     PreFilterResult,
     Status,
@@ -21,6 +24,7 @@ __all__ = ["ERR_REASON", "NodePorts", "port_conflicts"]
 NAME: Final = "NodePorts"
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 _PRE_FILTER_KEY: Final = "PreFilter" + NAME
+_REJECTED: Final = Status.unschedulable(ERR_REASON)
 
 
 def port_conflicts(wanted: HostPort, used: dict[HostPort, int]) -> bool:
@@ -34,6 +38,10 @@ def port_conflicts(wanted: HostPort, used: dict[HostPort, int]) -> bool:
     return (ip, protocol, port) in used or (DEFAULT_HOST_IP, protocol, port) in used
 
 
+def _any_conflict(ports: tuple[HostPort, ...], used: dict[HostPort, int]) -> bool:
+    return bool(used) and any(port_conflicts(p, used) for p in ports)
+
+
 class NodePorts(PreFilterPlugin, FilterPlugin):
     name = NAME
 
@@ -44,11 +52,17 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         state.write(_PRE_FILTER_KEY, ports)
         return None, SUCCESS
 
-    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+    def _ports(self, state: CycleState, pod: Pod) -> tuple[HostPort, ...]:
         ports = state.get(_PRE_FILTER_KEY)
-        if ports is None:
-            ports = pod_host_ports(pod)
-        used = node.used_ports
-        if used and any(port_conflicts(p, used) for p in ports):
-            return Status.unschedulable(ERR_REASON)
-        return SUCCESS
+        return pod_host_ports(pod) if ports is None else ports
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        return _REJECTED if _any_conflict(self._ports(state, pod), node.used_ports) else SUCCESS
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        ports = self._ports(state, pod)
+        info_at = state.cluster.node_info_at
+        rejected = np.fromiter(
+            (_any_conflict(ports, info_at(int(i)).used_ports) for i in nodes), dtype=bool, count=len(nodes)
+        )
+        return FilterResult.from_mask(rejected, _REJECTED)

@@ -3,25 +3,54 @@ node.kubernetes.io/unschedulable:NoSchedule taint."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
 
 from kubespread.api import keys
 from kubespread.api.core import Pod
 from kubespread.api.taints import NO_SCHEDULE, Taint, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, Status
+from kubespread.scheduler.framework import (
+    SUCCESS,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    NodeSetCache,
+    Status,
+)
+
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
 
 __all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
 
 NAME: Final = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT: Final = Taint(key=keys.TAINT_UNSCHEDULABLE, effect=NO_SCHEDULE)
+_REJECTED: Final = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+
+def _unschedulable_vector(cluster: ClusterState) -> np.ndarray:
+    """spec.unschedulable by node id (read-only)."""
+    out = np.fromiter(
+        (bool(info.node.spec.unschedulable) for info in cluster.node_infos()),
+        dtype=bool, count=cluster.num_nodes,
+    )
+    out.flags.writeable = False
+    return out
 
 
 class NodeUnschedulable(FilterPlugin):
     name = NAME
+    _unschedulable: Final = NodeSetCache(_unschedulable_vector)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if not node.node.spec.unschedulable or tolerates_all(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
             return SUCCESS
-        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return _REJECTED
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        if tolerates_all(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
+            return FilterResult.passing(len(nodes))
+        return FilterResult.from_mask(self._unschedulable.get(state.cluster)[nodes], _REJECTED)

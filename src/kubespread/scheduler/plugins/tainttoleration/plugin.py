@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
 from kubespread.api.core import Pod
-from kubespread.api.taints import PREFER_NO_SCHEDULE, Toleration, find_untolerated, tolerates_all
+from kubespread.api.taints import PREFER_NO_SCHEDULE, Taint, Toleration, find_untolerated, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
     SUCCESS,
     CycleState,
     FilterPlugin,
+    FilterResult,
+    NodeSetCache,
     PreScorePlugin,
     ScorePlugin,
     Status,
     default_normalize_score,
 )
 
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
+
 __all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
 
 NAME: Final = "TaintToleration"
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
 _PRE_SCORE_KEY: Final = "PreScore" + NAME
+_REJECTED: Final = Status.unresolvable(ERR_REASON_UNTOLERATED)
 
 
 def _prefer_no_schedule_tolerations(pod: Pod) -> list[Toleration]:
@@ -31,27 +38,78 @@ def _prefer_no_schedule_tolerations(pod: Pod) -> list[Toleration]:
     return [t for t in pod.spec.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
 
 
+def _untolerated_preferred(taints: list[Taint], tolerations: list[Toleration]) -> int:
+    """How many PreferNoSchedule taints the tolerations do not tolerate."""
+    return sum(1 for t in taints if t.effect == PREFER_NO_SCHEDULE and not tolerates_all(tolerations, t))
+
+
+@dataclass(frozen=True, slots=True)
+class _TaintSets:
+    """Nodes grouped by their taint list: ``ids[node id]`` indexes ``sets``, the distinct
+    lists (clusters have few), so a pod's verdict is worked out once per list."""
+
+    ids: np.ndarray
+    sets: tuple[list[Taint], ...]
+
+
+def _taint_sets(cluster: ClusterState) -> _TaintSets:
+    # Toleration matching reads only key, value and effect, so lists equal in those (and in
+    # order: the score counts duplicates) share a set.
+    index: dict[tuple[tuple[str, str, str], ...], int] = {}
+    sets: list[list[Taint]] = []
+    ids = np.empty(cluster.num_nodes, dtype=np.intp)
+    for i, info in enumerate(cluster.node_infos()):
+        taints = info.node.spec.taints
+        key = tuple((t.key, t.value, t.effect) for t in taints)
+        s = index.get(key)
+        if s is None:
+            s = index[key] = len(sets)
+            sets.append(list(taints))
+        ids[i] = s
+    ids.flags.writeable = False
+    return _TaintSets(ids, tuple(sets))
+
+
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
+    _taint_sets: Final = NodeSetCache(_taint_sets)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if find_untolerated(node.node.spec.taints, pod.spec.tolerations) is None:
             return SUCCESS
-        return Status.unresolvable(ERR_REASON_UNTOLERATED)
+        return _REJECTED
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        ts = self._taint_sets.get(state.cluster)
+        tolerations = pod.spec.tolerations
+        rejected_set = np.fromiter(
+            (find_untolerated(taints, tolerations) is not None for taints in ts.sets),
+            dtype=bool, count=len(ts.sets),
+        )
+        if not rejected_set.any():
+            return FilterResult.passing(len(nodes))
+        return FilterResult.from_mask(rejected_set[ts.ids[nodes]], _REJECTED)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
         state.write(_PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))
         return SUCCESS
 
+    def _score_tolerations(self, state: CycleState, pod: Pod) -> list[Toleration]:
+        tolerations = state.get(_PRE_SCORE_KEY)
+        return _prefer_no_schedule_tolerations(pod) if tolerations is None else tolerations
+
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         """How many PreferNoSchedule taints the pod does not tolerate (fewer is better)."""
-        tolerations = state.get(_PRE_SCORE_KEY)
-        if tolerations is None:
-            tolerations = _prefer_no_schedule_tolerations(pod)
-        return sum(
-            1 for t in node.node.spec.taints
-            if t.effect == PREFER_NO_SCHEDULE and not tolerates_all(tolerations, t)
+        return _untolerated_preferred(node.node.spec.taints, self._score_tolerations(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+        ts = self._taint_sets.get(state.cluster)
+        tolerations = self._score_tolerations(state, pod)
+        per_set = np.fromiter(
+            (_untolerated_preferred(taints, tolerations) for taints in ts.sets),
+            dtype=np.int64, count=len(ts.sets),
         )
+        return per_set[ts.ids[nodes]]
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
