@@ -65,7 +65,8 @@ class PluginScores:
 @dataclass(slots=True)
 class Decision:
     pod: Pod
-    nodes: tuple[str, ...]
+    #: every node's name in node id order at decision time (a copy: the state may change)
+    nodes: np.ndarray
     feasible: list[str] = field(default_factory=list)
     rejections: dict[str, Rejection] = field(default_factory=dict)
     pre_filter_status: Status | None = None
@@ -109,7 +110,7 @@ class Decision:
         scored = {n: i for i, n in enumerate(self.scored)}
         feasible = set(self.feasible)
         nodes = []
-        for name in self.nodes:
+        for name in self.nodes.tolist():
             entry: dict[str, Any] = {"name": name, "feasible": name in feasible}
             rej = self.rejections.get(name)
             if rej is not None:
@@ -194,11 +195,11 @@ def _filter(
         if not rejected.any():
             continue
         statuses = [st.with_plugin(pl.name) for st in res.statuses]
-        for i in np.flatnonzero(rejected):
-            st = statuses[res.which[i]]
+        for k, st in enumerate(statuses):
             if st.code is Code.ERROR:
-                raise RuntimeError(f"plugin {pl.name} failed on node {names[ids[i]]}: {st.message}")
-            decision.rejections[str(names[ids[i]])] = Rejection(FILTER, st)
+                raise RuntimeError(f"plugin {pl.name} failed at Filter: {st.message}")
+            rejection = Rejection(FILTER, st)
+            decision.rejections.update(dict.fromkeys(names[ids[res.which == k]].tolist(), rejection))
         ids = ids[~rejected]
     return ids
 
@@ -228,15 +229,14 @@ def schedule_one(
 ) -> Decision:
     """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes)."""
     names = cluster.node_names
-    decision = Decision(pod=pod, nodes=tuple(str(n) for n in names))
+    decision = Decision(pod=pod, nodes=names.copy())
     state = CycleState(cluster)
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")
         decision.pre_filter_status = rejected_by
-        for n in decision.nodes:
-            decision.rejections[n] = Rejection(PRE_FILTER, rejected_by)
+        decision.rejections = dict.fromkeys(decision.nodes.tolist(), Rejection(PRE_FILTER, rejected_by))
         decision.fit_error = fit_error_message(len(names), decision.rejections, rejected_by)
         return decision
     ids = np.arange(len(names), dtype=np.int64)
@@ -250,7 +250,7 @@ def schedule_one(
             decision.rejections[str(names[i])] = Rejection(PRE_FILTER_RESULT, status)
         ids = ids[keep]
     ids = _filter(profile, state, pod, ids, names, decision)
-    decision.feasible = [str(names[i]) for i in ids]
+    decision.feasible = names[ids].tolist()
     if len(ids) == 0:
         decision.fit_error = fit_error_message(len(names), decision.rejections, None)
         return decision
