@@ -19,7 +19,7 @@ import numpy as np
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import MAX_NODE_SCORE, CycleState, ScorePlugin
+from kubespread.scheduler.framework import MAX_NODE_SCORE, CycleState, NodeSetCache, ScorePlugin
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "ImageLocality", "normalized_image_name"]
 
@@ -48,11 +48,9 @@ def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarra
 class _ImageIndex:
     """Image name → (size, node-id mask) for one node set (rebuilt when nodes change)."""
 
-    __slots__ = ("cluster", "generation", "images", "num_nodes")
+    __slots__ = ("images", "num_nodes")
 
     def __init__(self, cluster: ClusterState) -> None:
-        self.cluster = cluster
-        self.generation = cluster.node_generation
         n = cluster.num_nodes
         self.num_nodes = n
         sizes: dict[str, int] = {}
@@ -71,28 +69,19 @@ class _ImageIndex:
             mask[ids] = True
             self.images[name] = (sizes[name], mask)
 
-    def fresh_for(self, cluster: ClusterState) -> bool:
-        return self.cluster is cluster and self.generation == cluster.node_generation
-
 
 class ImageLocality(ScorePlugin):
     name = NAME
 
     def __init__(self, args: object = None) -> None:
         super().__init__(args)
-        self._index: _ImageIndex | None = None
-
-    def _image_index(self, cluster: ClusterState) -> _ImageIndex:
-        index = self._index
-        if index is None or not index.fresh_for(cluster):
-            index = self._index = _ImageIndex(cluster)
-        return index
+        self._index: NodeSetCache[_ImageIndex] = NodeSetCache(_ImageIndex)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
         nodes = np.asarray(nodes, dtype=np.intp)
         spec = pod.spec
         containers = [*spec.init_containers, *spec.containers]
-        index = self._image_index(state.cluster)
+        index = self._index.get(state.cluster)
         total = np.zeros(len(nodes), dtype=np.int64)
         for c in containers:
             got = index.images.get(normalized_image_name(c.image))

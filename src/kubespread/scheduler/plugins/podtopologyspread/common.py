@@ -8,7 +8,6 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -19,6 +18,7 @@ from kubespread.api import keys
 from kubespread.api.core import Pod, TopologySpreadConstraint
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.api.taints import find_untolerated
+from kubespread.scheduler.framework import NodeSetCache
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 
 if TYPE_CHECKING:
@@ -204,18 +204,13 @@ class InclusionMasks:
     _MAX_ENTRIES: Final = 256
 
     def __init__(self) -> None:
-        self._cache: weakref.WeakKeyDictionary[ClusterState, tuple[int, dict[str, np.ndarray]]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._cache: NodeSetCache[dict[str, np.ndarray]] = NodeSetCache(lambda _cluster: {})
 
     def _entries(self, cluster: ClusterState) -> dict[str, np.ndarray]:
-        got = self._cache.get(cluster)
-        if got is None or got[0] != cluster.node_generation:
-            got = (cluster.node_generation, {})
-            self._cache[cluster] = got
-        elif len(got[1]) > self._MAX_ENTRIES:
-            got[1].clear()
-        return got[1]
+        entries = self._cache.get(cluster)
+        if len(entries) > self._MAX_ENTRIES:
+            entries.clear()
+        return entries
 
     def affinity(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
         req = required_node_affinity(pod)
