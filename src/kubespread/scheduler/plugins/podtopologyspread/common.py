@@ -17,9 +17,9 @@ import numpy as np
 from kubespread.api import keys
 from kubespread.api.core import Pod, TopologySpreadConstraint
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
-from kubespread.api.taints import find_untolerated
 from kubespread.scheduler.framework import NodeSetCache
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
+from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
@@ -165,8 +165,9 @@ def build_default_constraints(
     if selector.empty:
         return []
     return [
-        SpreadConstraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
-                         c.node_taints_policy)
+        SpreadConstraint(
+            c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy, c.node_taints_policy
+        )
         for c in parsed
     ]
 
@@ -197,8 +198,9 @@ class InclusionMasks:
     """Per node id, whether the pod's required node affinity matches (nodeAffinityPolicy Honor)
     and whether the node has no untolerated NoSchedule/NoExecute taint (nodeTaintsPolicy Honor).
 
-    Both loop over the nodes once, so they are cached per cluster and node generation, keyed
-    by the pod fields they read: pods of one workload share them across cycles.
+    The affinity mask loops over the nodes once, so it is cached per cluster and node
+    generation, keyed by the pod fields it reads: pods of one workload share it across cycles.
+    The taint mask is TaintToleration's Filter verdict (decided once per distinct taint list).
     """
 
     _MAX_ENTRIES: Final = 256
@@ -222,7 +224,8 @@ class InclusionMasks:
         if mask is None:
             info_at = cluster.node_info_at
             mask = np.fromiter(
-                (req.matches(info_at(i).node) for i in range(cluster.num_nodes)), dtype=bool,
+                (req.matches(info_at(i).node) for i in range(cluster.num_nodes)),
+                dtype=bool,
                 count=cluster.num_nodes,
             )
             mask.flags.writeable = False
@@ -230,20 +233,8 @@ class InclusionMasks:
         return mask
 
     def taints(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
-        tolerations = pod.spec.tolerations
-        entries = self._entries(cluster)
-        key = "t" + _canonical([t.to_dict() for t in tolerations])
-        mask = entries.get(key)
-        if mask is None:
-            info_at = cluster.node_info_at
-            mask = np.fromiter(
-                (find_untolerated(info_at(i).node.spec.taints, tolerations) is None
-                 for i in range(cluster.num_nodes)),
-                dtype=bool, count=cluster.num_nodes,
-            )
-            mask.flags.writeable = False
-            entries[key] = mask
-        return mask
+        """Nodes without a NoSchedule/NoExecute taint the pod leaves untolerated."""
+        return ~untolerated_nodes(cluster, pod.spec.tolerations)
 
     def eligible(self, cluster: ClusterState, pod: Pod, c: SpreadConstraint) -> np.ndarray | None:
         """The nodes whose pods and domains count for ``c``; None when every node does."""
@@ -254,4 +245,3 @@ class InclusionMasks:
             t = self.taints(cluster, pod)
             mask = t if mask is None else mask & t
         return mask
-

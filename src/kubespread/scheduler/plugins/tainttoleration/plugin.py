@@ -25,7 +25,7 @@ from kubespread.scheduler.framework import (
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
 
-__all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
+__all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration", "untolerated_nodes"]
 
 NAME: Final = "TaintToleration"
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
@@ -70,9 +70,23 @@ def _taint_sets(cluster: ClusterState) -> _TaintSets:
     return _TaintSets(ids, tuple(sets))
 
 
+_TAINT_SETS: Final = NodeSetCache(_taint_sets)
+
+
+def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> np.ndarray:
+    """Per node id, whether the node has a NoSchedule/NoExecute taint the tolerations do not
+    tolerate: the Filter's verdict, shared with PodTopologySpread's nodeTaintsPolicy."""
+    ts = _TAINT_SETS.get(cluster)
+    per_set = np.fromiter(
+        (find_untolerated(taints, tolerations) is not None for taints in ts.sets),
+        dtype=bool,
+        count=len(ts.sets),
+    )
+    return per_set[ts.ids]
+
+
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
-    _taint_sets: Final = NodeSetCache(_taint_sets)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if find_untolerated(node.node.spec.taints, pod.spec.tolerations) is None:
@@ -80,15 +94,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return _REJECTED
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
-        ts = self._taint_sets.get(state.cluster)
-        tolerations = pod.spec.tolerations
-        rejected_set = np.fromiter(
-            (find_untolerated(taints, tolerations) is not None for taints in ts.sets),
-            dtype=bool, count=len(ts.sets),
-        )
-        if not rejected_set.any():
+        rejected = untolerated_nodes(state.cluster, pod.spec.tolerations)[nodes]
+        if not rejected.any():
             return FilterResult.passing(len(nodes))
-        return FilterResult.from_mask(rejected_set[ts.ids[nodes]], _REJECTED)
+        return FilterResult.from_mask(rejected, _REJECTED)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
         state.write(_PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))
@@ -103,11 +112,12 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return _untolerated_preferred(node.node.spec.taints, self._score_tolerations(state, pod))
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
-        ts = self._taint_sets.get(state.cluster)
+        ts = _TAINT_SETS.get(state.cluster)
         tolerations = self._score_tolerations(state, pod)
         per_set = np.fromiter(
             (_untolerated_preferred(taints, tolerations) for taints in ts.sets),
-            dtype=np.int64, count=len(ts.sets),
+            dtype=np.int64,
+            count=len(ts.sets),
         )
         return per_set[ts.ids[nodes]]
 
