@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+import numpy as np
+
 from kubespread.api.core import Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
@@ -25,11 +27,14 @@ if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
 
 __all__ = [
+    "ROLES",
     "AffinityTerm",
-    "ExistingPod",
+    "ExistingTerms",
     "PodTerms",
+    "TermCarriers",
     "combined_count_key",
-    "existing_pods_with_affinity",
+    "domain_sums",
+    "existing_terms",
     "namespace_labels",
     "pod_namespace",
     "pod_terms",
@@ -68,8 +73,9 @@ class AffinityTerm:
             weight=weight,
         )
 
-    def matches(self, pod_namespace: str, pod_labels: Mapping[str, str],
-                namespace_labels: Mapping[str, str] | None) -> bool:
+    def matches(
+        self, pod_namespace: str, pod_labels: Mapping[str, str], namespace_labels: Mapping[str, str] | None
+    ) -> bool:
         """AffinityTerm.Matches: the pod's namespace is listed or its labels are selected
         (missing Namespace object: no labels), and the label selector matches the pod."""
         if pod_namespace in self.namespaces or self.namespace_selector.matches(namespace_labels or _EMPTY):
@@ -113,8 +119,12 @@ class PodTerms:
 
     @property
     def empty(self) -> bool:
-        return not (self.required_affinity or self.required_anti_affinity
-                    or self.preferred_affinity or self.preferred_anti_affinity)
+        return not (
+            self.required_affinity
+            or self.required_anti_affinity
+            or self.preferred_affinity
+            or self.preferred_anti_affinity
+        )
 
 
 _NO_TERMS: Final = PodTerms()
@@ -135,15 +145,20 @@ def pod_terms(pod: Pod) -> PodTerms:
     return PodTerms(
         required_affinity=required(pa.required_during_scheduling_ignored_during_execution) if pa else (),
         required_anti_affinity=required(anti.required_during_scheduling_ignored_during_execution)
-        if anti else (),
+        if anti
+        else (),
         preferred_affinity=tuple(
             AffinityTerm.parse(ns, w.pod_affinity_term, w.weight)
             for w in pa.preferred_during_scheduling_ignored_during_execution
-        ) if pa else (),
+        )
+        if pa
+        else (),
         preferred_anti_affinity=tuple(
             AffinityTerm.parse(ns, w.pod_affinity_term, w.weight)
             for w in anti.preferred_during_scheduling_ignored_during_execution
-        ) if anti else (),
+        )
+        if anti
+        else (),
     )
 
 
@@ -153,58 +168,122 @@ def namespace_labels(cluster: ClusterState, namespace: str) -> Mapping[str, str]
     return ns.labels if ns is not None else _EMPTY
 
 
-# ---------------------------------------------------------------------- existing pods index
+# ---------------------------------------------------------------------- existing pods' terms
+
+#: the four kinds of term an existing pod can carry, as PodTerms' field names
+ROLES: Final = (
+    "required_affinity",
+    "required_anti_affinity",
+    "preferred_affinity",
+    "preferred_anti_affinity",
+)
 
 
-@dataclass(frozen=True, slots=True)
-class ExistingPod:
-    """A scheduler-visible bound pod with pod (anti-)affinity terms, and its node's name."""
+class TermCarriers:
+    """How many bound pods carry one distinct term, per node: kube walks every such pod each
+    cycle (NodeInfo.PodsWithAffinity); pods of one workload share their terms, so matching
+    each distinct term once and weighting its domains by these counts gives the same sums.
+    """
 
-    key: str
-    node_name: str
-    terms: PodTerms
+    __slots__ = ("_generation", "_vector", "by_node", "total")
+
+    def __init__(self) -> None:
+        self.by_node: dict[str, int] = {}
+        self.total = 0
+        self._vector: np.ndarray | None = None
+        self._generation = -1
+
+    def _add(self, cluster: ClusterState | None, node_name: str, delta: int) -> None:
+        c = self.by_node.get(node_name, 0) + delta
+        if c:
+            self.by_node[node_name] = c
+        else:
+            del self.by_node[node_name]
+        self.total += delta
+        vec = self._vector
+        if vec is not None:
+            if cluster is not None and self._generation == cluster.node_generation:
+                vec[cluster.node_index(node_name)] += delta
+            else:
+                self._vector = None
+
+    def per_node(self, cluster: ClusterState) -> np.ndarray:
+        """Carrier counts by node id (read-only; valid until the node set or the carriers change)."""
+        vec = self._vector
+        if vec is None or self._generation != cluster.node_generation:
+            vec = np.zeros(cluster.num_nodes, dtype=np.int64)
+            for name, c in self.by_node.items():
+                vec[cluster.node_index(name)] = c
+            self._vector, self._generation = vec, cluster.node_generation
+        return vec
 
 
-class _AffinityIndex:
-    """Bound, scheduler-visible pods that carry terms (NodeInfo.PodsWithAffinity across
-    nodes), kept current from ClusterState events so a cycle never scans every pod.
+class ExistingTerms:
+    """Every distinct term carried by bound, scheduler-visible pods, by role, with its
+    carriers per node; kept current from ClusterState events so a cycle never walks the pods.
 
-    Holds no reference to the ClusterState (it is the key of a WeakKeyDictionary)."""
+    Holds only a weak reference to the ClusterState (which keys the module's registry)."""
 
-    __slots__ = ("__weakref__", "pods")
+    __slots__ = ("__weakref__", "_cluster", "_records", "by_role")
 
     def __init__(self, cluster: ClusterState) -> None:
-        self.pods: dict[str, ExistingPod] = {}
+        self._cluster = weakref.ref(cluster)
+        self.by_role: dict[str, dict[AffinityTerm, TermCarriers]] = {role: {} for role in ROLES}
+        self._records: dict[str, tuple[str, list[tuple[str, AffinityTerm]]]] = {}
         for key, pod in cluster.pods.items():
             self._put(key, pod)
 
+    def _apply(self, node_name: str, terms: list[tuple[str, AffinityTerm]], delta: int) -> None:
+        cluster = self._cluster()
+        for role, term in terms:
+            group = self.by_role[role]
+            carriers = group.get(term)
+            if carriers is None:
+                carriers = group[term] = TermCarriers()
+            carriers._add(cluster, node_name, delta)
+            if not carriers.total:
+                del group[term]
+
+    def _drop(self, key: str) -> None:
+        old = self._records.pop(key, None)
+        if old is not None:
+            self._apply(old[0], old[1], -1)
+
     def _put(self, key: str, pod: Pod) -> None:
+        self._drop(key)
         node = pod.spec.node_name
-        terms = pod_terms(pod) if node and not pod.is_finished else _NO_TERMS
+        if not node or pod.is_finished:
+            return
+        terms = pod_terms(pod)
         if terms.empty:
-            self.pods.pop(key, None)
-        else:
-            self.pods[key] = ExistingPod(key, node, terms)
+            return
+        flat = [(role, t) for role in ROLES for t in getattr(terms, role)]
+        self._records[key] = (node, flat)
+        self._apply(node, flat, +1)
 
     def on_event(self, event: ClusterEvent) -> None:
         if event.kind != Pod.KIND:
             return
         pod = event.obj
         if event.type in (EventType.UNBOUND, EventType.DELETED):
-            self.pods.pop(pod.key, None)
+            self._drop(pod.key)
         else:  # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
             self._put(pod.key, pod)
 
+    def __len__(self) -> int:
+        """How many pods carry terms."""
+        return len(self._records)
 
-_INDEXES: weakref.WeakKeyDictionary[ClusterState, _AffinityIndex] = weakref.WeakKeyDictionary()
+
+_INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakKeyDictionary()
 
 
-def existing_pods_with_affinity(cluster: ClusterState) -> Mapping[str, ExistingPod]:
-    """Pod key → the bound pod's parsed terms, for every pod carrying any pod (anti-)affinity
-    term; built by one scan on first use, then maintained by a state listener."""
+def existing_terms(cluster: ClusterState) -> ExistingTerms:
+    """The terms of the cluster's bound pods; built by one scan on first use, then
+    maintained by a state listener."""
     index = _INDEXES.get(cluster)
     if index is None:
-        index = _AffinityIndex(cluster)
+        index = ExistingTerms(cluster)
         idx_ref = weakref.ref(index)
 
         def listener(event: ClusterEvent) -> None:
@@ -214,4 +293,15 @@ def existing_pods_with_affinity(cluster: ClusterState) -> Mapping[str, ExistingP
 
         cluster.subscribe(listener)
         _INDEXES[cluster] = index
-    return index.pods
+    return index
+
+
+def domain_sums(cluster: ClusterState, key: str, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, sums): the node label column for ``key`` and ``per_node`` summed over each of
+    its values (topology domains); nodes without the key (code -1) add to none."""
+    codes, values = cluster.node_label_column(key)
+    has = codes >= 0
+    if not values:
+        return codes, np.zeros(0, dtype=np.int64)
+    sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values)).astype(np.int64)
+    return codes, sums

@@ -24,7 +24,8 @@ from kubespread.scheduler.framework import SKIP, SUCCESS, CycleState, FilterResu
 from kubespread.scheduler.plugins.interpodaffinity.common import (
     PodTerms,
     combined_count_key,
-    existing_pods_with_affinity,
+    domain_sums,
+    existing_terms,
     namespace_labels,
     pod_namespace,
     pod_terms,
@@ -79,14 +80,10 @@ def cached_pod_terms(state: CycleState, pod: Pod) -> PodTerms:
 def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.ndarray:
     """Per node id, the sum of ``per_node`` over the node's topology domain for ``key``;
     -1 for nodes lacking the key (so '> 0' and '== -1' tell the cases apart)."""
-    codes, values = cluster.node_label_column(key)
-    has = codes >= 0
-    out = np.full(len(codes), -1, dtype=np.int64)
-    if values:
-        sums = np.zeros(len(values), dtype=np.int64)
-        np.add.at(sums, codes[has], per_node[has])
-        out[has] = sums[codes[has]]
-    return out
+    codes, sums = domain_sums(cluster, key, per_node)
+    if not len(sums):
+        return np.full(len(codes), -1, dtype=np.int64)
+    return np.where(codes >= 0, sums[codes], -1)
 
 
 def _affinity_fails(cluster: ClusterState, pod: Pod, terms: PodTerms) -> np.ndarray:
@@ -113,9 +110,7 @@ def _affinity_fails(cluster: ClusterState, pod: Pod, terms: PodTerms) -> np.ndar
         any_counted = any_counted or bool((dom > 0).any())
     if not any_counted:
         pod_ns, labels = pod_namespace(pod), pod.metadata.labels
-        self_match = all(
-            (k_ns is None or pod_ns in k_ns) and k_sel.matches(labels) for k_ns, k_sel in keys
-        )
+        self_match = all((k_ns is None or pod_ns in k_ns) and k_sel.matches(labels) for k_ns, k_sel in keys)
         if self_match:
             pods_missing[:] = False
     return lacks_key | pods_missing
@@ -136,29 +131,21 @@ def _anti_affinity_fails(cluster: ClusterState, terms: PodTerms) -> np.ndarray:
 
 def _existing_anti_fails(cluster: ClusterState, pod: Pod) -> np.ndarray:
     """satisfyExistingPodsAntiAffinity's negation: the node shares a (key, value) label with
-    the node of an existing pod whose required anti-affinity term matches the incoming pod."""
+    the node of an existing pod whose required anti-affinity term matches the incoming pod.
+
+    Each distinct term is matched once; its carriers' nodes give the closed domains."""
     fails = np.zeros(cluster.num_nodes, dtype=bool)
+    carried = existing_terms(cluster).by_role["required_anti_affinity"]
+    if not carried:
+        return fails
     pod_ns, labels = pod_namespace(pod), pod.metadata.labels
-    ns_labels = None
-    closed: set[tuple[str, str]] = set()
-    nodes = cluster.nodes
-    for existing in existing_pods_with_affinity(cluster).values():
-        anti = existing.terms.required_anti_affinity
-        if not anti:
+    ns_labels = namespace_labels(cluster, pod_ns)
+    for term, carriers in carried.items():
+        if not term.matches(pod_ns, labels, ns_labels):
             continue
-        if ns_labels is None:
-            ns_labels = namespace_labels(cluster, pod_ns)
-        node_labels = nodes[existing.node_name].metadata.labels
-        for t in anti:
-            value = node_labels.get(t.topology_key)
-            if value is None or (t.topology_key, value) in closed:
-                continue
-            if t.matches(pod_ns, labels, ns_labels):
-                closed.add((t.topology_key, value))
-    for key, value in closed:
-        codes, values = cluster.node_label_column(key)
-        code = values.index(value)
-        fails |= codes == code
+        codes, sums = domain_sums(cluster, term.topology_key, carriers.per_node(cluster))
+        if len(sums):
+            fails |= (codes >= 0) & (sums > 0)[codes]
     return fails
 
 
@@ -169,11 +156,14 @@ def pre_filter(state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Sta
     existing = _existing_anti_fails(cluster, pod)
     if not terms.required_affinity and not terms.required_anti_affinity and not existing.any():
         return None, SKIP
-    state.write(PRE_FILTER_KEY, PreFilterState(
-        affinity_fails=_affinity_fails(cluster, pod, terms),
-        anti_affinity_fails=_anti_affinity_fails(cluster, terms),
-        existing_anti_fails=existing,
-    ))
+    state.write(
+        PRE_FILTER_KEY,
+        PreFilterState(
+            affinity_fails=_affinity_fails(cluster, pod, terms),
+            anti_affinity_fails=_anti_affinity_fails(cluster, terms),
+            existing_anti_fails=existing,
+        ),
+    )
     return None, SUCCESS
 
 

@@ -40,8 +40,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
 
     def __repr__(self) -> str:
-        return (f"InterPodAffinity(hardPodAffinityWeight={self.hard_pod_affinity_weight}, "
-                f"ignorePreferredTermsOfExistingPods={self.ignore_preferred_terms_of_existing_pods})")
+        return (
+            f"InterPodAffinity(hardPodAffinityWeight={self.hard_pod_affinity_weight}, "
+            f"ignorePreferredTermsOfExistingPods={self.ignore_preferred_terms_of_existing_pods})"
+        )
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

@@ -18,7 +18,8 @@ from kubespread.api.core import Pod
 from kubespread.scheduler.framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status
 from kubespread.scheduler.plugins.interpodaffinity.common import (
     AffinityTerm,
-    existing_pods_with_affinity,
+    domain_sums,
+    existing_terms,
     namespace_labels,
     pod_namespace,
 )
@@ -43,27 +44,23 @@ class _TopologyScore:
     """Accumulates kube's scoreMap; ``touched`` mirrors whether any entry was ever created
     (kube skips scoring when none was, even if entries would sum to zero)."""
 
-    __slots__ = ("cluster", "positions", "scores", "touched")
+    __slots__ = ("cluster", "scores", "touched")
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.scores: dict[str, np.ndarray] = {}
-        self.positions: dict[str, dict[str, int]] = {}
         self.touched = False
 
-    def _vector(self, key: str) -> np.ndarray:
+    def add_domains(self, key: str, per_node: np.ndarray, amount: int) -> None:
+        """``amount`` times ``per_node`` summed over each domain of ``key``; an entry is
+        created (``touched``) when a counted node carries the key, as kube's map does."""
+        _, sums = domain_sums(self.cluster, key, per_node)
+        if not sums.any():
+            return
         vec = self.scores.get(key)
         if vec is None:
-            _, values = self.cluster.node_label_column(key)
-            vec = self.scores[key] = np.zeros(len(values), dtype=np.int64)
-        return vec
-
-    def add_value(self, key: str, value: str, amount: int) -> None:
-        pos = self.positions.get(key)
-        if pos is None:
-            _, values = self.cluster.node_label_column(key)
-            pos = self.positions[key] = {v: i for i, v in enumerate(values)}
-        self._vector(key)[pos[value]] += amount
+            vec = self.scores[key] = np.zeros(len(sums), dtype=np.int64)
+        vec += sums * amount
         self.touched = True
 
     def add_counts(self, term: AffinityTerm, multiplier: int) -> None:
@@ -72,14 +69,7 @@ class _TopologyScore:
         if sel.nothing or (ns is not None and not ns):
             return
         counts = self.cluster.pod_counts(ns, sel, include_terminating=True)
-        codes, values = self.cluster.node_label_column(term.topology_key)
-        has = codes >= 0
-        if not values or not counts[has].any():
-            return
-        per_domain = np.zeros(len(values), dtype=np.int64)
-        np.add.at(per_domain, codes[has], counts[has])
-        self._vector(term.topology_key)[:] += per_domain * (term.weight * multiplier)
-        self.touched = True
+        self.add_domains(term.topology_key, counts, term.weight * multiplier)
 
 
 def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_preferred: bool) -> Status:
@@ -96,24 +86,21 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
     for t in terms.preferred_anti_affinity:
         topo.add_counts(t, -1)
 
+    # existing pods' terms that match the incoming pod, each distinct term once, weighted by
+    # how many pods carry it in each domain
     pod_ns, labels = pod_namespace(pod), pod.metadata.labels
     ns_labels = namespace_labels(cluster, pod_ns)
-    nodes = cluster.nodes
-    for existing in existing_pods_with_affinity(cluster).values():
-        et = existing.terms
-        node_labels = nodes[existing.node_name].metadata.labels
-        if not node_labels:
+    by_role = existing_terms(cluster).by_role
+    for role, fixed, sign in (
+        ("required_affinity", hard_weight, 0),
+        ("preferred_affinity", 0, 1),
+        ("preferred_anti_affinity", 0, -1),
+    ):
+        if role == "required_affinity" and hard_weight <= 0:
             continue
-        if hard_weight > 0:
-            for t in et.required_affinity:
-                value = node_labels.get(t.topology_key)
-                if value is not None and t.matches(pod_ns, labels, ns_labels):
-                    topo.add_value(t.topology_key, value, hard_weight)
-        for multiplier, group in ((1, et.preferred_affinity), (-1, et.preferred_anti_affinity)):
-            for t in group:
-                value = node_labels.get(t.topology_key)
-                if value is not None and t.matches(pod_ns, labels, ns_labels):
-                    topo.add_value(t.topology_key, value, t.weight * multiplier)
+        for term, carriers in by_role[role].items():
+            if term.matches(pod_ns, labels, ns_labels):
+                topo.add_domains(term.topology_key, carriers.per_node(cluster), fixed + sign * term.weight)
 
     if not topo.touched:
         return SKIP
