@@ -30,6 +30,7 @@ __all__ = [
     "Requirement",
     "Selector",
     "compile_label_selector",
+    "node_requirement_matches",
     "node_selector_matches",
     "node_selector_term_matches",
     "parse_selector",
@@ -212,7 +213,7 @@ def _is_label_value(v: str) -> bool:
     return len(v) <= 63 and _LABEL_VALUE_RE.fullmatch(v) is not None
 
 
-def _node_requirement_matches(r: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
+def node_requirement_matches(r: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
     """labels.NewRequirement, then Requirement.Matches. A requirement NewRequirement rejects
     fails its whole term (a parse error): In/NotIn without values, Exists/DoesNotExist with
     values, Gt/Lt without exactly one int64 value, or any value that is not a valid label value
@@ -236,7 +237,7 @@ def node_selector_term_matches(term: NodeSelectorTerm, labels: Mapping[str, str]
     if not term.match_expressions and not term.match_fields:
         return False
     for r in term.match_expressions:
-        if not _node_requirement_matches(r, labels):
+        if not node_requirement_matches(r, labels):
             return False
     return all(_node_field_matches(r, node_name) for r in term.match_fields)
 

@@ -56,8 +56,9 @@ def feasible(result: dict[str, Any]) -> set[str]:
     return {n for n, r in result.items() if r is None or r == "SKIP"}
 
 
-def run_score(cs: ClusterState, pod: PodBuilder, nodes: list[str] | None = None,
-              plugin: InterPodAffinity | None = None) -> tuple[dict[str, int], dict[str, int]] | None:
+def run_score(
+    cs: ClusterState, pod: PodBuilder, nodes: list[str] | None = None, plugin: InterPodAffinity | None = None
+) -> tuple[dict[str, int], dict[str, int]] | None:
     """(raw, normalized) by node name over ``nodes`` (default all); None when PreScore skips."""
     plugin = plugin or InterPodAffinity()
     state = CycleState(cs)
@@ -110,8 +111,12 @@ def test_required_affinity_counts_pods_matching_all_terms_at_once() -> None:
     # all terms, so the incoming pod (which matches both) is a first pod and may go anywhere
     pods = [make_pod("a").label("app", "db").node("n1"), make_pod("b").label("tier", "cache").node("n2")]
     cs = cluster_of(zoned_nodes(), pods)
-    pod = (make_pod("p").labels(app="db", tier="cache")
-           .pod_affinity(ZONE, DB).pod_affinity(ZONE, {"matchLabels": {"tier": "cache"}}))
+    pod = (
+        make_pod("p")
+        .labels(app="db", tier="cache")
+        .pod_affinity(ZONE, DB)
+        .pod_affinity(ZONE, {"matchLabels": {"tier": "cache"}})
+    )
     assert feasible(run_filter(cs, pod)) == {"n1", "n2", "n3"}
     # once a pod matches both, only its zone remains
     cs.add(make_pod("c").labels(app="db", tier="cache").node("n3").obj())
@@ -209,8 +214,10 @@ def ns_cluster() -> ClusterState:
         ({"namespaceSelector": {"matchLabels": {"team": "x"}}}, {"n2"}),
         ({"namespaceSelector": {"matchLabels": {"team": "x"}}, "namespaces": ["bare"]}, {"n2", "n3"}),
         # namespaces without labels are selected by DoesNotExist
-        ({"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}},
-         {"n1", "n3"}),
+        (
+            {"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}},
+            {"n1", "n3"},
+        ),
         ({"namespaceSelector": {"matchLabels": {"team": "nobody"}}}, set()),
     ],
 )
@@ -268,12 +275,18 @@ def test_preferred_affinity_and_anti_affinity_scores() -> None:
 
 def test_normalize_truncates_with_negative_scores() -> None:
     nodes = [make_node("n1"), make_node("n2"), make_node("n3")]
-    pods = [make_pod("w").label("app", "web").node("n1"), make_pod("d").label("app", "db").node("n3"),
-            make_pod("d2").label("app", "db").node("n2")]
+    pods = [
+        make_pod("w").label("app", "web").node("n1"),
+        make_pod("d").label("app", "db").node("n3"),
+        make_pod("d2").label("app", "db").node("n2"),
+    ]
     cs = cluster_of(nodes, pods)
-    pod = (make_pod("p").pod_affinity(HOSTNAME, WEB, weight=5, anti=True)
-           .pod_affinity(HOSTNAME, DB, weight=1)
-           .pod_affinity(HOSTNAME, {"matchLabels": {"x": "y"}}, weight=3))
+    pod = (
+        make_pod("p")
+        .pod_affinity(HOSTNAME, WEB, weight=5, anti=True)
+        .pod_affinity(HOSTNAME, DB, weight=1)
+        .pod_affinity(HOSTNAME, {"matchLabels": {"x": "y"}}, weight=3)
+    )
     cs.add(make_pod("d3").label("app", "db").node("n3").obj())
     raw, norm = run_score(cs, pod) or ({}, {})
     assert raw == {"n1": -5, "n2": 1, "n3": 2}
@@ -372,3 +385,69 @@ def test_empty_namespace_selector_includes_namespaces_without_objects() -> None:
     assert feasible(run_filter(cs, make_pod("p").pod_affinity(ZONE, DB, namespaceSelector={}))) == {"n2"}
     sel = {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}
     assert feasible(run_filter(cs, make_pod("p").pod_affinity(ZONE, DB, namespaceSelector=sel))) == set()
+
+
+def _carriers(index) -> dict[tuple[str, object], dict[str, int]]:
+    return {
+        (role, term): dict(c.by_node) for role, terms in index.by_role.items() for term, c in terms.items()
+    }
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_existing_terms_index_equals_a_fresh_scan_after_random_changes(seed: int) -> None:
+    """The per-term carrier counts (and their node-id vectors) kept up by events equal what
+    one scan of the final state gives, through binds, unbinds, relabels, phase changes,
+    deletes and node deletions that move node ids."""
+    import random
+
+    from kubespread.scheduler.plugins.interpodaffinity.common import ExistingTerms, existing_terms
+
+    rng = random.Random(seed)
+    cs = cluster_of([make_node(f"n{i}").zone("ab"[i % 2]) for i in range(8)])
+    live = existing_terms(cs)
+    made = 0
+    for _ in range(120):
+        pods = list(cs.pods)
+        action = rng.choice(("add", "add", "bind", "unbind", "update", "delete", "node"))
+        if action == "add" or not pods:
+            app = rng.choice(("web", "db"))
+            pod = make_pod(f"p{made}").label("app", app)
+            made += 1
+            if rng.random() < 0.6:
+                pod = pod.pod_affinity(
+                    rng.choice((HOSTNAME, ZONE)),
+                    rng.choice((WEB, DB)),
+                    anti=rng.random() < 0.5,
+                    weight=rng.choice((0, 0, 10, 30)),
+                )
+            if rng.random() < 0.5:
+                pod = pod.node(rng.choice([str(n) for n in cs.node_names]))
+            cs.add(pod.obj())
+            continue
+        key = rng.choice(pods)
+        pod = cs.pods[key]
+        if action == "bind" and not pod.spec.node_name:
+            cs.bind(key, rng.choice([str(n) for n in cs.node_names]))
+        elif action == "unbind" and pod.spec.node_name:
+            cs.unbind(key)
+        elif action == "update":
+            d = pod.to_dict()
+            d["status"] = {"phase": rng.choice(("Running", "Succeeded"))}
+            if rng.random() < 0.5:
+                d["spec"].pop("affinity", None)
+            cs.update(type(pod).from_dict(d))
+        elif action == "delete":
+            cs.delete("Pod", key)
+        elif action == "node":
+            empty = [str(n) for n in cs.node_names if not cs.pods_on_node(str(n))]
+            if empty and cs.num_nodes > 3:
+                cs.delete_node(rng.choice(empty))
+        for terms in live.by_role.values():  # read vectors mid-way, so later changes patch them
+            for c in terms.values():
+                c.per_node(cs)
+    fresh = ExistingTerms(cs)
+    assert _carriers(live) == _carriers(fresh)
+    assert sum(len(t) for t in live.by_role.values()) > 0
+    for role, terms in live.by_role.items():
+        for term, c in terms.items():
+            assert c.per_node(cs).tolist() == fresh.by_role[role][term].per_node(cs).tolist()

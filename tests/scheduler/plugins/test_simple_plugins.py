@@ -302,9 +302,9 @@ def _random_pod(rng: random.Random, name: str, node_names: list[str]):
 def _random_cluster(rng: random.Random, n: int):
     nodes = [_random_node(rng, f"n{i}") for i in range(n)]
     bound = [
-        make_pod(f"bound{i}").node(f"n{rng.randrange(n)}").host_port(
-            rng.choice((80, 443)), rng.choice(("TCP", "UDP")), rng.choice(("", "10.0.0.1"))
-        )
+        make_pod(f"bound{i}")
+        .node(f"n{rng.randrange(n)}")
+        .host_port(rng.choice((80, 443)), rng.choice(("TCP", "UDP")), rng.choice(("", "10.0.0.1")))
         for i in range(n // 3)
     ]
     return cluster_of(nodes, bound)
@@ -318,7 +318,8 @@ def _verdicts(res, nodes: np.ndarray) -> list[tuple[int, str]]:
     assert res.which.shape == nodes.shape
     return [
         (int(i), f"{res.statuses[w].code}: {res.statuses[w].message}")
-        for i, w in zip(nodes, res.which, strict=True) if w >= 0
+        for i, w in zip(nodes, res.which, strict=True)
+        if w >= 0
     ]
 
 
@@ -349,9 +350,10 @@ def _assert_same_as_per_node(cluster, pods, rng: random.Random) -> int:
             assert got.tolist() == want.tolist(), pod.spec.to_dict()
         # and without PreScore (score reads the tolerations itself)
         bare = CycleState(cluster)
-        assert plugin.score_nodes(bare, pod, all_ids).tolist() == ScorePlugin.score_nodes(
-            plugin, bare, pod, all_ids
-        ).tolist()
+        assert (
+            plugin.score_nodes(bare, pod, all_ids).tolist()
+            == ScorePlugin.score_nodes(plugin, bare, pod, all_ids).tolist()
+        )
     return rejecting
 
 
@@ -379,10 +381,14 @@ def test_vectorized_forms_see_node_updates() -> None:
     cluster.update_node(make_node("b").taint("k", "v", "NoSchedule").obj())
     cluster.update_node(make_node("c").taint("k", "v", "PreferNoSchedule").unschedulable().obj())
     assert run_filter(taints, pod, cluster) == {
-        "a": "", "b": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)", "c": "",
+        "a": "",
+        "b": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)",
+        "c": "",
     }
     assert run_filter(unsched, pod, cluster) == {
-        "a": "", "b": "", "c": f"{UNRESOLVABLE}: node(s) were unschedulable",
+        "a": "",
+        "b": "",
+        "c": f"{UNRESOLVABLE}: node(s) were unschedulable",
     }
     assert run_score(taints, pod, cluster) == [100, 100, 0]
 
@@ -394,6 +400,100 @@ def test_vectorized_forms_see_node_updates() -> None:
     other = cluster_of([make_node("a").taint("k", "v", "NoSchedule")])
     assert run_filter(taints, pod, other) == {"a": f"{UNRESOLVABLE}: node(s) had untolerated taint(s)"}
     assert run_filter(taints, pod, cluster)["a"] == ""
+
+
+# NodeAffinity decides each requirement once per distinct label value and caches the node
+# masks by the terms' content; the per-node matchers are the reference.
+_NA_KEYS = ("disk", "num", ZONE)
+_NA_VALUES = ("ssd", "hdd", "3", "10", "-1", "z1", "z2", "not valid!")
+
+
+def _random_requirement(rng: random.Random) -> dict:
+    op = rng.choice(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus"))
+    values = rng.sample(_NA_VALUES, rng.choice((0, 1, 1, 2)))
+    if op in ("Exists", "DoesNotExist") and rng.random() < 0.8:
+        values = []
+    return {"key": rng.choice(_NA_KEYS), "operator": op, "values": values}
+
+
+def _random_term(rng: random.Random, names: list[str]) -> dict:
+    term: dict = {}
+    if rng.random() < 0.9:
+        term["matchExpressions"] = [_random_requirement(rng) for _ in range(rng.choice((1, 1, 2)))]
+    if rng.random() < 0.2:
+        field = {
+            "key": rng.choice(("metadata.name", "metadata.uid")),
+            "operator": rng.choice(("In", "NotIn", "Exists")),
+            "values": rng.sample([*names, "missing"], rng.choice((1, 1, 2))),
+        }
+        term["matchFields"] = [field]
+    return term
+
+
+def _random_na_pod(rng: random.Random, name: str, names: list[str]):
+    pod = make_pod(name)
+    if rng.random() < 0.3:
+        pod = pod.node_selector(**{rng.choice(_NA_KEYS): rng.choice(_NA_VALUES)})
+    if rng.random() < 0.7:
+        terms = [_random_term(rng, names) for _ in range(rng.choice((0, 1, 2, 3)))]
+        pod = pod.affinity(NA_REQUIRED, {"nodeSelectorTerms": terms})
+    for _ in range(rng.choice((0, 1, 2))):
+        pod = pod.affinity(
+            NA_PREFERRED, {"weight": rng.choice((0, 1, 50)), "preference": _random_term(rng, names)}
+        )
+    return pod.obj()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_node_affinity_vector_forms_match_the_per_node_forms(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(rng.choice((5, 12, 30))):
+        node = make_node(f"n{i}")
+        for key in _NA_KEYS:
+            if rng.random() < 0.7:
+                node = node.label(key, rng.choice(_NA_VALUES[:-1]))
+        nodes.append(node)
+    cluster = cluster_of(nodes)
+    names = [str(n) for n in cluster.node_names]
+    added = NodeAffinityArgs.from_dict(
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [_random_term(rng, names)]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 7, "preference": _random_term(rng, names)}
+                ],
+            }
+        }
+    )
+    rejected = scored = 0
+    for _ in range(2):
+        all_ids = np.arange(cluster.num_nodes)
+        subset = np.asarray(rng.sample(range(cluster.num_nodes), cluster.num_nodes // 2), dtype=np.int64)
+        for i in range(30):
+            pod = _random_na_pod(rng, f"p{i}", names)
+            for plugin in (NodeAffinity(), NodeAffinity(added)):
+                state = CycleState(cluster)
+                if not plugin.pre_filter(state, pod)[1].is_skip:
+                    for nodes in (all_ids, subset):
+                        want = _verdicts(FilterPlugin.filter_nodes(plugin, state, pod, nodes), nodes)
+                        assert _verdicts(plugin.filter_nodes(state, pod, nodes), nodes) == want, (
+                            pod.spec.to_dict()
+                        )
+                        rejected += bool(want)
+                if not plugin.pre_score(state, pod, all_ids).is_skip:
+                    for nodes in (all_ids, subset):
+                        want = ScorePlugin.score_nodes(plugin, state, pod, nodes)
+                        assert plugin.score_nodes(state, pod, nodes).tolist() == want.tolist(), (
+                            pod.spec.to_dict()
+                        )
+                        scored += bool(want.any())
+        # node ids move and labels change: the cached masks must follow
+        cluster.delete_node(names.pop(0))
+        cluster.update_node(make_node(names[0]).label("disk", "ssd").label("num", "10").obj())
+    assert rejected > 0 and scored > 0
 
 
 # ---------------------------------------------------------------- queueing

@@ -1,14 +1,122 @@
-"""The pod's required node affinity as one matcher, shared with PodTopologySpread's
-nodeAffinityPolicy (nodeaffinity.GetRequiredNodeAffinity)."""
+"""The pod's node affinity as matchers over one node or over every node at once, shared
+with PodTopologySpread's nodeAffinityPolicy (nodeaffinity.GetRequiredNodeAffinity).
+
+Over every node, a requirement is decided once per distinct value of its label key (its
+outcome depends on nothing else) and spread to the nodes through the label column's codes;
+the resulting masks are cached per node generation, keyed by the terms' content, so the
+pods of one workload share them across cycles.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
 
 from kubespread.api.core import Node, NodeAffinity, Pod, PreferredSchedulingTerm
-from kubespread.api.selectors import NodeSelector, node_selector_matches, node_selector_term_matches
+from kubespread.api.selectors import (
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    node_requirement_matches,
+    node_selector_matches,
+    node_selector_term_matches,
+)
+from kubespread.scheduler.framework import NodeSetCache
 
-__all__ = ["RequiredNodeAffinity", "preferred_score", "required_node_affinity"]
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
+
+__all__ = [
+    "RequiredNodeAffinity",
+    "node_selector_mask",
+    "preferred_score",
+    "preferred_scores",
+    "required_node_affinity",
+    "term_mask",
+]
+
+# ------------------------------------------------------------------ masks over every node
+
+_MAX_ENTRIES: Final = 512
+_MASKS: Final[NodeSetCache[dict[object, np.ndarray]]] = NodeSetCache(lambda _cluster: {})
+
+
+def _cached(cluster: ClusterState, key: object, build: object) -> np.ndarray:
+    entries = _MASKS.get(cluster)
+    mask = entries.get(key)
+    if mask is None:
+        if len(entries) >= _MAX_ENTRIES:
+            entries.clear()
+        mask = build(cluster)  # type: ignore[operator]
+        mask.flags.writeable = False
+        entries[key] = mask
+    return mask
+
+
+def _req_key(r: NodeSelectorRequirement) -> tuple[str, str, tuple[str, ...]]:
+    return (r.key, r.operator, tuple(r.values))
+
+
+def _term_key(term: NodeSelectorTerm) -> tuple[object, ...]:
+    return (tuple(map(_req_key, term.match_expressions)), tuple(map(_req_key, term.match_fields)))
+
+
+def _expression_mask(cluster: ClusterState, r: NodeSelectorRequirement) -> np.ndarray:
+    codes, values = cluster.node_label_column(r.key)
+    # one verdict per distinct value, then the verdict for a node without the key at the
+    # end, where code -1 finds it
+    table = np.fromiter(
+        (node_requirement_matches(r, {r.key: v}) for v in values), dtype=bool, count=len(values)
+    )
+    return np.append(table, node_requirement_matches(r, {}))[codes]
+
+
+def _field_mask(cluster: ClusterState, r: NodeSelectorRequirement) -> np.ndarray:
+    names = cluster.node_names
+    if r.key != "metadata.name" or r.operator not in ("In", "NotIn") or len(r.values) != 1:
+        return np.zeros(len(names), dtype=bool)
+    named = names == r.values[0]
+    return named if r.operator == "In" else ~named
+
+
+def _build_term_mask(term: NodeSelectorTerm, cluster: ClusterState) -> np.ndarray:
+    mask = np.ones(cluster.num_nodes, dtype=bool)
+    if not term.match_expressions and not term.match_fields:
+        return ~mask
+    for r in term.match_expressions:
+        mask &= _expression_mask(cluster, r)
+    for r in term.match_fields:
+        mask &= _field_mask(cluster, r)
+    return mask
+
+
+def term_mask(cluster: ClusterState, term: NodeSelectorTerm) -> np.ndarray:
+    """Per node id, node_selector_term_matches (read-only, cached)."""
+    return _cached(cluster, ("term", _term_key(term)), lambda c: _build_term_mask(term, c))
+
+
+def node_selector_mask(cluster: ClusterState, sel: NodeSelector | None) -> np.ndarray:
+    """Per node id, node_selector_matches: the terms ORed; nil matches all, no terms none."""
+    if sel is None:
+        return np.ones(cluster.num_nodes, dtype=bool)
+    mask = np.zeros(cluster.num_nodes, dtype=bool)
+    for term in sel.node_selector_terms:
+        mask |= term_mask(cluster, term)
+    return mask
+
+
+def preferred_scores(cluster: ClusterState, terms: Sequence[PreferredSchedulingTerm]) -> np.ndarray:
+    """Per node id, preferred_score: the summed weights of the terms each node matches."""
+    out = np.zeros(cluster.num_nodes, dtype=np.int64)
+    for t in terms:
+        if t.weight:
+            out[term_mask(cluster, t.preference)] += t.weight
+    return out
+
+
+# ------------------------------------------------------------------ the pod's affinity
 
 
 class RequiredNodeAffinity:
@@ -34,6 +142,25 @@ class RequiredNodeAffinity:
 
     def matches(self, node: Node) -> bool:
         return self.matches_labels(node.metadata.labels, node.metadata.name)
+
+    def mask(self, cluster: ClusterState) -> np.ndarray:
+        """Per node id, :meth:`matches` (read-only, cached)."""
+        key = (
+            "required",
+            tuple(sorted(self.node_selector.items())),
+            None if self.required is None else tuple(map(_term_key, self.required.node_selector_terms)),
+        )
+        return _cached(cluster, key, self._build_mask)
+
+    def _build_mask(self, cluster: ClusterState) -> np.ndarray:
+        mask = node_selector_mask(cluster, self.required).copy()
+        for k, v in self.node_selector.items():
+            codes, values = cluster.node_label_column(k)
+            try:
+                mask &= codes == values.index(v)
+            except ValueError:  # no node carries this value
+                mask[:] = False
+        return mask
 
 
 def _required_of(affinity: NodeAffinity | None) -> NodeSelector | None:

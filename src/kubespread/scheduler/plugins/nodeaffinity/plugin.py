@@ -15,6 +15,7 @@ from kubespread.scheduler.framework import (
     SUCCESS,
     CycleState,
     FilterPlugin,
+    FilterResult,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -25,6 +26,7 @@ from kubespread.scheduler.framework import (
 from kubespread.scheduler.plugins.nodeaffinity.common import (
     RequiredNodeAffinity,
     preferred_score,
+    preferred_scores,
     required_node_affinity,
 )
 
@@ -36,14 +38,19 @@ ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affin
 ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
 _PRE_FILTER_KEY: Final = "PreFilter" + NAME
 _PRE_SCORE_KEY: Final = "PreScore" + NAME
+_ENFORCED_STATUS: Final = Status.unresolvable(ERR_REASON_ENFORCED)
+_POD_STATUS: Final = Status.unresolvable(ERR_REASON_POD)
 
 
 def _node_names_from_fields(pod: Pod) -> frozenset[str] | None:
     """The nodes named by ``metadata.name In`` field requirements, when every required term
     names some (terms are ORed, requirements within a term ANDed); None: any node."""
     aff = pod.spec.affinity
-    required = aff.node_affinity.required_during_scheduling_ignored_during_execution if (
-        aff and aff.node_affinity) else None
+    required = (
+        aff.node_affinity.required_during_scheduling_ignored_during_execution
+        if (aff and aff.node_affinity)
+        else None
+    )
     if required is None or not required.node_selector_terms:
         return None
     names: set[str] = set()
@@ -96,13 +103,22 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if self._added_matcher is not None and not self._added_matcher.matches(node.node):
-            return Status.unresolvable(ERR_REASON_ENFORCED)
-        req = state.get(_PRE_FILTER_KEY)
-        if req is None:
-            req = required_node_affinity(pod)
-        if not req.matches(node.node):
-            return Status.unresolvable(ERR_REASON_POD)
+            return _ENFORCED_STATUS
+        if not self._required(state, pod).matches(node.node):
+            return _POD_STATUS
         return SUCCESS
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+        cluster = state.cluster
+        which = np.where(self._required(state, pod).mask(cluster)[nodes], -1, 1).astype(np.int32)
+        if self._added_matcher is not None:
+            which[~self._added_matcher.mask(cluster)[nodes]] = 0
+        return FilterResult(which, (_ENFORCED_STATUS, _POD_STATUS))
+
+    @staticmethod
+    def _required(state: CycleState, pod: Pod) -> RequiredNodeAffinity:
+        req = state.get(_PRE_FILTER_KEY)
+        return req if req is not None else required_node_affinity(pod)
 
     # ---------------------------------------------------------------- PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
@@ -113,11 +129,21 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
-        terms = state.get(_PRE_SCORE_KEY)
-        if terms is None:
-            terms = _preferred_terms(pod) or []
+        terms = self._preferred(state, pod)
         total = preferred_score(self.added_preferred, node.node) if self.added_preferred else 0
         return total + preferred_score(terms, node.node)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+        cluster = state.cluster
+        total = preferred_scores(cluster, self._preferred(state, pod))
+        if self.added_preferred:
+            total = total + preferred_scores(cluster, self.added_preferred)
+        return total[nodes]
+
+    @staticmethod
+    def _preferred(state: CycleState, pod: Pod) -> list[PreferredSchedulingTerm]:
+        terms = state.get(_PRE_SCORE_KEY)
+        return terms if terms is not None else (_preferred_terms(pod) or [])
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray

@@ -64,8 +64,12 @@ _PRE_SCORE_KEY: Final = "PreScore" + NAME
 
 # Filter verdict bits for the vectorized path, in reason order
 _PODS, _CPU, _MEMORY, _EPHEMERAL, _UNRESOLVABLE = 1, 2, 4, 8, 16
-_BIT_REASONS: Final = ((_PODS, REASON_TOO_MANY_PODS), (_CPU, REASON_CPU), (_MEMORY, REASON_MEMORY),
-                       (_EPHEMERAL, REASON_EPHEMERAL_STORAGE))
+_BIT_REASONS: Final = (
+    (_PODS, REASON_TOO_MANY_PODS),
+    (_CPU, REASON_CPU),
+    (_MEMORY, REASON_MEMORY),
+    (_EPHEMERAL, REASON_EPHEMERAL_STORAGE),
+)
 
 
 def insufficient_scalar_reason(name: str) -> str:
@@ -125,8 +129,12 @@ def insufficient_resources(
     for want, have, taken, reason in (
         (request.milli_cpu, alloc.milli_cpu, used.milli_cpu, REASON_CPU),
         (request.memory, alloc.memory, used.memory, REASON_MEMORY),
-        (request.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage,
-         REASON_EPHEMERAL_STORAGE),
+        (
+            request.ephemeral_storage,
+            alloc.ephemeral_storage,
+            used.ephemeral_storage,
+            REASON_EPHEMERAL_STORAGE,
+        ),
     ):
         if want > 0 and want > have - taken:
             out.append((reason, want > have))
@@ -195,8 +203,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             for want, alloc_name, used_name, bit in (
                 (request.milli_cpu, "allocatable_milli_cpu", "requested_milli_cpu", _CPU),
                 (request.memory, "allocatable_memory", "requested_memory", _MEMORY),
-                (request.ephemeral_storage, "allocatable_ephemeral_storage", "requested_ephemeral_storage",
-                 _EPHEMERAL),
+                (
+                    request.ephemeral_storage,
+                    "allocatable_ephemeral_storage",
+                    "requested_ephemeral_storage",
+                    _EPHEMERAL,
+                ),
             ):
                 if want <= 0:
                     continue

@@ -56,7 +56,11 @@ class ResourceAllocationScorer:
     """
 
     def __init__(
-        self, resources: Sequence[ResourceSpec], strategy: Strategy, *, use_requested: bool,
+        self,
+        resources: Sequence[ResourceSpec],
+        strategy: Strategy,
+        *,
+        use_requested: bool,
         skip_pod_level: bool = False,
     ) -> None:
         self.resources = [r.name for r in resources]

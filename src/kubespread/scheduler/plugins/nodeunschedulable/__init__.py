@@ -35,7 +35,8 @@ def _unschedulable_vector(cluster: ClusterState) -> np.ndarray:
     """spec.unschedulable by node id (read-only)."""
     out = np.fromiter(
         (bool(info.node.spec.unschedulable) for info in cluster.node_infos()),
-        dtype=bool, count=cluster.num_nodes,
+        dtype=bool,
+        count=cluster.num_nodes,
     )
     out.flags.writeable = False
     return out

@@ -7,7 +7,6 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -17,7 +16,6 @@ import numpy as np
 from kubespread.api import keys
 from kubespread.api.core import Pod, TopologySpreadConstraint
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
-from kubespread.scheduler.framework import NodeSetCache
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
 
@@ -189,48 +187,19 @@ def matching_counts(cluster: ClusterState, pod: Pod, selector: Selector) -> np.n
     return cluster.pod_counts(frozenset((pod_namespace(pod),)), selector, include_terminating=False)
 
 
-def _canonical(obj: object) -> str:
-    to_dict = getattr(obj, "to_dict", None)
-    return json.dumps(to_dict() if to_dict is not None else obj, sort_keys=True, default=str)
-
-
 class InclusionMasks:
     """Per node id, whether the pod's required node affinity matches (nodeAffinityPolicy Honor)
     and whether the node has no untolerated NoSchedule/NoExecute taint (nodeTaintsPolicy Honor).
 
-    The affinity mask loops over the nodes once, so it is cached per cluster and node
-    generation, keyed by the pod fields it reads: pods of one workload share it across cycles.
-    The taint mask is TaintToleration's Filter verdict (decided once per distinct taint list).
+    Both are the corresponding Filter's verdicts: NodeAffinity's cached mask and
+    TaintToleration's (decided once per distinct taint list).
     """
-
-    _MAX_ENTRIES: Final = 256
-
-    def __init__(self) -> None:
-        self._cache: NodeSetCache[dict[str, np.ndarray]] = NodeSetCache(lambda _cluster: {})
-
-    def _entries(self, cluster: ClusterState) -> dict[str, np.ndarray]:
-        entries = self._cache.get(cluster)
-        if len(entries) > self._MAX_ENTRIES:
-            entries.clear()
-        return entries
 
     def affinity(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
         req = required_node_affinity(pod)
         if req.is_trivial:
             return np.ones(cluster.num_nodes, dtype=bool)
-        entries = self._entries(cluster)
-        key = "a" + _canonical(req.node_selector) + _canonical(req.required)
-        mask = entries.get(key)
-        if mask is None:
-            info_at = cluster.node_info_at
-            mask = np.fromiter(
-                (req.matches(info_at(i).node) for i in range(cluster.num_nodes)),
-                dtype=bool,
-                count=cluster.num_nodes,
-            )
-            mask.flags.writeable = False
-            entries[key] = mask
-        return mask
+        return req.mask(cluster)
 
     def taints(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
         """Nodes without a NoSchedule/NoExecute taint the pod leaves untolerated."""

@@ -102,8 +102,11 @@ def filter_nodes(s: PreFilterState, nodes: np.ndarray) -> FilterResult:
         open_ &= ~missing
         if not open_.any():
             break
-        match = cc.domain_counts[np.where(code >= 0, code, 0)] if len(cc.domain_counts) else np.zeros(
-            len(nodes), dtype=np.int64)
+        match = (
+            cc.domain_counts[np.where(code >= 0, code, 0)]
+            if len(cc.domain_counts)
+            else np.zeros(len(nodes), dtype=np.int64)
+        )
         skewed = open_ & (match + cc.self_match - cc.min_match > cc.constraint.max_skew)
         which[skewed] = 1
         open_ &= ~skewed
