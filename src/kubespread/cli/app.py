@@ -36,6 +36,7 @@ def _root(
 def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
+    from kubespread.cli.bench import bench_command
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.get import get_command
     from kubespread.cli.validate import validate_command
@@ -44,6 +45,7 @@ def _register() -> None:
     app.command("get")(get_command)
     app.command("admit")(admit_command)
     app.command("evaluate")(evaluate_command)
+    app.command("bench")(bench_command)
 
 
 _register()
