@@ -80,6 +80,10 @@ def _div_away_from_zero(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
+_PARSED: dict[str, tuple[int, Format]] = {}
+_PARSED_MAX = 4096
+
+
 @total_ordering
 class Quantity:
     """An exact resource amount with the format it was written in."""
@@ -95,6 +99,21 @@ class Quantity:
     # construction ----------------------------------------------------------------------
     @classmethod
     def parse(cls, s: str) -> Quantity:
+        """Parse apimachinery's quantity syntax; raises QuantityError with its message.
+
+        Manifests repeat a few amounts ("100m", "128Mi") thousands of times, so the parsed
+        (nanos, format) of recent strings is remembered; each call still returns a new object."""
+        got = _PARSED.get(s)
+        if got is not None:
+            return cls(got[0], got[1], s)
+        q = cls._parse(s)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[s] = (q.nanos, q.format)
+        return q
+
+    @classmethod
+    def _parse(cls, s: str) -> Quantity:
         if not s:
             raise QuantityError(FORMAT_ERROR)
         m = _QUANTITY_RE.fullmatch(s)

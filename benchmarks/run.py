@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""kubespread's scheduling throughput against kube-scheduler's reference figures.
+
+Generates the inputs of ../shared/bench with its gen.py into a cache folder (never the
+repository), runs ``kubespread bench`` on each in a fresh process ``--runs`` times, takes the
+median pods/s, checks every placement against ../shared/bench/expected/, and prints:
+
+* the workload table: median pods/s, kube-scheduler's figure, ratio, placements identical;
+* two scaling tables for ``spread``: 0, 10k, 50k and 100k existing pods at 5,000 nodes, and
+  500, 1,000, 5,000 and 10,000 nodes with none, so the cost curve is visible.
+
+    .venv/bin/python benchmarks/run.py                  # everything
+    .venv/bin/python benchmarks/run.py --only workloads --runs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_BENCH = REPO.parent / "shared" / "bench"
+EXISTING_STEPS = (0, 10_000, 50_000, 100_000)
+NODE_STEPS = (500, 1_000, 5_000, 10_000)
+
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    gen_args: tuple[str, ...]  # gen.py's arguments, without -o
+    kube_pods_per_second: float | None  # None: no reference figure
+    expected: Path | None
+
+
+def reference_workloads(bench_dir: Path) -> list[Workload]:
+    """The table of ../shared/bench/README.md: name, gen.py command, kube-scheduler's pods/s."""
+    text = (bench_dir / "README.md").read_text()
+    row = re.compile(r"^\|\s*(\w+)\s*\|\s*`python gen\.py ([^`]+?) -o \S+`\s*\|\s*([\d.]+)", re.M)
+    found = []
+    for name, args, figure in row.findall(text):
+        expected = bench_dir / "expected" / f"{name}.placements.json"
+        found.append(
+            Workload(name, tuple(shlex.split(args)), float(figure), expected if expected.exists() else None)
+        )
+    if not found:
+        sys.exit(f"error: no workload table found in {bench_dir / 'README.md'}")
+    return found
+
+
+def cache_dir(arg: str | None) -> Path:
+    base = (
+        Path(arg)
+        if arg
+        else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kubespread-bench"
+    )
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def generate(bench_dir: Path, cache: Path, args: tuple[str, ...]) -> Path:
+    """The input file, generated once per distinct argument list."""
+    out = cache / ("_".join(a.lstrip("-") for a in args) + ".json")
+    if not out.exists():
+        console.print(f"[dim]generating {out.name}[/]")
+        tmp = out.with_suffix(".tmp")
+        subprocess.run([sys.executable, str(bench_dir / "gen.py"), *args, "-o", str(tmp)], check=True)
+        tmp.rename(out)
+    return out
+
+
+def kubespread_command() -> list[str]:
+    exe = Path(sys.executable).with_name("kubespread")
+    return (
+        [str(exe)] if exe.exists() else [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
+    )
+
+
+def bench_once(input_path: Path, placements: Path | None) -> dict:
+    cmd = [*kubespread_command(), "bench", str(input_path)]
+    if placements is not None:
+        cmd += ["--placements", str(placements)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd)} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+@dataclass
+class Measured:
+    runs: list[dict]
+    identical: bool | None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r["podsPerSecond"] for r in self.runs)
+
+    def spread(self) -> str:
+        values = [r["podsPerSecond"] for r in self.runs]
+        return f"{min(values):.0f}-{max(values):.0f}" if len(values) > 1 else ""
+
+    def median_of(self, key: str) -> float:
+        return statistics.median(r[key] for r in self.runs)
+
+
+def measure(input_path: Path, runs: int, expected: Path | None, cache: Path) -> Measured:
+    results = []
+    identical: bool | None = None if expected is None else True
+    for i in range(runs):
+        placements = cache / f"{input_path.stem}.run{i}.placements.json"
+        results.append(bench_once(input_path, placements if expected is not None else None))
+        if expected is not None:
+            same = json.loads(placements.read_text()) == json.loads(expected.read_text())
+            identical = identical and same
+        console.print(f"[dim]  {input_path.stem} run {i + 1}: {results[-1]['podsPerSecond']} pods/s[/]")
+    return Measured(results, identical)
+
+
+def workload_table(workloads: list[Workload], measured: dict[str, Measured], runs: int) -> Table:
+    t = Table(title=f"kubespread bench, 5,000 nodes, 2,000 pods in sequence (median of {runs})")
+    for col in ("workload", "pods/s", "range", "kube-scheduler", "ratio", "identical", "load s", "peak MiB"):
+        t.add_column(col, justify="left" if col == "workload" else "right")
+    for w in workloads:
+        m = measured[w.name]
+        ratio = f"{m.median / w.kube_pods_per_second:.1f}x" if w.kube_pods_per_second else "-"
+        ident = "-" if m.identical is None else ("yes" if m.identical else "[red]NO[/]")
+        t.add_row(
+            w.name,
+            f"{m.median:.0f}",
+            m.spread(),
+            f"{w.kube_pods_per_second:.0f}",
+            ratio,
+            ident,
+            f"{m.median_of('loadSeconds'):.2f}",
+            f"{m.median_of('peakMemoryMiB'):.0f}",
+        )
+    return t
+
+
+def scaling_table(title: str, label: str, rows: list[tuple[int, Measured]]) -> Table:
+    t = Table(title=title)
+    for col in (label, "pods/s", "ms/pod", "load s", "peak MiB"):
+        t.add_column(col, justify="right")
+    for value, m in rows:
+        t.add_row(
+            f"{value:,}",
+            f"{m.median:.0f}",
+            f"{1000 / m.median:.2f}",
+            f"{m.median_of('loadSeconds'):.2f}",
+            f"{m.median_of('peakMemoryMiB'):.0f}",
+        )
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3, help="runs per workload (median); default 3")
+    ap.add_argument("--scaling-runs", type=int, default=1, help="runs per scaling point; default 1")
+    ap.add_argument("--only", choices=("workloads", "scaling"), help="run one part only")
+    ap.add_argument("--cache", help="where inputs go (default: $XDG_CACHE_HOME/kubespread-bench)")
+    ap.add_argument("--bench-dir", default=str(SHARED_BENCH), help="../shared/bench")
+    ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
+    a = ap.parse_args()
+    bench_dir, cache = Path(a.bench_dir), cache_dir(a.cache)
+    report: dict = {}
+    failed = False
+
+    if a.only in (None, "workloads"):
+        workloads = reference_workloads(bench_dir)
+        measured = {}
+        for w in workloads:
+            path = generate(bench_dir, cache, w.gen_args)
+            measured[w.name] = measure(path, a.runs, w.expected, cache)
+        console.print(workload_table(workloads, measured, a.runs))
+        report["workloads"] = {n: {"runs": m.runs, "identical": m.identical} for n, m in measured.items()}
+        failed = any(m.identical is False for m in measured.values())
+
+    if a.only in (None, "scaling"):
+        by_existing = []
+        for existing in EXISTING_STEPS:
+            path = generate(bench_dir, cache, ("spread", "--existing", str(existing)))
+            by_existing.append((existing, measure(path, a.scaling_runs, None, cache)))
+        by_nodes = []
+        for nodes in NODE_STEPS:
+            path = generate(bench_dir, cache, ("spread", "--nodes", str(nodes)))
+            by_nodes.append((nodes, measure(path, a.scaling_runs, None, cache)))
+        console.print(
+            scaling_table("spread at 5,000 nodes, by pods already running", "existing pods", by_existing)
+        )
+        console.print(scaling_table("spread with no pods running, by cluster size", "nodes", by_nodes))
+        report["scaling"] = {
+            "existing": {str(v): m.runs for v, m in by_existing},
+            "nodes": {str(v): m.runs for v, m in by_nodes},
+        }
+
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=1) + "\n")
+    if failed:
+        console.print("[red]placements differ from ../shared/bench/expected/[/]")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

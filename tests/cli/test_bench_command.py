@@ -1,0 +1,108 @@
+"""``kubespread bench``: the same placements as ``evaluate``'s sequence mode, counts that add
+up, the placements and profile files, and one-line errors. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import pstats
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from builders import make_node, make_pod
+from kubespread.cli.app import app
+from kubespread.scheduler.evaluate import evaluate
+from shared_corpus import SHARED
+
+runner = CliRunner()
+GEN = SHARED / "bench" / "gen.py"
+
+
+def _generated(tmp_path: Path, *args: str) -> Path:
+    out = tmp_path / "input.json"
+    subprocess.run([sys.executable, str(GEN), *args, "-o", str(out)], check=True)
+    return out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("spread", "--nodes", "12", "--zones", "3", "--pods", "40"),
+        ("anti-affinity", "--nodes", "10", "--zones", "2", "--pods", "14", "--existing", "6"),
+        ("mixed", "--nodes", "15", "--zones", "3", "--pods", "30", "--existing", "20"),
+    ],
+)
+def test_placements_are_evaluates_sequence_answers(tmp_path: Path, args: tuple[str, ...]) -> None:
+    path = _generated(tmp_path, *args)
+    placements = tmp_path / "placements.json"
+    result = runner.invoke(app, ["bench", str(path), "--placements", str(placements)])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    answers = evaluate(json.loads(path.read_text()))["results"]
+    want = {a["pod"]: a.get("selectedNode") for a in answers}
+    assert json.loads(placements.read_text()) == want
+    doc = json.loads(path.read_text())
+    assert out["scheduled"] == sum(v is not None for v in want.values())
+    assert out["unschedulable"] == sum(v is None for v in want.values())
+    assert out["nodes"] == len(doc["nodes"]) and out["existingPods"] == len(doc["pods"])
+    assert out["podsPerSecond"] == pytest.approx(len(want) / out["wallSeconds"], rel=0.01)
+    assert out["ruMaxrssKiB"] > 0 and out["loadSeconds"] > 0
+
+
+def test_anti_affinity_beyond_the_node_count_leaves_pods_unschedulable(tmp_path: Path) -> None:
+    path = _generated(tmp_path, "anti-affinity", "--nodes", "5", "--zones", "1", "--pods", "8")
+    placements = tmp_path / "p.json"
+    result = runner.invoke(app, ["bench", str(path), "--placements", str(placements)])
+    out = json.loads(result.stdout)
+    assert (out["scheduled"], out["unschedulable"]) == (5, 3)
+    got = json.loads(placements.read_text())
+    assert sorted(v for v in got.values() if v) == [f"node-{i:05d}" for i in range(5)]
+    assert [k for k, v in got.items() if v is None] == [f"default/bench-{i:05d}" for i in (5, 6, 7)]
+
+
+def test_profile_out_holds_the_scheduling_cycles(tmp_path: Path) -> None:
+    path = _generated(tmp_path, "spread", "--nodes", "6", "--zones", "2", "--pods", "5")
+    prof = tmp_path / "cycles.prof"
+    result = runner.invoke(app, ["bench", str(path), "--profile-out", str(prof)])
+    assert result.exit_code == 0, result.output
+    functions = {name for (_, _, name) in pstats.Stats(str(prof)).stats}  # type: ignore[attr-defined]
+    assert "schedule_one" in functions
+    assert "build_cluster" not in functions  # loading is outside the profile
+
+
+def _write(tmp_path: Path, doc: object) -> Path:
+    p = tmp_path / "in.json"
+    p.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return p
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ("{nope", "not JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
+        ({"mode": "later"}, "mode: must be one of evaluate, sequence, got 'later'"),
+        (
+            {"nodes": [make_node("a").dict()], "incoming": [{"metadata": {"name": 5}}]},
+            "incoming[0].metadata.name: cannot unmarshal number into a string field",
+        ),
+        (
+            {"pods": [make_pod("x").node("ghost").dict()]},
+            'pods[0]: pod "default/x" is bound to node "ghost", which does not exist',
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, doc: object, message: str) -> None:
+    path = _write(tmp_path, doc)
+    result = runner.invoke(app, ["bench", str(path)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == f"error: {path}: {message}\n"
+
+
+def test_missing_input_file(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", str(tmp_path / "nope.json")])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path / 'nope.json'}: No such file or directory\n"
