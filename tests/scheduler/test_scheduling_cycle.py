@@ -270,3 +270,24 @@ def test_filter_result_vectors_align_with_the_node_ids() -> None:
     prof = profile_with("TaintToleration")
     d = schedule_one(make_pod("p").obj(), cluster, prof)
     assert d.feasible == ["n1", "n3", "n4"] and isinstance(d.totals, np.ndarray)
+
+
+def test_ties_go_to_the_smallest_name_or_a_seeded_choice_among_the_tied() -> None:
+    """Node ids follow insertion order, not names; the tie-break must still go by name."""
+    from kubespread.scheduler import Scheduler
+
+    names = ["n5", "n10", "n2", "n1", "n3"]
+    cluster = cluster_of([make_node(n) for n in names] + [make_node("n0").taint("k", "v", "NoSchedule")])
+    pod = make_pod("p").obj()
+    assert Scheduler().schedule(pod, cluster).selected == "n1"
+    tied = sorted(names)
+    for seed in range(6):
+        want_rng = random.Random(seed)
+        sched = Scheduler(seed=seed)
+        picks = [sched.schedule(pod, cluster).selected for _ in range(5)]
+        assert picks == [want_rng.choice(tied) for _ in range(5)]
+    # a node that wins on score is chosen whatever its name, seeded or not
+    for n in ("n1", "n10", "n2", "n3"):
+        cluster.add(make_pod(f"x{n}").req(cpu="1").node(n).obj())
+    assert Scheduler().schedule(pod, cluster).selected == "n5"
+    assert {Scheduler(seed=s).schedule(pod, cluster).selected for s in range(6)} == {"n5"}

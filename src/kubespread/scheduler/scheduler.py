@@ -21,7 +21,7 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import Code, CycleState, PreFilterResult, Status
+from kubespread.scheduler.framework import Code, CycleState, NodeSetCache, PreFilterResult, Status
 from kubespread.scheduler.profile import Profile
 
 __all__ = [
@@ -224,6 +224,17 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
     return totals
 
 
+def _name_ranks(cluster: ClusterState) -> np.ndarray:
+    """Per node id, the node's position in name order: ties go to the smallest name without
+    comparing strings each cycle."""
+    ranks = np.empty(cluster.num_nodes, dtype=np.int64)
+    ranks[np.argsort(cluster.node_names.astype(str), kind="stable")] = np.arange(cluster.num_nodes)
+    return ranks
+
+
+_NAME_RANKS: Final = NodeSetCache(_name_ranks)
+
+
 def schedule_one(
     pod: Pod, cluster: ClusterState, profile: Profile, *, rng: random.Random | None = None
 ) -> Decision:
@@ -260,9 +271,9 @@ def schedule_one(
         return decision
     decision.scored = list(decision.feasible)
     decision.totals = _score(profile, state, pod, ids, decision)
-    top = decision.totals.max()
-    best = [decision.scored[i] for i in np.flatnonzero(decision.totals == top)]
-    decision.selected = rng.choice(sorted(best)) if rng is not None else min(best)
+    best = ids[decision.totals == decision.totals.max()]
+    best = best[np.argsort(_NAME_RANKS.get(cluster)[best])]  # by name
+    decision.selected = str(names[best[0] if rng is None else rng.choice(best.tolist())])
     decision.selection_reason = "scored"
     return decision
 
