@@ -68,7 +68,8 @@ class Decision:
     #: every node's name in node id order at decision time (a copy: the state may change)
     nodes: np.ndarray
     feasible: list[str] = field(default_factory=list)
-    rejections: dict[str, Rejection] = field(default_factory=dict)
+    #: (node ids, why) per rejecting step, in the order they rejected; see ``rejections``
+    rejected: list[tuple[np.ndarray, Rejection]] = field(default_factory=list)
     pre_filter_status: Status | None = None
     #: nodes that were scored (the feasible ones when more than one), in node id order
     scored: list[str] = field(default_factory=list)
@@ -79,6 +80,18 @@ class Decision:
     #: "scored", "onlyFeasibleNode" or "" (unschedulable)
     selection_reason: str = ""
     fit_error: str = ""
+    _rejections: dict[str, Rejection] | None = None
+
+    @property
+    def rejections(self) -> dict[str, Rejection]:
+        """Node name → why it was rejected; built on first use (most cycles never ask, and a
+        dict over thousands of rejected nodes would cost more than the filters did)."""
+        if self._rejections is None:
+            out: dict[str, Rejection] = {}
+            for ids, rejection in self.rejected:
+                out.update(dict.fromkeys(self.nodes[ids].tolist(), rejection))
+            self._rejections = out
+        return self._rejections
 
     @property
     def scheduled(self) -> bool:
@@ -181,9 +194,7 @@ def _run_pre_filter(
     return result, None, narrowing
 
 
-def _filter(
-    profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, names: np.ndarray, decision: Decision
-) -> np.ndarray:
+def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     """Run the Filter plugins in profile order; a node leaves at the first rejection."""
     for pl in profile.filter:
         if len(ids) == 0:
@@ -198,8 +209,7 @@ def _filter(
         for k, st in enumerate(statuses):
             if st.code is Code.ERROR:
                 raise RuntimeError(f"plugin {pl.name} failed at Filter: {st.message}")
-            rejection = Rejection(FILTER, st)
-            decision.rejections.update(dict.fromkeys(names[ids[res.which == k]].tolist(), rejection))
+            decision.rejected.append((ids[res.which == k], Rejection(FILTER, st)))
         ids = ids[~rejected]
     return ids
 
@@ -247,7 +257,7 @@ def schedule_one(
         if rejected_by.code is Code.ERROR:
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")
         decision.pre_filter_status = rejected_by
-        decision.rejections = dict.fromkeys(decision.nodes.tolist(), Rejection(PRE_FILTER, rejected_by))
+        decision.rejected.append((np.arange(len(names)), Rejection(PRE_FILTER, rejected_by)))
         decision.fit_error = fit_error_message(len(names), decision.rejections, rejected_by)
         return decision
     ids = np.arange(len(names), dtype=np.int64)
@@ -257,10 +267,9 @@ def schedule_one(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
         )
-        for i in np.flatnonzero(~keep):
-            decision.rejections[str(names[i])] = Rejection(PRE_FILTER_RESULT, status)
+        decision.rejected.append((ids[~keep], Rejection(PRE_FILTER_RESULT, status)))
         ids = ids[keep]
-    ids = _filter(profile, state, pod, ids, names, decision)
+    ids = _filter(profile, state, pod, ids, decision)
     decision.feasible = names[ids].tolist()
     if len(ids) == 0:
         decision.fit_error = fit_error_message(len(names), decision.rejections, None)
