@@ -1,0 +1,35 @@
+"""benchmarks/run.py reads its workloads and kube-scheduler's figures from ../shared/bench's
+README and checks placements; its parts are tested here on a tiny input (no timing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shared_corpus import SHARED, load_script
+
+RUN = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "run.py")
+
+
+def test_reads_the_five_reference_workloads() -> None:
+    workloads = {w.name: w for w in RUN.reference_workloads(SHARED / "bench")}
+    assert list(workloads) == ["spread", "spread10k", "anti", "pref", "mixed"]
+    assert workloads["spread10k"].gen_args == ("spread", "--existing", "10000")
+    assert workloads["mixed"].gen_args == ("mixed", "--existing", "5000")
+    assert workloads["spread"].kube_pods_per_second == 100
+    assert all(w.expected is not None and w.expected.exists() for w in workloads.values())
+
+
+def test_generates_into_the_cache_and_compares_placements(tmp_path: Path) -> None:
+    args = ("anti-affinity", "--nodes", "6", "--zones", "2", "--pods", "4")
+    path = RUN.generate(SHARED / "bench", tmp_path, args)
+    assert path.parent == tmp_path and json.loads(path.read_text())["mode"] == "sequence"
+    assert RUN.generate(SHARED / "bench", tmp_path, args) == path  # cached, not regenerated
+    right = tmp_path / "right.json"
+    right.write_text(json.dumps({f"default/bench-{i:05d}": f"node-{i:05d}" for i in range(4)}))
+    measured = RUN.measure(path, 2, right, tmp_path)
+    assert len(measured.runs) == 2 and measured.identical is True
+    assert all(r["scheduled"] == 4 for r in measured.runs)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({f"default/bench-{i:05d}": "node-00005" for i in range(4)}))
+    assert RUN.measure(path, 1, wrong, tmp_path).identical is False
