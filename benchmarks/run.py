@@ -167,7 +167,7 @@ def scaling_table(title: str, label: str, rows: list[tuple[int, Measured]]) -> T
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3, help="runs per workload (median); default 3")
-    ap.add_argument("--scaling-runs", type=int, default=1, help="runs per scaling point; default 1")
+    ap.add_argument("--scaling-runs", type=int, default=3, help="runs per scaling point; default 3")
     ap.add_argument("--only", choices=("workloads", "scaling"), help="run one part only")
     ap.add_argument("--cache", help="where inputs go (default: $XDG_CACHE_HOME/kubespread-bench)")
     ap.add_argument("--bench-dir", default=str(SHARED_BENCH), help="../shared/bench")

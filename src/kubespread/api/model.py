@@ -20,16 +20,18 @@ unless they changed.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, ClassVar, TypeVar
 
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
-__all__ = ["DecodeError", "IntOrStr", "Model", "json_name", "model"]
+__all__ = ["DecodeError", "IntOrStr", "Model", "gc_paused", "json_name", "model"]
 
 M = TypeVar("M", bound="Model")
 
@@ -318,6 +320,21 @@ class Model:
     def copy(self: M) -> M:
         """A deep copy through the manifest form."""
         return type(self).from_dict(self.to_dict())
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many objects are built (loading a snapshot):
+    every 700 allocations it would rescan the young objects, and the growing heap with them;
+    that was two thirds of the time to decode 10,000 pods. Model objects hold no cycles, so
+    nothing is left for it to find."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _compile_decoder(cls: type, fields: dict[str, _Field]) -> Callable[[type, Any], Any]:

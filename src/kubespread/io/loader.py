@@ -20,6 +20,7 @@ import yaml
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
+from kubespread.api.model import gc_paused
 
 __all__ = ["LoadProblem", "LoadedObject", "Manifests", "describe_ref", "load", "load_text"]
 
@@ -131,6 +132,11 @@ def load(paths: Iterable[str | Path] | str | Path, *, stdin_text: str | None = N
     """Load every manifest under ``paths`` (files, directories recursively, ``-`` for stdin)."""
     if isinstance(paths, str | Path):
         paths = [paths]
+    with gc_paused():
+        return _load(paths, stdin_text)
+
+
+def _load(paths: Iterable[str | Path], stdin_text: str | None) -> Manifests:
     files, problems = _expand(paths)
     out = Manifests(problems=problems)
     for f in files:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kubespread.api.core import Namespace, Node, Pod
+from kubespread.api.model import gc_paused
 from kubespread.cluster import OBJECT_KINDS, ClusterError, ClusterState
 from kubespread.io.loader import LoadedObject, LoadProblem, Manifests, load
 
@@ -33,7 +34,11 @@ def cluster_from_manifests(objects: Manifests | Iterable[LoadedObject]) -> Clust
     Namespaces and nodes go in first so that bound pods find their nodes. Objects that are
     not cluster contents (e.g. a KubeSchedulerConfiguration) are left out.
     """
-    loaded = objects.objects if isinstance(objects, Manifests) else list(objects)
+    with gc_paused():
+        return _cluster_from(objects.objects if isinstance(objects, Manifests) else list(objects))
+
+
+def _cluster_from(loaded: list[LoadedObject]) -> ClusterState:
     state = ClusterState()
     problems: list[LoadProblem] = []
     first = [lo for lo in loaded if isinstance(lo.obj, Namespace | Node)]

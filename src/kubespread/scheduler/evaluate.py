@@ -14,6 +14,7 @@ from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import DecodeError
 from kubespread.api.meta import KubeObject
+from kubespread.api.model import gc_paused
 from kubespread.cluster import ClusterError, ClusterState
 from kubespread.scheduler.config import ConfigError, default_profile
 from kubespread.scheduler.profile import Profile
@@ -81,6 +82,11 @@ def profile_for(config: Any) -> Profile:
 def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterState:
     """The input's cluster sections as a ClusterState. ``consume`` drops each item from the
     document once decoded, so a large input is not held twice (the bench's 100k pods)."""
+    with gc_paused():
+        return _build_cluster(doc, consume)
+
+
+def _build_cluster(doc: Mapping[str, Any], consume: bool) -> ClusterState:
     state = ClusterState()
     for section, cls in _SECTIONS:
         items = doc.get(section)
@@ -114,7 +120,8 @@ def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
         incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
-    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]  # type: ignore[misc]
+    with gc_paused():
+        return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]  # type: ignore[misc]
 
 
 def schedule_in_turn(
