@@ -324,10 +324,10 @@ class Model:
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many objects are built (loading a snapshot):
-    every 700 allocations it would rescan the young objects, and the growing heap with them;
-    that was two thirds of the time to decode 10,000 pods. Model objects hold no cycles, so
-    nothing is left for it to find."""
+    """Pause the cyclic garbage collector while many objects are built (loading a snapshot;
+    a context manager or, as ``@gc_paused()``, a decorator). Every 700 allocations it would
+    rescan the young objects, and the growing heap with them: two thirds of the time to
+    decode 10,000 pods. Model objects hold no cycles, so nothing is left for it to find."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -30,6 +30,7 @@ __all__ = [
     "Requirement",
     "Selector",
     "compile_label_selector",
+    "node_field_matches",
     "node_requirement_matches",
     "node_selector_matches",
     "node_selector_term_matches",
@@ -239,10 +240,10 @@ def node_selector_term_matches(term: NodeSelectorTerm, labels: Mapping[str, str]
     for r in term.match_expressions:
         if not node_requirement_matches(r, labels):
             return False
-    return all(_node_field_matches(r, node_name) for r in term.match_fields)
+    return all(node_field_matches(r, node_name) for r in term.match_fields)
 
 
-def _node_field_matches(r: NodeSelectorRequirement, node_name: str) -> bool:
+def node_field_matches(r: NodeSelectorRequirement, node_name: str) -> bool:
     """A field requirement: only metadata.name is supported, with In/NotIn and one value."""
     if r.key != "metadata.name" or r.operator not in (IN, NOT_IN):
         return False

@@ -128,15 +128,11 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[str], list[LoadProblem]]:
     return files, problems
 
 
+@gc_paused()
 def load(paths: Iterable[str | Path] | str | Path, *, stdin_text: str | None = None) -> Manifests:
     """Load every manifest under ``paths`` (files, directories recursively, ``-`` for stdin)."""
     if isinstance(paths, str | Path):
         paths = [paths]
-    with gc_paused():
-        return _load(paths, stdin_text)
-
-
-def _load(paths: Iterable[str | Path], stdin_text: str | None) -> Manifests:
     files, problems = _expand(paths)
     out = Manifests(problems=problems)
     for f in files:

@@ -28,17 +28,14 @@ class SnapshotError(Exception):
         self.problems = problems
 
 
+@gc_paused()
 def cluster_from_manifests(objects: Manifests | Iterable[LoadedObject]) -> ClusterState:
     """A ClusterState holding every cluster object (pods, nodes, namespaces, workloads).
 
     Namespaces and nodes go in first so that bound pods find their nodes. Objects that are
     not cluster contents (e.g. a KubeSchedulerConfiguration) are left out.
     """
-    with gc_paused():
-        return _cluster_from(objects.objects if isinstance(objects, Manifests) else list(objects))
-
-
-def _cluster_from(loaded: list[LoadedObject]) -> ClusterState:
+    loaded = objects.objects if isinstance(objects, Manifests) else list(objects)
     state = ClusterState()
     problems: list[LoadProblem] = []
     first = [lo for lo in loaded if isinstance(lo.obj, Namespace | Node)]

@@ -79,14 +79,10 @@ def profile_for(config: Any) -> Profile:
         raise EvaluateError(f"config: {e}") from None
 
 
+@gc_paused()
 def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterState:
     """The input's cluster sections as a ClusterState. ``consume`` drops each item from the
     document once decoded, so a large input is not held twice (the bench's 100k pods)."""
-    with gc_paused():
-        return _build_cluster(doc, consume)
-
-
-def _build_cluster(doc: Mapping[str, Any], consume: bool) -> ClusterState:
     state = ClusterState()
     for section, cls in _SECTIONS:
         items = doc.get(section)
@@ -114,14 +110,14 @@ def input_mode(doc: Mapping[str, Any]) -> str:
     return mode
 
 
+@gc_paused()
 def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
     incoming = doc.get("incoming")
     if incoming is None:
         incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
-    with gc_paused():
-        return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]  # type: ignore[misc]
+    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]  # type: ignore[misc]
 
 
 def schedule_in_turn(

@@ -270,10 +270,6 @@ class ExistingTerms:
         else:  # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
             self._put(pod.key, pod)
 
-    def __len__(self) -> int:
-        """How many pods carry terms."""
-        return len(self._records)
-
 
 _INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakKeyDictionary()
 

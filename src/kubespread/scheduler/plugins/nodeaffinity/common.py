@@ -9,7 +9,7 @@ pods of one workload share them across cycles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -19,6 +19,7 @@ from kubespread.api.selectors import (
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    node_field_matches,
     node_requirement_matches,
     node_selector_matches,
     node_selector_term_matches,
@@ -43,13 +44,13 @@ _MAX_ENTRIES: Final = 512
 _MASKS: Final[NodeSetCache[dict[object, np.ndarray]]] = NodeSetCache(lambda _cluster: {})
 
 
-def _cached(cluster: ClusterState, key: object, build: object) -> np.ndarray:
+def _cached(cluster: ClusterState, key: object, build: Callable[[ClusterState], np.ndarray]) -> np.ndarray:
     entries = _MASKS.get(cluster)
     mask = entries.get(key)
     if mask is None:
         if len(entries) >= _MAX_ENTRIES:
             entries.clear()
-        mask = build(cluster)  # type: ignore[operator]
+        mask = build(cluster)
         mask.flags.writeable = False
         entries[key] = mask
     return mask
@@ -75,10 +76,13 @@ def _expression_mask(cluster: ClusterState, r: NodeSelectorRequirement) -> np.nd
 
 def _field_mask(cluster: ClusterState, r: NodeSelectorRequirement) -> np.ndarray:
     names = cluster.node_names
-    if r.key != "metadata.name" or r.operator not in ("In", "NotIn") or len(r.values) != 1:
-        return np.zeros(len(names), dtype=bool)
-    named = names == r.values[0]
-    return named if r.operator == "In" else ~named
+    if not r.values:
+        return np.full(len(names), node_field_matches(r, ""), dtype=bool)
+    # the verdict depends only on whether the node is the one named: decide both cases once
+    value = r.values[0]
+    out = np.full(len(names), node_field_matches(r, value + "\0"), dtype=bool)  # any other name
+    out[names == value] = node_field_matches(r, value)
+    return out
 
 
 def _build_term_mask(term: NodeSelectorTerm, cluster: ClusterState) -> np.ndarray:
