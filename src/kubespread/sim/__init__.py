@@ -1,0 +1,16 @@
+"""Simulation over time: the virtual clock, the engine, scenarios and their results."""
+
+from kubespread.sim.clock import Clock, Timer
+from kubespread.sim.engine import EPOCH, Controller, Event, Simulation, SimulationError, pod_owner, timestamp
+
+__all__ = [
+    "EPOCH",
+    "Clock",
+    "Controller",
+    "Event",
+    "Simulation",
+    "SimulationError",
+    "Timer",
+    "pod_owner",
+    "timestamp",
+]

@@ -1,0 +1,484 @@
+"""The simulation engine: a cluster living on a virtual clock.
+
+One loop drives everything, in this order of urgency::
+
+    controllers' work queue (sync(key), FIFO, deduplicated)
+    → cluster changed? move unschedulable pods to backoff/active
+    → schedule the next active pod (PrioritySort), bind it or record FailedScheduling
+    → nothing to do now: fire the next timer (until quiet: settling timers only)
+
+Objects enter through :meth:`Simulation.create`, which runs the admission chain (a refused
+pod is never created), and leave through :meth:`Simulation.delete`, which is graceful for
+pods (Terminating for their grace period, a settling timer) and cascades to dependents by
+ownerReferences, as the garbage collector would. Controllers change the cluster only through
+these methods and learn of changes from ClusterState's events.
+
+Determinism: every choice (generated names, the scheduler's tie-breaks) draws from seeded
+generators, timers fire in (time, sequence) order, controllers run in a fixed order, and
+the queue orders by (priority, queue time, sequence).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, Protocol
+
+from kubespread.admission.apiserver import create as admit_create
+from kubespread.admission.chain import DEFAULT_CHAIN, AdmissionChain
+from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Rejection
+from kubespread.api.apps import PriorityClass
+from kubespread.api.core import Pod, PodCondition, PodStatus
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.api.meta import KubeObject
+from kubespread.cluster.errors import ClusterError
+from kubespread.cluster.events import ClusterEvent, EventType
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.sim.clock import Clock, Timer
+
+__all__ = [
+    "EPOCH",
+    "Controller",
+    "Event",
+    "Simulation",
+    "SimulationError",
+    "pod_owner",
+    "timestamp",
+]
+
+#: virtual time 0, as creationTimestamps and event times show it
+EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
+#: a step that needs more loop turns than this is taken for a livelock (controllers fighting)
+MAX_TURNS: Final = 2_000_000
+DEFAULT_GRACE_SECONDS: Final = 30
+_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's: no vowels, no look-alikes
+
+
+def timestamp(seconds: float) -> str:
+    """RFC 3339 (second precision, as the API server writes it) for a virtual time."""
+    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pod_owner(pod: KubeObject) -> dict[str, str] | None:
+    ref = pod.metadata.controller_ref()
+    return {"kind": ref.kind, "name": ref.name} if ref is not None else None
+
+
+class SimulationError(Exception):
+    """The simulation cannot go on (a livelock, an inconsistent request from a controller)."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """A Kubernetes Event as the simulation records it."""
+
+    time: float
+    type: str  # Normal | Warning
+    reason: str
+    kind: str
+    namespace: str
+    name: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "type": self.type,
+            "reason": self.reason,
+            "object": {"kind": self.kind, "namespace": self.namespace, "name": self.name},
+            "message": self.message,
+        }
+
+
+class Controller(Protocol):
+    """A controller: ``start`` subscribes to the cluster (``sim.cluster.subscribe``) and queues
+    its first keys; ``sync(key)`` reconciles one key (called through ``sim.enqueue``)."""
+
+    name: str
+
+    def start(self, sim: Simulation) -> None: ...
+
+    def sync(self, key: str) -> None: ...
+
+
+class Simulation:
+    """A cluster, its scheduler(s), admission chain and controllers on one virtual clock.
+
+    ``profiles`` maps schedulerName → Profile (default: the v1.35 default profile as
+    ``default-scheduler``); pods naming another scheduler stay pending, as they would with
+    no such scheduler running. ``controllers`` default to :func:`kubespread.controllers.default_controllers`.
+    """
+
+    def __init__(
+        self,
+        cluster: ClusterState | None = None,
+        *,
+        profiles: Mapping[str, Profile] | None = None,
+        seed: int = 0,
+        admission: AdmissionOptions | None = None,
+        chain: AdmissionChain = DEFAULT_CHAIN,
+        controllers: Sequence[Controller] | None = None,
+    ) -> None:
+        if profiles is None:
+            from kubespread.scheduler.config import default_profile
+
+            profiles = {DEFAULT_SCHEDULER_NAME: default_profile()}
+        self.cluster = cluster if cluster is not None else ClusterState()
+        self.clock = Clock()
+        self.profiles = dict(profiles)
+        self.seed = seed
+        self.rng = random.Random(f"kubespread-names-{seed}")
+        self._tie_rng = random.Random(f"kubespread-scheduler-{seed}")
+        self.admission_options = admission or AdmissionOptions()
+        self.chain = chain
+        self.events: list[Event] = []
+        #: the last FailedScheduling message per pending pod
+        self.pending_reasons: dict[str, str] = {}
+        #: the last scheduling decision per pod (explain, reports)
+        self.decisions: dict[str, Decision] = {}
+        #: nodes whose kubelet is gone: their pods cannot finish terminating
+        self.unreachable: set[str] = set()
+        self.turns = 0
+        self._uid = 0
+        self._work: deque[tuple[Controller, str]] = deque()
+        self._queued_work: set[tuple[str, str]] = set()
+        self._changed = False
+        self._terminations: dict[str, Timer] = {}
+        self.queue = SchedulingQueue(gate=self._may_enqueue)
+        self.cluster.subscribe(self._on_event)
+        for pod in sorted(self.cluster.unbound_pods.values(), key=lambda p: p.key):
+            self._maybe_queue(pod)
+        if controllers is None:
+            from kubespread.controllers import default_controllers
+
+            controllers = default_controllers()
+        self.controllers = list(controllers)
+        for controller in self.controllers:
+            controller.start(self)
+
+    # ------------------------------------------------------------------ time
+    @property
+    def now(self) -> float:
+        return self.clock.now
+
+    def after(self, delay: float, callback: Callable[[], None], *, settle: bool = False) -> Timer:
+        """Call ``callback`` ``delay`` virtual seconds from now (see :mod:`.clock` on settle)."""
+        return self.clock.after(delay, callback, settle=settle)
+
+    # ------------------------------------------------------------------ controllers
+    def enqueue(self, controller: Controller, key: str) -> None:
+        """Ask for ``controller.sync(key)`` soon; a key already waiting is not added twice."""
+        mark = (controller.name, key)
+        if mark not in self._queued_work:
+            self._queued_work.add(mark)
+            self._work.append((controller, key))
+
+    def controller(self, name: str) -> Controller:
+        for c in self.controllers:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    # ------------------------------------------------------------------ objects
+    def _stamp(self, obj: KubeObject) -> None:
+        self._uid += 1
+        meta = obj.metadata
+        if not meta.uid:
+            meta.uid = f"uid-{self._uid:06d}"
+        if not meta.creation_timestamp:
+            meta.creation_timestamp = timestamp(self.now)
+        meta.generation = meta.generation or 1
+
+    def admission_context(self) -> AdmissionContext:
+        namespaces = self.cluster.namespaces
+        classes = self.cluster.objects(PriorityClass.KIND).values()
+        return AdmissionContext.create(
+            priority_classes=[c for c in classes if isinstance(c, PriorityClass)],
+            namespaces=list(namespaces) if namespaces else None,
+            options=self.admission_options,
+        )
+
+    def generate_name(self, prefix: str, namespace: str = "", kind: str = "Pod") -> str:
+        """``prefix`` + 5 random characters (the API server's generateName), unique."""
+        while True:
+            name = prefix + "".join(self.rng.choice(_NAME_ALPHABET) for _ in range(5))
+            key = f"{namespace or 'default'}/{name}" if namespace or kind == "Pod" else name
+            if self.cluster.get(kind, key) is None:
+                return name
+
+    def create(self, obj: KubeObject) -> KubeObject | Rejection:
+        """Create through the API server: defaulting, admission, validation. The object
+        (changed in place) is added to the cluster, or the refusal is returned and nothing is."""
+        if not obj.metadata.name and obj.metadata.generate_name:
+            obj.metadata.name = self.generate_name(
+                obj.metadata.generate_name, obj.metadata.namespace, obj.KIND
+            )
+        outcome = admit_create(obj, self.admission_context(), self.chain)
+        if isinstance(outcome, Rejection):
+            return outcome
+        if self.cluster.get(obj.KIND, obj.key) is not None:
+            name = obj.metadata.name
+            return Rejection(409, "AlreadyExists", f'{obj.KIND.lower()}s "{name}" already exists')
+        self._stamp(obj)
+        try:
+            self.cluster.add(obj)
+        except ClusterError as e:
+            return Rejection(422, "Invalid", str(e))
+        return obj
+
+    def update(self, obj: KubeObject) -> None:
+        """Store a changed object (a copy the caller made; stored objects are not edited in place)."""
+        self.cluster.update(obj)
+
+    def delete(self, kind: str, key: str, *, grace_seconds: float | None = None) -> None:
+        """Delete an object; pods gracefully, dependents (by ownerReferences) with it."""
+        if kind == Pod.KIND:
+            self.delete_pod(key, grace_seconds=grace_seconds)
+            return
+        obj = self.cluster.get(kind, key)
+        if obj is None:
+            raise SimulationError(f"{kind} {key} not found")
+        uid = obj.metadata.uid
+        self.cluster.delete(kind, key)
+        if uid:
+            self._delete_dependents(uid)
+
+    def _delete_dependents(self, uid: str) -> None:
+        for pod in sorted(self.cluster.pods.values(), key=lambda p: p.key):
+            if any(r.uid == uid for r in pod.metadata.owner_references):
+                self.delete_pod(pod.key)
+        from kubespread.cluster.state import OBJECT_KINDS
+
+        for cls in OBJECT_KINDS:
+            for obj in sorted(self.cluster.objects(cls.KIND).values(), key=lambda o: o.key):
+                if any(r.uid == uid for r in obj.metadata.owner_references):
+                    self.delete(cls.KIND, obj.key)
+
+    def delete_pod(self, key: str, *, grace_seconds: float | None = None) -> None:
+        """Graceful deletion: the pod is Terminating (deletionTimestamp set; controllers no
+        longer count it, the scheduler still does for resources and affinity) for its grace
+        period, then removed. A pending pod, or grace 0, goes at once. On an unreachable node
+        nothing can confirm the kill, so the pod stays Terminating until the node comes back
+        or is deleted."""
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return
+        if pod.is_terminating:
+            if grace_seconds == 0:
+                self._remove_pod(key)
+            return
+        if grace_seconds is None:
+            spec_grace = pod.spec.termination_grace_period_seconds
+            grace_seconds = DEFAULT_GRACE_SECONDS if spec_grace is None else spec_grace
+        if not pod.spec.node_name or grace_seconds <= 0 or pod.is_finished:
+            self._remove_pod(key)
+            return
+        terminating = copy.copy(pod)
+        terminating.metadata = copy.copy(pod.metadata)
+        terminating.metadata.deletion_timestamp = timestamp(self.now + grace_seconds)
+        terminating.metadata.deletion_grace_period_seconds = int(grace_seconds)
+        self.cluster.update_pod(terminating)
+        container = pod.spec.containers[0].name if pod.spec.containers else "main"
+        self.record(pod, "Killing", f"Stopping container {container}")
+        if pod.spec.node_name not in self.unreachable:
+            self._terminations[key] = self.after(grace_seconds, lambda: self._remove_pod(key), settle=True)
+
+    def _remove_pod(self, key: str) -> None:
+        timer = self._terminations.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        if key in self.cluster.pods:
+            self.cluster.delete_pod(key)
+
+    def finish_terminations(self, node_name: str) -> None:
+        """The node's kubelet (back, or the node gone): its Terminating pods are removed."""
+        for key in sorted(self.cluster.pods_on_node(node_name)):
+            if self.cluster.pods[key].is_terminating:
+                self._remove_pod(key)
+
+    def evict(self, key: str, *, reason: str, message: str, grace_seconds: float | None = None) -> None:
+        """Evict a pod: an event naming why, then a graceful deletion."""
+        pod = self.cluster.pods.get(key)
+        if pod is None or pod.is_terminating:
+            return
+        self.record(pod, reason, message, type="Warning")
+        self.delete_pod(key, grace_seconds=grace_seconds)
+
+    def set_pod_status(
+        self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
+    ) -> None:
+        """A status update (kubelet's): phase, and conditions when given."""
+        pod = self.cluster.pods[key]
+        updated = copy.copy(pod)
+        updated.status = PodStatus(
+            phase=phase,
+            conditions=list(conditions) if conditions is not None else list(pod.status.conditions),
+            nominated_node_name=pod.status.nominated_node_name,
+        )
+        self.cluster.update_pod(updated)
+
+    def record(self, obj: KubeObject, reason: str, message: str, *, type: str = "Normal") -> None:
+        self.events.append(
+            Event(self.now, type, reason, obj.KIND, obj.metadata.namespace, obj.metadata.name, message)
+        )
+
+    # ------------------------------------------------------------------ scheduling
+    def _may_enqueue(self, pod: Pod) -> bool:
+        profile = self.profiles.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+        if profile is None:
+            return False
+        return all(p.pre_enqueue(pod).is_success for p in profile.pre_enqueue)
+
+    def _ours(self, pod: Pod) -> bool:
+        return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.profiles
+
+    def _maybe_queue(self, pod: Pod) -> None:
+        if self._ours(pod) and not pod.spec.node_name and not pod.is_terminating and not pod.is_finished:
+            self.queue.add(pod, self.now)
+
+    def _on_event(self, ev: ClusterEvent) -> None:
+        """Keep the queue in step with the cluster; note changes that may help pending pods."""
+        if ev.kind != Pod.KIND:
+            self._changed = True
+            return
+        pod: Pod = ev.obj
+        key = pod.key
+        if ev.type is EventType.ADDED:
+            if not pod.spec.node_name:
+                self._maybe_queue(pod)
+        elif ev.type is EventType.UPDATED:
+            old: Pod | None = ev.old
+            same = old is not None and old.spec is pod.spec and old.metadata.labels == pod.metadata.labels
+            if pod.spec.node_name:
+                if not same or pod.is_terminating != (old is not None and old.is_terminating):
+                    self._changed = True
+            elif pod.is_terminating or pod.is_finished:
+                self.queue.delete(key)
+            elif key not in self.queue:
+                self._maybe_queue(pod)
+            elif not same:
+                self.queue.update(pod, self.now)
+        elif ev.type is EventType.DELETED or ev.type is EventType.BOUND:
+            self.queue.delete(key)
+            self.pending_reasons.pop(key, None)
+            self._changed = True
+        elif ev.type is EventType.UNBOUND:
+            self._changed = True
+
+    def _move_unschedulable(self) -> None:
+        for info in self.queue.move_all_to_active_or_backoff(self.now):
+            key = info.key
+            self.clock.at(
+                info.backoff_expiry(), lambda k=key: self.queue.backoff_expired(k, self.now), settle=True
+            )
+
+    def _schedule_next(self) -> None:
+        info = self.queue.pop()
+        if info is None:
+            return
+        pod = self.cluster.pods.get(info.key)
+        if pod is None or pod.spec.node_name or pod.is_terminating:
+            self.queue.delete(info.key)
+            return
+        profile = self.profiles[pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME]
+        decision = schedule_one(pod, self.cluster, profile, rng=self._tie_rng)
+        self.decisions[pod.key] = decision
+        if decision.selected is not None:
+            self._bind(pod, decision.selected)
+        else:
+            self._unschedulable(pod, decision.fit_error or "no nodes available")
+
+    def _bind(self, pod: Pod, node: str) -> None:
+        bound = copy.copy(pod)
+        bound.spec = copy.copy(pod.spec)
+        bound.spec.node_name = node
+        bound.status = PodStatus(
+            phase="Running",
+            conditions=[
+                PodCondition(type="PodScheduled", status="True"),
+                PodCondition(type="Ready", status="True"),
+            ],
+        )
+        self.queue.delete(pod.key)
+        self.cluster.update_pod(bound)
+        self.record(pod, "Scheduled", f"Successfully assigned {pod.key} to {node}")
+
+    def _unschedulable(self, pod: Pod, message: str) -> None:
+        key = pod.key
+        self.pending_reasons[key] = message
+        self.record(pod, "FailedScheduling", message, type="Warning")
+        self.set_pod_status(
+            key,
+            pod.status.phase or "Pending",
+            conditions=[
+                PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message=message)
+            ],
+        )
+        if self.queue.failed(key, self.now) is not None:
+            self.after(
+                MAX_UNSCHEDULABLE_SECONDS, lambda: self.queue.flush_unschedulable_leftover(key, self.now)
+            )
+
+    # ------------------------------------------------------------------ the loop
+    def _turn(self) -> bool:
+        """Do one unit of work due now; False when there is none."""
+        self.turns += 1
+        if self.turns > MAX_TURNS:
+            raise SimulationError(
+                f"the cluster did not settle after {MAX_TURNS} turns (controllers fighting?)"
+            )
+        if self._work:
+            controller, key = self._work.popleft()
+            self._queued_work.discard((controller.name, key))
+            controller.sync(key)
+            return True
+        if self._changed:
+            self._changed = False
+            self._move_unschedulable()
+            return True
+        if self.queue.has_active():
+            self._schedule_next()
+            return True
+        return False
+
+    def run_until_quiet(self) -> None:
+        """Work until nothing is left to do now and no settling timer is pending."""
+        while True:
+            if self._turn():
+                continue
+            if not self.clock.settling():
+                return
+            self.clock.step()
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` of virtual time pass, firing every timer due on the way."""
+        if seconds < 0:
+            raise SimulationError(f"cannot advance by a negative duration ({seconds}s)")
+        target = self.now + seconds
+        while True:
+            if self._turn():
+                continue
+            due = self.clock.peek()
+            if due is None or due > target:
+                break
+            self.clock.step()
+        self.clock.advance_to(target)
+
+    # ------------------------------------------------------------------ reading
+    def pods_of(self, owner_uid: str) -> list[Pod]:
+        """Pods controlled by the object with this uid, by name."""
+        return sorted(
+            (
+                p
+                for p in self.cluster.pods.values()
+                if (r := p.metadata.controller_ref()) and r.uid == owner_uid
+            ),
+            key=lambda p: p.key,
+        )
