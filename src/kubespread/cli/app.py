@@ -39,6 +39,7 @@ def _register() -> None:
     from kubespread.cli.bench import bench_command
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.get import get_command
+    from kubespread.cli.simulate import simulate_command
     from kubespread.cli.validate import validate_command
 
     app.command("validate")(validate_command)
@@ -46,6 +47,7 @@ def _register() -> None:
     app.command("admit")(admit_command)
     app.command("evaluate")(evaluate_command)
     app.command("bench")(bench_command)
+    app.command("simulate")(simulate_command)
 
 
 _register()

@@ -1,0 +1,124 @@
+"""``kubespread simulate SCENARIO``: run a scenario over virtual time and show each step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kubespread.cli.common import Output, OutputOption, err, out, print_data
+
+__all__ = ["simulate_command"]
+
+
+def _short_ns(namespace: str, name: str) -> str:
+    return name if namespace == "default" else f"{namespace}/{name}"
+
+
+def _distribution_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("workload", overflow="fold")
+    table.add_column("topology key", overflow="fold")
+    table.add_column("pods per domain", overflow="fold", ratio=1)
+    table.add_column("skew", justify="right")
+    for r in rows:
+        w = r["workload"]
+        domains = "  ".join(f"{d}={n}" for d, n in r["domains"].items()) or "(no node has this key)"
+        table.add_row(
+            f"{w['kind']} {_short_ns(w['namespace'], w['name'])}", r["topologyKey"], domains, str(r["skew"])
+        )
+    return table
+
+
+def _fmt_time(t: float) -> str:
+    return f"{t:g}s"
+
+
+def _print_step(step: dict[str, Any], title: str) -> None:
+    out.print(f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}[/]", markup=True)
+    if step["distribution"]:
+        out.print(_distribution_table(step["distribution"]))
+    running = sum(1 for p in step["pods"] if p["node"] and p["phase"] == "Running" and not p["terminating"])
+    terminating = sum(1 for p in step["pods"] if p["terminating"])
+    summary = f"  pods: {running} running, {len(step['pending'])} pending"
+    if terminating:
+        summary += f", {terminating} terminating"
+    out.print(summary, markup=False)
+    for p in step["pending"]:
+        why = p["message"] or "not tried yet (gated, or no scheduler with its schedulerName)"
+        out.print(
+            f"  [yellow]pending[/] {_short_ns(p['namespace'], p['name'])}: {why}",
+            markup=True,
+            highlight=False,
+        )
+    for e in step.get("evictions", []):
+        o = e["object"]
+        out.print(
+            f"  [red]evicted[/] {_short_ns(o['namespace'], o['name'])} ({e['reason']}): {e['message']}",
+            markup=True,
+            highlight=False,
+        )
+    for r in step.get("rejections", []):
+        out.print(f"  [red]refused[/] {r['object']}: {r['message']}", markup=True, highlight=False)
+    out.print()
+
+
+def _print_table(doc: dict[str, Any]) -> None:
+    name = doc["scenario"] or "scenario"
+    out.print(f"[bold]{name}[/] (seed {doc['seed']})", markup=True)
+    out.print()
+    _print_step(doc["initial"], "initial cluster")
+    for step in doc["steps"]:
+        _print_step(step, f"step {step['index'] + 1}: {step['description']}")
+
+
+def simulate_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (kind: Scenario).")],
+    output: OutputOption = Output.table,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
+    ] = True,
+) -> None:
+    """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
+    show where the pods are after every step, what is pending and why, and what was evicted."""
+    from kubespread.sim.run import simulate
+    from kubespread.sim.scenario import ScenarioError, load_scenario
+
+    try:
+        loaded = load_scenario(scenario)
+    except ScenarioError as e:
+        for p in e.problems:
+            err.print(p, markup=False, highlight=False)
+        n = len(e.problems)
+        err.print(f"error: {n} problem{'s' if n != 1 else ''} in the scenario", markup=False)
+        raise typer.Exit(1) from None
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not progress or not err.is_terminal,
+    )
+    with bar:
+        task = bar.add_task("simulating", total=len(loaded.steps))
+
+        def on_step(step: Any) -> None:
+            bar.update(task, completed=step.index, description=f"step {step.index + 1}: {step.action}")
+
+        try:
+            result = simulate(loaded, on_step=on_step)
+        except ScenarioError as e:
+            for p in e.problems:
+                err.print(f"error: {p}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        bar.update(task, completed=len(loaded.steps))
+    doc = result.to_dict()
+    if output is Output.table:
+        _print_table(doc)
+    else:
+        print_data(doc, output)

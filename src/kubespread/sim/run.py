@@ -1,0 +1,394 @@
+"""Running a scenario: its steps applied to a Simulation, a snapshot after each.
+
+A snapshot is what a user asks after each step: where every pod is, how each workload's
+pods spread over the topology domains its constraints name (with the skew), which pods are
+pending and why (the scheduler's FitError), and what happened (events, evictions,
+refused objects). ``SimulationResult.to_dict()`` is the ``-o json`` document: ``initial``,
+``steps[]`` and ``final`` each with ``pods[]`` of ``{namespace, name, node, phase, labels,
+owner: {kind, name}}``, plus ``events[]``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kubespread.admission.framework import Rejection
+from kubespread.api.core import Node, Pod
+from kubespread.api.errors import DecodeError
+from kubespread.api.keys import LABEL_HOSTNAME
+from kubespread.api.kinds import KINDS
+from kubespread.api.meta import KubeObject
+from kubespread.api.validation import validate
+from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
+from kubespread.sim.engine import Controller, Event, Simulation, SimulationError
+from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
+
+__all__ = ["EVICTION_REASONS", "SimulationResult", "Snapshot", "StepResult", "simulate", "snapshot"]
+
+#: event reasons that mean a running pod was pushed off its node
+EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+def _top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
+    """The workload a pod belongs to, through ReplicaSet → Deployment; ('', '') for none."""
+    ref = obj.metadata.controller_ref()
+    kind, name = ("", "") if ref is None else (ref.kind, ref.name)
+    seen = 0
+    while ref is not None and seen < 5:
+        owner = sim.cluster.get(ref.kind, f"{obj.metadata.namespace or 'default'}/{ref.name}")
+        if owner is None:
+            break
+        ref = owner.metadata.controller_ref()
+        if ref is not None:
+            kind, name = ref.kind, ref.name
+        seen += 1
+    return kind, name
+
+
+def _pod_keys(pod: Pod) -> list[str]:
+    """Topology keys the pod's own placement rules name, in order of appearance."""
+    keys = [c.topology_key for c in pod.spec.topology_spread_constraints]
+    aff = pod.spec.affinity
+    for group in (aff.pod_affinity, aff.pod_anti_affinity) if aff is not None else ():
+        if group is None:
+            continue
+        for name in (
+            "required_during_scheduling_ignored_during_execution",
+            "required_during_scheduling_required_during_execution",
+        ):
+            keys += [t.topology_key for t in getattr(group, name, [])]
+        keys += [
+            w.pod_affinity_term.topology_key
+            for w in group.preferred_during_scheduling_ignored_during_execution
+        ]
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
+    kind, name = _top_owner(sim, pod)
+    ref = pod.metadata.controller_ref()
+    return {
+        "namespace": pod.metadata.namespace or "default",
+        "name": pod.metadata.name,
+        "node": pod.spec.node_name or None,
+        "phase": pod.status.phase or "Pending",
+        "terminating": pod.is_terminating,
+        "labels": dict(pod.metadata.labels),
+        "owner": {"kind": ref.kind, "name": ref.name} if ref is not None else None,
+        "workload": {"kind": kind, "name": name} if kind else None,
+    }
+
+
+@dataclass
+class Snapshot:
+    time: float
+    pods: list[dict[str, Any]]
+    distribution: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "pods": self.pods,
+            "distribution": self.distribution,
+            "pending": self.pending,
+        }
+
+
+def snapshot(sim: Simulation) -> Snapshot:
+    """The state worth showing: every pod, the spread of each controller's running pods
+    (per ReplicaSet, so the revisions of a rollout show apart) over the topology keys their
+    rules name, pending pods and why."""
+    cluster = sim.cluster
+    pods = sorted(cluster.pods.values(), key=lambda p: p.key)
+    groups: dict[tuple[str, str, str], list[Pod]] = {}
+    for pod in pods:
+        ref = pod.metadata.controller_ref()
+        if ref is not None:  # bare pods are in the pod list, not in a workload's spread
+            groups.setdefault((pod.metadata.namespace or "default", ref.kind, ref.name), []).append(pod)
+    distribution = []
+    for (namespace, kind, name), members in sorted(groups.items()):
+        running = [p for p in members if p.spec.node_name and not p.is_terminating and not p.is_finished]
+        if not running:
+            continue
+        keys = list(dict.fromkeys(k for p in members for k in _pod_keys(p))) or [LABEL_HOSTNAME]
+        top_kind, top_name = _top_owner(sim, members[0])
+        for key in keys:
+            domains = {v: 0 for v in sorted(cluster.node_label_values(key))}
+            for p in running:
+                value = cluster.nodes[p.spec.node_name].metadata.labels.get(key)
+                if value is not None:
+                    domains[value] = domains.get(value, 0) + 1
+            counts = list(domains.values())
+            distribution.append(
+                {
+                    "workload": {"kind": kind, "namespace": namespace, "name": name},
+                    "owner": {"kind": top_kind, "name": top_name},
+                    "topologyKey": key,
+                    "domains": domains,
+                    "skew": (max(counts) - min(counts)) if counts else 0,
+                    "pods": len(running),
+                }
+            )
+    pending = [
+        {
+            "namespace": p.metadata.namespace or "default",
+            "name": p.metadata.name,
+            "message": sim.pending_reasons.get(p.key, ""),
+        }
+        for p in pods
+        if not p.spec.node_name and not p.is_terminating and not p.is_finished
+    ]
+    return Snapshot(sim.now, [_pod_row(sim, p) for p in pods], distribution, pending)
+
+
+@dataclass
+class StepResult:
+    index: int
+    action: str
+    description: str
+    snapshot: Snapshot
+    events: list[Event]
+    rejections: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def evictions(self) -> list[Event]:
+        return [e for e in self.events if e.reason in EVICTION_REASONS]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "action": self.action,
+            "description": self.description,
+            **self.snapshot.to_dict(),
+            "events": [e.to_dict() for e in self.events],
+            "evictions": [e.to_dict() for e in self.evictions],
+            "rejections": self.rejections,
+        }
+
+
+@dataclass
+class SimulationResult:
+    name: str
+    seed: int
+    initial: StepResult
+    steps: list[StepResult]
+    final: Snapshot
+    events: list[Event]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.name,
+            "seed": self.seed,
+            "initial": self.initial.to_dict(),
+            "steps": [s.to_dict() for s in self.steps],
+            "final": self.final.to_dict(),
+            "events": [e.to_dict() for e in self.events],
+        }
+
+
+# ------------------------------------------------------------------ steps
+
+
+class StepError(Exception):
+    """A step that cannot be carried out in the state the cluster is in."""
+
+
+def _require(sim: Simulation, args: dict[str, Any]) -> KubeObject:
+    kind = args["kind"]
+    cls = KINDS[kind]
+    key = f"{args.get('namespace') or 'default'}/{args['name']}" if cls.NAMESPACED else args["name"]
+    obj = sim.cluster.get(kind, key)
+    if obj is None:
+        raise StepError(f"{kind} {key} not found")
+    return obj
+
+
+def _pod_update_problem(old: KubeObject, new: KubeObject) -> str | None:
+    if isinstance(old, Pod) and old.spec.to_dict() != new.spec.to_dict():  # type: ignore[attr-defined]
+        return (
+            f'Pod "{old.metadata.name}" is invalid: spec: Forbidden: pod updates may not change fields '
+            "other than labels, annotations and a few scheduling fields (kubespread: replace the pod instead)"
+        )
+    return None
+
+
+def _store_update(
+    sim: Simulation, old: KubeObject, new: KubeObject, rejections: list[dict[str, str]]
+) -> None:
+    """Validate and store an edited object, keeping its identity and status."""
+    meta = new.metadata
+    meta.uid, meta.creation_timestamp = old.metadata.uid, old.metadata.creation_timestamp
+    meta.namespace = old.metadata.namespace
+    old_spec = getattr(old, "spec", None)
+    new_spec = getattr(new, "spec", None)
+    if old_spec is not None and new_spec is not None and old_spec.to_dict() != new_spec.to_dict():
+        meta.generation = (old.metadata.generation or 1) + 1
+    problem = _pod_update_problem(old, new)
+    errors = [] if problem else validate(new)
+    if problem or errors:
+        message = problem or f"{new.ref()} is invalid: " + "; ".join(map(str, errors))
+        rejections.append({"object": new.ref(), "message": message})
+        return
+    sim.update(new)
+
+
+def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+    for given in step.objects:
+        obj = given.copy()
+        existing = sim.cluster.get(obj.KIND, obj.key)
+        if existing is not None:
+            if hasattr(existing, "status") and hasattr(obj, "status") and not obj.present("status"):
+                obj.status = copy.deepcopy(existing.status)  # type: ignore[attr-defined]
+            _store_update(sim, existing, obj, rejections)
+            continue
+        if isinstance(obj, Node) and _has(sim, "nodelifecycle"):
+            sim.controller("nodelifecycle").add(obj)  # type: ignore[attr-defined]
+            continue
+        outcome = sim.create(obj)
+        if isinstance(outcome, Rejection):
+            rejections.append({"object": obj.ref(), "message": outcome.message})
+            sim.record(obj, "FailedCreate", outcome.message, type="Warning")
+
+
+def _has(sim: Simulation, name: str) -> bool:
+    return any(c.name == name for c in sim.controllers)
+
+
+def _set_path(data: Any, parts: list[str | int], value: Any) -> None:
+    for i, part in enumerate(parts[:-1]):
+        nxt = parts[i + 1]
+        if isinstance(part, int):
+            if not isinstance(data, list) or part >= len(data):
+                raise StepError(f"index [{part}] out of range")
+            data = data[part]
+        else:
+            if not isinstance(data, dict):
+                raise StepError(f"{part}: not an object")
+            data = data.setdefault(part, [] if isinstance(nxt, int) else {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(data, list) or last > len(data):
+            raise StepError(f"index [{last}] out of range")
+        if last == len(data):
+            data.append(value)
+        else:
+            data[last] = value
+    else:
+        if not isinstance(data, dict):
+            raise StepError(f"{last}: not an object")
+        data[last] = value
+
+
+def _set(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+    old = _require(sim, step.args)
+    data = old.to_dict()
+    parts = parse_path(step.args["path"])
+    assert parts is not None  # checked when the scenario was loaded
+    _set_path(data, parts, step.args["value"])
+    try:
+        new = type(old).from_dict(data)
+    except DecodeError as e:
+        raise StepError(f"{e.field}: {e.message}") from None
+    _store_update(sim, old, new, rejections)
+
+
+def _scale(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+    old = _require(sim, step.args)
+    new = old.copy()
+    if old.KIND == "Job":
+        new.spec.parallelism = step.args["replicas"]  # type: ignore[attr-defined]
+    else:
+        new.spec.replicas = step.args["replicas"]  # type: ignore[attr-defined]
+    _store_update(sim, old, new, rejections)
+
+
+def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+    old = _require(sim, step.args)
+    new = copy.copy(old)
+    new.metadata = copy.copy(old.metadata)
+    labels = dict(old.metadata.labels)
+    labels.update(step.args.get("set", {}))
+    for k in step.args.get("remove", []):
+        labels.pop(k, None)
+    new.metadata.labels = labels
+    errors = validate(new)
+    if errors:
+        rejections.append({"object": new.ref(), "message": "; ".join(map(str, errors))})
+        return
+    sim.update(new)
+
+
+def _delete(sim: Simulation, step: Step) -> None:
+    obj = _require(sim, step.args)
+    sim.delete(obj.KIND, obj.key)
+
+
+def _node(sim: Simulation, step: Step) -> None:
+    name, action = step.args["name"], step.args["action"]
+    if name not in sim.cluster.nodes:
+        raise StepError(f"node {name} not found")
+    if not _has(sim, "nodelifecycle"):
+        raise StepError("no node lifecycle controller runs in this simulation")
+    getattr(sim.controller("nodelifecycle"), action)(name)
+
+
+def run_step(sim: Simulation, step: Step) -> list[dict[str, str]]:
+    """Carry out one step and let the cluster settle (``advance`` lets time pass instead).
+    Returns the objects the API server refused."""
+    rejections: list[dict[str, str]] = []
+    match step.action:
+        case "apply":
+            _apply(sim, step, rejections)
+        case "scale":
+            _scale(sim, step, rejections)
+        case "set":
+            _set(sim, step, rejections)
+        case "label":
+            _label(sim, step, rejections)
+        case "delete":
+            _delete(sim, step)
+        case "node":
+            _node(sim, step)
+        case "advance":
+            sim.advance(step.seconds)
+            return rejections
+    sim.run_until_quiet()
+    return rejections
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    controllers: Sequence[Controller] | None = None,
+    on_step: Callable[[Step], None] | None = None,
+) -> SimulationResult:
+    """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out."""
+    try:
+        cluster = cluster_from_manifests(scenario.cluster)
+    except SnapshotError as e:
+        raise ScenarioError([str(p) for p in e.problems]) from None
+    sim = Simulation(cluster, profiles=scenario.profiles, seed=scenario.seed, controllers=controllers)
+    sim.run_until_quiet()
+    initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), list(sim.events))
+    results = []
+    for step in scenario.steps:
+        if on_step is not None:
+            on_step(step)
+        first = len(sim.events)
+        try:
+            rejections = run_step(sim, step)
+        except (StepError, SimulationError) as e:
+            raise ScenarioError([f"{scenario.source}: {step.where}: {e}"]) from None
+        results.append(
+            StepResult(
+                step.index, step.action, step.describe(), snapshot(sim), sim.events[first:], rejections
+            )
+        )
+    return SimulationResult(scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events))

@@ -1,0 +1,367 @@
+"""Scenario files: a cluster, a scheduler configuration and steps over time.
+
+::
+
+    apiVersion: kubespread.io/v1alpha1
+    kind: Scenario
+    metadata: {name: rollout}
+    seed: 1
+    scheduler: scheduler-config.yaml     # optional KubeSchedulerConfiguration (path or inline)
+    cluster: [nodes.yaml]                # paths and/or inline objects
+    steps:
+    - apply: deployment.yaml             # path, inline object, or a list of them
+    - scale: {kind: Deployment, namespace: default, name: web, replicas: 6}
+    - set: {kind: Deployment, namespace: default, name: web,
+            path: spec.template.spec.containers[0].image, value: "nginx:1.15.0"}
+    - label: {kind: Pod, namespace: default, name: web-1, set: {tier: gold}, remove: [old]}
+    - delete: {kind: Pod, namespace: default, name: web-1}
+    - node: {name: node1, action: cordon}   # uncordon | drain | fail | recover | delete
+    - advance: 90s                          # virtual time; controllers and timers run
+
+Paths are relative to the scenario file. Loading is all or nothing: every problem of the
+file, of the files it names and of every object in them (decoding and the API server's
+validation) is collected with its location (``rollout.yaml: steps[2].scale.replicas: must
+be a non-negative integer``) before anything runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from kubespread.admission.defaults import apply_defaults
+from kubespread.api.kinds import KINDS
+from kubespread.api.meta import KubeObject
+from kubespread.api.schedconfig import KubeSchedulerConfiguration
+from kubespread.api.validation import validate
+from kubespread.io.loader import LoadedObject, Manifests, load, load_text
+from kubespread.scheduler.config import ConfigError, profiles_from_config
+from kubespread.scheduler.profile import Profile
+
+__all__ = [
+    "API_VERSION",
+    "NODE_ACTIONS",
+    "STEP_KINDS",
+    "Scenario",
+    "ScenarioError",
+    "Step",
+    "load_scenario",
+    "parse_duration",
+    "parse_scenario",
+]
+
+API_VERSION: Final = "kubespread.io/v1alpha1"
+STEP_KINDS: Final = ("apply", "scale", "set", "label", "delete", "node", "advance")
+NODE_ACTIONS: Final = ("cordon", "uncordon", "drain", "fail", "recover", "delete")
+SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet", "CloneSet", "Job")
+_DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot run; ``problems`` are located messages, all of them."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def parse_duration(value: Any) -> float | None:
+    """Seconds of ``90s``, ``5m``, ``1h30m``, ``250ms`` or a plain number; None if invalid."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if value >= 0 else None
+    if not isinstance(value, str) or not value:
+        return None
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(value):
+        if m.start() != pos:
+            return None
+        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+        pos = m.end()
+    return total if pos == len(value) else None
+
+
+@dataclass
+class Step:
+    """One step: ``action`` (one of STEP_KINDS) and its checked arguments."""
+
+    index: int
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+    objects: list[KubeObject] = field(default_factory=list)  # apply
+    seconds: float = 0.0  # advance
+
+    @property
+    def where(self) -> str:
+        return f"steps[{self.index}].{self.action}"
+
+    def describe(self) -> str:
+        """One line for tables and progress: what the step does."""
+        a = self.args
+        ref = f"{a.get('kind', '')} {_key(a)}".strip()
+        match self.action:
+            case "apply":
+                return "apply " + ", ".join(o.ref() for o in self.objects)
+            case "scale":
+                return f"scale {ref} to {a['replicas']}"
+            case "set":
+                return f"set {ref} {a['path']} = {a['value']!r}"
+            case "label":
+                changes = [f"{k}={v}" for k, v in a.get("set", {}).items()] + [
+                    f"{k}-" for k in a.get("remove", [])
+                ]
+                return f"label {ref} {' '.join(changes)}"
+            case "delete":
+                return f"delete {ref}"
+            case "node":
+                return f"{a['action']} node {a['name']}"
+            case _:
+                return f"advance {_fmt_seconds(self.seconds)}"
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s:g}s"
+
+
+def _key(a: Mapping[str, Any]) -> str:
+    cls = KINDS.get(str(a.get("kind", "")))
+    if cls is not None and not cls.NAMESPACED:
+        return str(a.get("name", ""))
+    return f"{a.get('namespace') or 'default'}/{a.get('name', '')}"
+
+
+@dataclass
+class Scenario:
+    name: str
+    seed: int
+    profiles: dict[str, Profile] | None
+    cluster: list[LoadedObject]
+    steps: list[Step]
+    source: str = ""
+
+
+# ------------------------------------------------------------------ loading
+
+
+class _Problems(list[str]):
+    def add(self, where: str, message: str) -> None:
+        self.append(f"{where}: {message}")
+
+
+def _objects(value: Any, where: str, base: Path, problems: _Problems, source: str) -> list[LoadedObject]:
+    """Objects of a ``cluster`` or ``apply`` value: a path, an inline object, or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    out = Manifests()
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]" if isinstance(value, list) else where
+        if isinstance(item, str):
+            path = Path(item)
+            if not path.is_absolute():
+                path = base / path
+            if not path.exists():
+                problems.add(f"{source}: {at}", f"no such file or directory: {item}")
+                continue
+            out.extend(load([path]))
+        elif isinstance(item, dict):
+            inline = load_text(yaml.safe_dump(item, sort_keys=False), f"{source}: {at}")
+            for lo in inline.objects:
+                lo.line = None  # a line of our re-dump, not of the user's file
+            for p in inline.problems:
+                p.line = None
+            out.extend(inline)
+        else:
+            problems.add(f"{source}: {at}", "must be a path or an object")
+    for p in out.errors:
+        problems.append(str(p))
+    return out.objects
+
+
+def _validated(objs: list[LoadedObject], problems: _Problems) -> None:
+    """The API server's validation of each object, on a defaulted copy (what creating it
+    would check), so a bad manifest stops the scenario before anything runs."""
+    for lo in objs:
+        if isinstance(lo.obj, KubeSchedulerConfiguration):
+            problems.append(f"{lo.source}: {lo.ref}: a KubeSchedulerConfiguration belongs under `scheduler:`")
+            continue
+        probe = lo.obj.copy()
+        apply_defaults(probe)
+        for e in validate(probe):
+            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
+            problems.append(f"{where}: {lo.ref}: {e}")
+
+
+def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[str, Profile] | None:
+    if value is None:
+        return None
+    objs = _objects(value, "scheduler", base, problems, source)
+    cfgs = [lo for lo in objs if isinstance(lo.obj, KubeSchedulerConfiguration)]
+    if len(cfgs) != 1 or len(objs) != 1:
+        if objs or not problems:
+            problems.add(f"{source}: scheduler", "must be exactly one KubeSchedulerConfiguration")
+        return None
+    try:
+        return profiles_from_config(cfgs[0].obj)  # type: ignore[arg-type]
+    except ConfigError as e:
+        for err in e.errors:
+            problems.append(f"{cfgs[0].source}: {err}")
+        return None
+
+
+def _ref_args(
+    d: dict[str, Any], where: str, problems: _Problems, *, kinds: tuple[str, ...] | None = None
+) -> None:
+    kind = d.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        problems.add(f"{where}.kind", f"must name a kind kubespread models, got {kind!r}")
+    elif kinds is not None and kind not in kinds:
+        problems.add(f"{where}.kind", f"must be one of {', '.join(kinds)}, got {kind!r}")
+    if not isinstance(d.get("name"), str) or not d.get("name"):
+        problems.add(f"{where}.name", "required")
+    if "namespace" in d and not isinstance(d["namespace"], str):
+        problems.add(f"{where}.namespace", "must be a string")
+
+
+def _only(d: dict[str, Any], allowed: tuple[str, ...], where: str, problems: _Problems) -> None:
+    for k in d:
+        if k not in allowed:
+            problems.add(f"{where}.{k}", f"unknown field (allowed: {', '.join(allowed)})")
+
+
+def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Step | None:
+    where = f"{source}: steps[{i}]"
+    if not isinstance(raw, dict) or len(raw) != 1:
+        problems.add(where, f"must be a mapping with exactly one of: {', '.join(STEP_KINDS)}")
+        return None
+    ((action, value),) = raw.items()
+    if action not in STEP_KINDS:
+        problems.add(where, f"unknown step {action!r} (one of: {', '.join(STEP_KINDS)})")
+        return None
+    at = f"{where}.{action}"
+    step = Step(i, action)
+    if action == "apply":
+        loaded = _objects(value, f"steps[{i}].apply", base, problems, source)
+        _validated(loaded, problems)
+        step.objects = [lo.obj for lo in loaded]
+        return step
+    if action == "advance":
+        seconds = parse_duration(value)
+        if seconds is None:
+            problems.add(at, f"must be a duration such as 90s, 5m or 1h30m, got {value!r}")
+        step.seconds = seconds or 0.0
+        return step
+    if not isinstance(value, dict):
+        problems.add(at, "must be a mapping")
+        return None
+    step.args = dict(value)
+    if action == "node":
+        _only(value, ("name", "action"), at, problems)
+        if not isinstance(value.get("name"), str) or not value.get("name"):
+            problems.add(f"{at}.name", "required")
+        if value.get("action") not in NODE_ACTIONS:
+            problems.add(
+                f"{at}.action", f"must be one of {', '.join(NODE_ACTIONS)}, got {value.get('action')!r}"
+            )
+        return step
+    if action == "scale":
+        _only(value, ("kind", "namespace", "name", "replicas"), at, problems)
+        _ref_args(value, at, problems, kinds=SCALABLE_KINDS)
+        r = value.get("replicas")
+        if not isinstance(r, int) or isinstance(r, bool) or r < 0:
+            problems.add(f"{at}.replicas", f"must be a non-negative integer, got {r!r}")
+    elif action == "set":
+        _only(value, ("kind", "namespace", "name", "path", "value"), at, problems)
+        _ref_args(value, at, problems)
+        if not isinstance(value.get("path"), str) or parse_path(value["path"]) is None:
+            problems.add(
+                f"{at}.path", f"must be a field path such as spec.replicas, got {value.get('path')!r}"
+            )
+        if "value" not in value:
+            problems.add(f"{at}.value", "required")
+    elif action == "label":
+        _only(value, ("kind", "namespace", "name", "set", "remove"), at, problems)
+        _ref_args(value, at, problems)
+        sets, removes = value.get("set", {}), value.get("remove", [])
+        if not isinstance(sets, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in sets.items()
+        ):
+            problems.add(f"{at}.set", "must map label keys to string values")
+        if not isinstance(removes, list) or not all(isinstance(k, str) for k in removes):
+            problems.add(f"{at}.remove", "must be a list of label keys")
+    elif action == "delete":
+        _only(value, ("kind", "namespace", "name"), at, problems)
+        _ref_args(value, at, problems)
+    return step
+
+
+_PATH_PART: Final = re.compile(r"([A-Za-z_][\w.-]*?)((?:\[\d+\])*)(?:\.|$)")
+
+
+def parse_path(path: str) -> list[str | int] | None:
+    """``spec.template.spec.containers[0].image`` → ['spec', 'template', 'spec', 'containers', 0,
+    'image']; None when malformed."""
+    parts: list[str | int] = []
+    pos = 0
+    while pos < len(path):
+        m = _PATH_PART.match(path, pos)
+        if m is None or m.end() == pos:
+            return None
+        parts.append(m.group(1))
+        parts += [int(x) for x in re.findall(r"\[(\d+)\]", m.group(2))]
+        pos = m.end()
+    return parts or None
+
+
+def parse_scenario(doc: Any, *, source: str = "<scenario>", base: Path | None = None) -> Scenario:
+    """A checked Scenario from its parsed YAML; ScenarioError lists every problem."""
+    base = base or Path.cwd()
+    problems = _Problems()
+    if not isinstance(doc, dict):
+        raise ScenarioError([f"{source}: a scenario must be a mapping"])
+    if doc.get("apiVersion") != API_VERSION or doc.get("kind") != "Scenario":
+        problems.add(source, f"must have apiVersion: {API_VERSION} and kind: Scenario")
+    _only(doc, ("apiVersion", "kind", "metadata", "seed", "scheduler", "cluster", "steps"), source, problems)
+    meta = doc.get("metadata") or {}
+    name = meta.get("name", "") if isinstance(meta, dict) else ""
+    seed = doc.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        problems.add(f"{source}: seed", f"must be an integer, got {seed!r}")
+        seed = 0
+    profiles = _profiles(doc.get("scheduler"), base, problems, source)
+    cluster_value = doc.get("cluster") or []
+    cluster = _objects(cluster_value, "cluster", base, problems, source)
+    _validated(cluster, problems)
+    raw_steps = doc.get("steps") or []
+    if not isinstance(raw_steps, list):
+        problems.add(f"{source}: steps", "must be a list")
+        raw_steps = []
+    steps = [s for i, raw in enumerate(raw_steps) if (s := _step(raw, i, base, problems, source)) is not None]
+    if problems:
+        raise ScenarioError(list(problems))
+    return Scenario(str(name), seed, profiles, cluster, steps, source)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file (see the module notes)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError([f"{path}: cannot read: {e}"]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        message = f"{path}: malformed YAML: {e}"
+        if "flow mapping" in str(e) or "flow sequence" in str(e):
+            message += (
+                "\nhint: inside { } and [ ], YAML forbids unquoted [ ] { } and commas in values: "
+                'quote a path such as path: "spec.template.spec.containers[0].image"'
+            )
+        raise ScenarioError([message]) from None
+    return parse_scenario(doc, source=str(path), base=path.parent)
