@@ -1,0 +1,150 @@
+"""Scenario files: the documented syntax loads; every problem is reported with its place."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kubespread.sim.scenario import ScenarioError, load_scenario, parse_duration, parse_path
+
+NODES = """\
+apiVersion: v1
+kind: Node
+metadata: {name: node1, labels: {kubernetes.io/hostname: node1}}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "scenario.yaml") -> Path:
+    (tmp_path / "nodes.yaml").write_text(NODES)
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_the_documented_syntax_loads(tmp_path: Path) -> None:
+    (tmp_path / "deployment.yaml").write_text(
+        textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 2
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec: {containers: [{name: c, image: nginx}]}
+        """)
+    )
+    (tmp_path / "scheduler-config.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    )
+    path = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {name: rollout}
+        seed: 7
+        scheduler: scheduler-config.yaml
+        cluster: [nodes.yaml]
+        steps:
+        - apply: deployment.yaml
+        - scale: {kind: Deployment, namespace: default, name: web, replicas: 6}
+        - set: {kind: Deployment, namespace: default, name: web,
+                path: "spec.template.spec.containers[0].image", value: "nginx:1.15.0"}
+        - label: {kind: Pod, namespace: default, name: web-1, set: {tier: gold}, remove: [old]}
+        - delete: {kind: Pod, namespace: default, name: web-1}
+        - node: {name: node1, action: cordon}
+        - advance: 90s
+        """,
+    )
+    s = load_scenario(path)
+    assert (s.name, s.seed) == ("rollout", 7)
+    assert s.profiles is not None and "default-scheduler" in s.profiles
+    assert [lo.obj.name for lo in s.cluster] == ["node1"]
+    assert [st.action for st in s.steps] == ["apply", "scale", "set", "label", "delete", "node", "advance"]
+    assert s.steps[0].objects[0].ref() == "Deployment default/web"
+    assert s.steps[6].seconds == 90
+    assert s.steps[1].describe() == "scale Deployment default/web to 6"
+    assert s.steps[3].describe() == "label Pod default/web-1 tier=gold old-"
+
+
+def test_every_problem_is_reported_with_its_place(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        cluster: [nodes.yaml, missing.yaml]
+        steps:
+        - scale: {kind: Deployment, name: web, replicas: -1}
+        - node: {name: node1, action: explode}
+        - advance: soon
+        - apply:
+            apiVersion: v1
+            kind: Pod
+            metadata: {name: p}
+            spec:
+              containers: [{name: c, image: i}]
+              topologySpreadConstraints: [{maxSkew: 0, topologyKey: k, whenUnsatisfiable: DoNotSchedule}]
+        - jump: 1
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    problems = info.value.problems
+    s = str(path)
+    assert f"{s}: cluster[1]: no such file or directory: missing.yaml" in problems
+    assert f"{s}: steps[0].scale.replicas: must be a non-negative integer, got -1" in problems
+    assert any(p.startswith(f"{s}: steps[1].node.action: must be one of cordon") for p in problems)
+    assert any(p.startswith(f"{s}: steps[2].advance: must be a duration") for p in problems)
+    assert any(
+        p.startswith(f"{s}: steps[3].apply: Pod default/p: spec.topologySpreadConstraints[0].maxSkew")
+        for p in problems
+    )
+    assert any(p.startswith(f"{s}: steps[4]: unknown step 'jump'") for p in problems)
+    assert len(problems) == 6
+
+
+def test_unquoted_brackets_in_a_flow_mapping_get_a_hint(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        steps:
+        - set: {kind: Deployment, name: web, path: spec.template.spec.containers[0].image, value: x}
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert "malformed YAML" in info.value.problems[0]
+    assert 'quote a path such as path: "spec.template.spec.containers[0].image"' in info.value.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("5m", 300), ("1h30m", 5400), ("250ms", 0.25), (45, 45), ("1.5m", 90)],
+)
+def test_durations(text: object, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5", "5 minutes", "m5", -3, True, "1h 30m"])
+def test_bad_durations(text: object) -> None:
+    assert parse_duration(text) is None
+
+
+def test_field_paths() -> None:
+    assert parse_path("spec.template.spec.containers[0].image") == [
+        "spec",
+        "template",
+        "spec",
+        "containers",
+        0,
+        "image",
+    ]
+    assert parse_path("metadata.labels.app") == ["metadata", "labels", "app"]
+    assert parse_path("spec..replicas") is None
