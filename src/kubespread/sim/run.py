@@ -249,9 +249,9 @@ def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
             _store_update(sim, existing, obj, rejections)
             continue
         if isinstance(obj, Node) and _has(sim, "nodelifecycle"):
-            sim.controller("nodelifecycle").add(obj)  # type: ignore[attr-defined]
-            continue
-        outcome = sim.create(obj)
+            outcome = sim.controller("nodelifecycle").add(obj)  # type: ignore[attr-defined]
+        else:
+            outcome = sim.create(obj)
         if isinstance(outcome, Rejection):
             rejections.append({"object": obj.ref(), "message": outcome.message})
             sim.record(obj, "FailedCreate", outcome.message, type="Warning")
@@ -327,7 +327,10 @@ def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
 
 def _delete(sim: Simulation, step: Step) -> None:
     obj = _require(sim, step.args)
-    sim.delete(obj.KIND, obj.key)
+    if isinstance(obj, Node) and _has(sim, "nodelifecycle"):
+        sim.controller("nodelifecycle").delete(obj.key)  # type: ignore[attr-defined]
+    else:
+        sim.delete(obj.KIND, obj.key)
 
 
 def _node(sim: Simulation, step: Step) -> None:
