@@ -44,7 +44,7 @@ class Recorder:
 def test_the_default_order() -> None:
     assert DEFAULT_CHAIN.names == (
         ("NamespaceLifecycle", "TaintNodesByCondition", "Priority", "DefaultTolerationSeconds"),
-        ("Priority",),
+        ("HardAntiAffinity", "Priority"),
     )
     assert all(isinstance(p, MutatingPlugin) for p in DEFAULT_CHAIN.mutating)
     assert all(isinstance(p, ValidatingPlugin) for p in DEFAULT_CHAIN.validating)

@@ -3,7 +3,7 @@
 - :mod:`.framework`: the plugin protocols, :class:`AdmissionContext`, :class:`Rejection`;
 - :mod:`.chain`: :class:`AdmissionChain` and the default plugin order;
 - one module per plugin: :mod:`.namespace_lifecycle`, :mod:`.taint_nodes_by_condition`,
-  :mod:`.priority`, :mod:`.default_toleration_seconds`;
+  :mod:`.priority`, :mod:`.default_toleration_seconds`, :mod:`.hard_anti_affinity`;
 - the registry's own steps: :mod:`.defaults` (API defaulting), :mod:`.match_label_keys`
   (PrepareForCreate);
 - :mod:`.apiserver`: one create request end to end (decode, defaults, mutating admission,
@@ -24,6 +24,7 @@ from kubespread.admission.framework import (
     Rejection,
     ValidatingPlugin,
 )
+from kubespread.admission.hard_anti_affinity import HardAntiAffinity, required_anti_affinity_terms
 from kubespread.admission.match_label_keys import merge_match_label_keys, prepare_for_create
 from kubespread.admission.namespace_lifecycle import NamespaceLifecycle
 from kubespread.admission.priority import Priority
@@ -37,6 +38,7 @@ __all__ = [
     "AdmissionOptions",
     "AdmissionPlugin",
     "DefaultTolerationSeconds",
+    "HardAntiAffinity",
     "MutatingPlugin",
     "NamespaceLifecycle",
     "Operation",
@@ -52,4 +54,5 @@ __all__ = [
     "decode",
     "merge_match_label_keys",
     "prepare_for_create",
+    "required_anti_affinity_terms",
 ]

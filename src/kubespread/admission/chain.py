@@ -6,10 +6,13 @@ request. :data:`DEFAULT_CHAIN` holds the plugins of a default kube-apiserver v1.
 refuse the objects kubespread models (shared/conformance/admission/README.md lists them all):
 
     mutating:   NamespaceLifecycle, TaintNodesByCondition, Priority, DefaultTolerationSeconds
-    validating: Priority
+    validating: HardAntiAffinity, Priority
 
 The others have nothing to do in a cluster without LimitRanges, quotas, webhooks, policies,
-storage classes or runtime classes.
+storage classes or runtime classes. HardAntiAffinity (kubespread's; kube's
+LimitPodHardAntiAffinityTopology and the pod affinity design's limit) does nothing unless an
+AdmissionOptions switch turns it on; it sits where kube orders LimitPodHardAntiAffinityTopology,
+before Priority.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from kubespread.admission.default_toleration_seconds import DefaultTolerationSeconds
 from kubespread.admission.framework import AdmissionContext, MutatingPlugin, Rejection, ValidatingPlugin
+from kubespread.admission.hard_anti_affinity import HardAntiAffinity
 from kubespread.admission.namespace_lifecycle import NamespaceLifecycle
 from kubespread.admission.priority import Priority
 from kubespread.admission.taint_nodes_by_condition import TaintNodesByCondition
@@ -63,5 +67,5 @@ _PRIORITY = Priority()
 
 DEFAULT_CHAIN = AdmissionChain(
     mutating=(NamespaceLifecycle(), TaintNodesByCondition(), _PRIORITY, DefaultTolerationSeconds()),
-    validating=(_PRIORITY,),
+    validating=(HardAntiAffinity(), _PRIORITY),
 )

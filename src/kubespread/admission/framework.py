@@ -162,6 +162,11 @@ class AdmissionOptions:
     # --default-not-ready-toleration-seconds, --default-unreachable-toleration-seconds
     default_not_ready_toleration_seconds: int = 300
     default_unreachable_toleration_seconds: int = 300
+    # HardAntiAffinity (off in kube-apiserver's default): the pod affinity design's rule (no
+    # required anti-affinity against all namespaces beyond a node) and kube's old
+    # LimitPodHardAntiAffinityTopology plugin (no required anti-affinity beyond a node at all)
+    hard_anti_affinity_limit: bool = False
+    limit_pod_hard_anti_affinity_topology: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,9 +7,10 @@ to the term's ``labelSelector.matchExpressions`` after the user's; ``mismatchLab
 ``NotIn``. Keys the pod lacks are skipped and the key lists are kept. A term without a selector
 is left alone (a nil selector matches nothing; there is nothing to narrow).
 
-Pod affinity and anti-affinity terms (required and preferred) and topology spread constraints
-of a new Pod; workload templates are not merged. Validation then sees the merged selector, which
-is why "exists in both matchLabelKeys and labelSelector" fires only for a label the pod carries.
+Pod affinity and anti-affinity terms (required, of both the IgnoredDuringExecution and the
+design's RequiredDuringExecution forms, and preferred) and topology spread constraints of a new
+Pod; workload templates are not merged. Validation then sees the merged selector, which is why
+"exists in both matchLabelKeys and labelSelector" fires only for a label the pod carries.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def _affinity_terms(pod: Pod) -> Iterator[PodAffinityTerm]:
         if pa is None:
             continue
         yield from pa.required_during_scheduling_ignored_during_execution
+        yield from pa.required_during_scheduling_required_during_execution
         for weighted in pa.preferred_during_scheduling_ignored_during_execution:
             yield weighted.pod_affinity_term
 

@@ -77,6 +77,9 @@ class PreferredSchedulingTerm(Model):
 @model
 class NodeAffinity(Model):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    # the design's evicting form: required at scheduling and, unlike the field above, while
+    # the pod runs (kubespread.controllers.required_during_execution reports breaches)
+    required_during_scheduling_required_during_execution: NodeSelector | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = field(
         default_factory=list
     )
@@ -101,6 +104,7 @@ class WeightedPodAffinityTerm(Model):
 @model
 class PodAffinity(Model):
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = field(default_factory=list)
+    required_during_scheduling_required_during_execution: list[PodAffinityTerm] = field(default_factory=list)
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = field(
         default_factory=list
     )
@@ -109,6 +113,7 @@ class PodAffinity(Model):
 @model
 class PodAntiAffinity(Model):
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = field(default_factory=list)
+    required_during_scheduling_required_during_execution: list[PodAffinityTerm] = field(default_factory=list)
     preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = field(
         default_factory=list
     )

@@ -103,6 +103,10 @@ class PodTopologySpreadArgs(Model):
 class InterPodAffinityArgs(Model):
     hard_pod_affinity_weight: int | None = None
     ignore_preferred_terms_of_existing_pods: bool = False
+    # kubespread extensions (the design's "co-existing with daemons", off in kube's default):
+    # required anti-affinity ignores every pair of pods of which one runs in a daemon namespace
+    daemon_coexistence: bool = False
+    daemon_namespaces: list[str] = field(default_factory=list)  # empty: ["kube-system"]
 
 
 @model

@@ -28,7 +28,7 @@ from kubespread.api.schedconfig import (
     Plugin as PluginRef,
 )
 from kubespread.api.selectors import NodeSelector
-from kubespread.api.validation.names import validate_label_name
+from kubespread.api.validation.names import validate_dns1123_label, validate_label_name
 from kubespread.api.validation.selectors import validate_node_selector
 from kubespread.scheduler import defaults as d
 from kubespread.scheduler.framework import MAX_NODE_SCORE, Plugin
@@ -222,10 +222,20 @@ def _validate_pts(args: PodTopologySpreadArgs, path: Path) -> list[FieldError]:
 
 
 def _validate_ipa(args: InterPodAffinityArgs, path: Path) -> list[FieldError]:
+    """kube's hardPodAffinityWeight range; kubespread's daemonNamespaces must be namespace
+    names (DNS-1123 labels), each listed once."""
+    errs: list[FieldError] = []
     w = args.hard_pod_affinity_weight
     if w is not None and not 0 <= w <= 100:
-        return [FieldError.invalid(path.child("hardPodAffinityWeight"), w, "not in valid range [0, 100]")]
-    return []
+        errs.append(FieldError.invalid(path.child("hardPodAffinityWeight"), w, "not in valid range [0, 100]"))
+    seen: set[str] = set()
+    for i, ns in enumerate(args.daemon_namespaces):
+        p = path.child("daemonNamespaces").index(i)
+        errs += validate_dns1123_label(ns, p)
+        if ns in seen:
+            errs.append(FieldError.duplicate(p, ns))
+        seen.add(ns)
+    return errs
 
 
 def _validate_shape(shape: list[Any], path: Path) -> list[FieldError]:
@@ -328,6 +338,9 @@ def _validate_node_affinity(args: NodeAffinityArgs, path: Path) -> list[FieldErr
     req: NodeSelector | None = aff.required_during_scheduling_ignored_during_execution
     if req is not None:
         errs += validate_node_selector(req, p.child("requiredDuringSchedulingIgnoredDuringExecution"))
+    rde: NodeSelector | None = aff.required_during_scheduling_required_during_execution
+    if rde is not None:
+        errs += validate_node_selector(rde, p.child("requiredDuringSchedulingRequiredDuringExecution"))
     return errs
 
 

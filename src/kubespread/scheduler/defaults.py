@@ -21,6 +21,7 @@ from kubespread.api.schedconfig import (
 )
 
 __all__ = [
+    "DEFAULT_DAEMON_NAMESPACES",
     "DEFAULT_HARD_POD_AFFINITY_WEIGHT",
     "LEAST_ALLOCATED",
     "LIST_DEFAULTING",
@@ -41,6 +42,8 @@ LEAST_ALLOCATED: Final = "LeastAllocated"
 MOST_ALLOCATED: Final = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 DEFAULT_HARD_POD_AFFINITY_WEIGHT: Final = 1
+#: where the design's daemons live unless InterPodAffinityArgs.daemonNamespaces says otherwise
+DEFAULT_DAEMON_NAMESPACES: Final = ("kube-system",)
 
 
 def system_default_constraints() -> list[TopologySpreadConstraint]:
@@ -65,9 +68,14 @@ def default_pod_topology_spread_args(args: PodTopologySpreadArgs | None = None) 
 
 
 def default_inter_pod_affinity_args(args: InterPodAffinityArgs | None = None) -> InterPodAffinityArgs:
+    """hardPodAffinityWeight 1; with daemonCoexistence, no daemonNamespaces means kube-system
+    (the design's default). Without it the list stays as given: it is not used, and a
+    kube-compatible configuration should read back unchanged."""
     out = args.copy() if args is not None else InterPodAffinityArgs()
     if out.hard_pod_affinity_weight is None:
         out.hard_pod_affinity_weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT
+    if out.daemon_coexistence and not out.daemon_namespaces:
+        out.daemon_namespaces = list(DEFAULT_DAEMON_NAMESPACES)
     return out
 
 

@@ -209,14 +209,21 @@ def _validate_init_containers(
 
 
 def _validate_node_affinity(na: NodeAffinity, path: Path) -> list[FieldError]:
+    """Both required forms (IgnoredDuringExecution, then the design's RequiredDuringExecution)
+    are node selectors held to the same rules, each at its own path."""
     errs: list[FieldError] = []
-    if na.required_during_scheduling_ignored_during_execution is not None:
-        errs.extend(
-            validate_node_selector(
-                na.required_during_scheduling_ignored_during_execution,
-                path.child("requiredDuringSchedulingIgnoredDuringExecution"),
-            )
-        )
+    for name, required in (
+        (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            na.required_during_scheduling_ignored_during_execution,
+        ),
+        (
+            "requiredDuringSchedulingRequiredDuringExecution",
+            na.required_during_scheduling_required_during_execution,
+        ),
+    ):
+        if required is not None:
+            errs.extend(validate_node_selector(required, path.child(name)))
     pref_path = path.child("preferredDuringSchedulingIgnoredDuringExecution")
     for i, term in enumerate(na.preferred_during_scheduling_ignored_during_execution):
         if not 0 < term.weight <= 100:
@@ -295,12 +302,21 @@ def _validate_pod_affinity_term(term: PodAffinityTerm, path: Path) -> list[Field
 
 
 def _validate_pod_affinity_terms(
-    required: list[PodAffinityTerm], preferred: list[WeightedPodAffinityTerm], path: Path
+    required: list[PodAffinityTerm],
+    required_during_execution: list[PodAffinityTerm],
+    preferred: list[WeightedPodAffinityTerm],
+    path: Path,
 ) -> list[FieldError]:
+    """The required terms of both forms (IgnoredDuringExecution, then RequiredDuringExecution)
+    follow the same rules, each at its own path; then the preferred ones."""
     errs: list[FieldError] = []
-    req_path = path.child("requiredDuringSchedulingIgnoredDuringExecution")
-    for i, term in enumerate(required):
-        errs.extend(_validate_pod_affinity_term(term, req_path.index(i)))
+    for name, terms in (
+        ("requiredDuringSchedulingIgnoredDuringExecution", required),
+        ("requiredDuringSchedulingRequiredDuringExecution", required_during_execution),
+    ):
+        req_path = path.child(name)
+        for i, term in enumerate(terms):
+            errs.extend(_validate_pod_affinity_term(term, req_path.index(i)))
     pref_path = path.child("preferredDuringSchedulingIgnoredDuringExecution")
     for i, wterm in enumerate(preferred):
         if not 0 < wterm.weight <= 100:
@@ -322,6 +338,7 @@ def validate_affinity(affinity: Affinity | None, path: Path) -> list[FieldError]
             errs.extend(
                 _validate_pod_affinity_terms(
                     pa.required_during_scheduling_ignored_during_execution,
+                    pa.required_during_scheduling_required_during_execution,
                     pa.preferred_during_scheduling_ignored_during_execution,
                     path.child(name),
                 )

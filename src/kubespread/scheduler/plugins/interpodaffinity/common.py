@@ -132,19 +132,32 @@ _NO_TERMS: Final = PodTerms()
 
 def pod_terms(pod: Pod) -> PodTerms:
     """The pod's parsed terms (matchLabelKeys are already merged by the API server, so the
-    scheduler does not look at them)."""
+    scheduler does not look at them).
+
+    The required terms are those of both forms, IgnoredDuringExecution then the design's
+    RequiredDuringExecution: at scheduling time they are the same rule (the forms differ only
+    in what happens once the pod runs), so every check and the existing-pod index see one list.
+    """
     aff = pod.spec.affinity
     if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
         return _NO_TERMS
     ns = pod_namespace(pod)
     pa, anti = aff.pod_affinity, aff.pod_anti_affinity
 
-    def required(terms: list[PodAffinityTerm]) -> tuple[AffinityTerm, ...]:
-        return tuple(AffinityTerm.parse(ns, t) for t in terms)
+    def required(ignored: list[PodAffinityTerm], enforced: list[PodAffinityTerm]) -> tuple[AffinityTerm, ...]:
+        return tuple(AffinityTerm.parse(ns, t) for terms in (ignored, enforced) for t in terms)
 
     return PodTerms(
-        required_affinity=required(pa.required_during_scheduling_ignored_during_execution) if pa else (),
-        required_anti_affinity=required(anti.required_during_scheduling_ignored_during_execution)
+        required_affinity=required(
+            pa.required_during_scheduling_ignored_during_execution,
+            pa.required_during_scheduling_required_during_execution,
+        )
+        if pa
+        else (),
+        required_anti_affinity=required(
+            anti.required_during_scheduling_ignored_during_execution,
+            anti.required_during_scheduling_required_during_execution,
+        )
         if anti
         else (),
         preferred_affinity=tuple(
@@ -224,12 +237,14 @@ class ExistingTerms:
 
     Holds only a weak reference to the ClusterState (which keys the module's registry)."""
 
-    __slots__ = ("__weakref__", "_cluster", "_records", "by_role")
+    __slots__ = ("__weakref__", "_by_namespace", "_cluster", "_records", "by_role")
 
     def __init__(self, cluster: ClusterState) -> None:
         self._cluster = weakref.ref(cluster)
         self.by_role: dict[str, dict[AffinityTerm, TermCarriers]] = {role: {} for role in ROLES}
-        self._records: dict[str, tuple[str, list[tuple[str, AffinityTerm]]]] = {}
+        # pod key -> (node, namespace, its terms); namespace -> keys of its pods with terms
+        self._records: dict[str, tuple[str, str, list[tuple[str, AffinityTerm]]]] = {}
+        self._by_namespace: dict[str, set[str]] = {}
         for key, pod in cluster.pods.items():
             self._put(key, pod)
 
@@ -247,7 +262,12 @@ class ExistingTerms:
     def _drop(self, key: str) -> None:
         old = self._records.pop(key, None)
         if old is not None:
-            self._apply(old[0], old[1], -1)
+            node, namespace, flat = old
+            self._apply(node, flat, -1)
+            members = self._by_namespace[namespace]
+            members.discard(key)
+            if not members:
+                del self._by_namespace[namespace]
 
     def _put(self, key: str, pod: Pod) -> None:
         self._drop(key)
@@ -258,8 +278,24 @@ class ExistingTerms:
         if terms.empty:
             return
         flat = [(role, t) for role in ROLES for t in getattr(terms, role)]
-        self._records[key] = (node, flat)
+        namespace = pod_namespace(pod)
+        self._records[key] = (node, namespace, flat)
+        self._by_namespace.setdefault(namespace, set()).add(key)
         self._apply(node, flat, +1)
+
+    def carried_in(self, namespaces: frozenset[str], role: str) -> dict[AffinityTerm, dict[str, int]]:
+        """Per term of ``role``, how many of its carriers in ``namespaces`` sit on each node:
+        the part of :attr:`by_role` to take out when those pods are exempt (daemons). Costs
+        what those namespaces' pods with terms cost, not a walk over every pod."""
+        out: dict[AffinityTerm, dict[str, int]] = {}
+        for namespace in namespaces:
+            for key in self._by_namespace.get(namespace, ()):
+                node, _, flat = self._records[key]
+                for r, term in flat:
+                    if r == role:
+                        per_node = out.setdefault(term, {})
+                        per_node[node] = per_node.get(node, 0) + 1
+        return out
 
     def on_event(self, event: ClusterEvent) -> None:
         if event.kind != Pod.KIND:

@@ -10,6 +10,11 @@ PreFilter computes three things, each as kube's topology-pair counts turned into
   topology pairs (key, value of the existing pod's node) that are closed to it.
 
 Filter then applies them in kube's order: affinity, anti-affinity, existing anti-affinity.
+
+Required terms of the design's RequiredDuringExecution form are in the same lists as the
+IgnoredDuringExecution ones (see common.pod_terms). With daemon co-existence (a kubespread
+option, off by default) both anti-affinity checks leave out every pair of pods of which one
+is in a daemon namespace; required affinity is unchanged.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from kubespread.api.core import Pod
+from kubespread.api.selectors import Selector
 from kubespread.scheduler.framework import SKIP, SUCCESS, CycleState, FilterResult, PreFilterResult, Status
 from kubespread.scheduler.plugins.interpodaffinity.common import (
+    AffinityTerm,
     PodTerms,
     combined_count_key,
     domain_sums,
@@ -116,61 +123,102 @@ def _affinity_fails(cluster: ClusterState, pod: Pod, terms: PodTerms) -> np.ndar
     return lacks_key | pods_missing
 
 
-def _anti_affinity_fails(cluster: ClusterState, terms: PodTerms) -> np.ndarray:
+def _anti_affinity_counts(
+    cluster: ClusterState, ns: frozenset[str] | None, sel: Selector, daemons: frozenset[str]
+) -> np.ndarray | None:
+    """Per node, the pods an incoming pod's required anti-affinity term counts: those in
+    ``ns`` (None: every namespace) matching ``sel``, less any in a daemon namespace; None
+    when no pod can count."""
+    if daemons:
+        if ns is None:
+            counts = cluster.pod_counts(None, sel, include_terminating=True)
+            return counts - cluster.pod_counts(daemons, sel, include_terminating=True)
+        ns = ns - daemons
+    if sel.nothing or (ns is not None and not ns):
+        return None
+    return cluster.pod_counts(ns, sel, include_terminating=True)
+
+
+def _anti_affinity_fails(
+    cluster: ClusterState, pod: Pod, terms: PodTerms, daemons: frozenset[str] = frozenset()
+) -> np.ndarray:
     """satisfyPodAntiAffinity's negation: the node's domain for some term holds a pod
-    matching that term (nodes lacking the key are never blocked by it)."""
+    matching that term (nodes lacking the key are never blocked by it). With daemon
+    co-existence, pods in ``daemons`` count for no term, and a daemon's terms count nothing."""
     fails = np.zeros(cluster.num_nodes, dtype=bool)
+    if daemons and pod_namespace(pod) in daemons:
+        return fails
     for t in terms.required_anti_affinity:
         ns, sel = t.count_key(cluster)
-        if sel.nothing or (ns is not None and not ns):
+        if sel.nothing:
             continue
-        counts = cluster.pod_counts(ns, sel, include_terminating=True)
-        fails |= _domain_counts(cluster, t.topology_key, counts) > 0
+        counts = _anti_affinity_counts(cluster, ns, sel, daemons)
+        if counts is not None:
+            fails |= _domain_counts(cluster, t.topology_key, counts) > 0
     return fails
 
 
-def _existing_anti_fails(cluster: ClusterState, pod: Pod) -> np.ndarray:
+def _existing_anti_fails(
+    cluster: ClusterState, pod: Pod, daemons: frozenset[str] = frozenset()
+) -> np.ndarray:
     """satisfyExistingPodsAntiAffinity's negation: the node shares a (key, value) label with
     the node of an existing pod whose required anti-affinity term matches the incoming pod.
 
-    Each distinct term is matched once; its carriers' nodes give the closed domains."""
+    Each distinct term is matched once; its carriers' nodes give the closed domains. With
+    daemon co-existence, carriers in ``daemons`` are taken out (from the index's few pods of
+    those namespaces) and a pod in ``daemons`` is blocked by no one."""
     fails = np.zeros(cluster.num_nodes, dtype=bool)
-    carried = existing_terms(cluster).by_role["required_anti_affinity"]
+    index = existing_terms(cluster)
+    carried = index.by_role["required_anti_affinity"]
     if not carried:
         return fails
     pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+    exempt: dict[AffinityTerm, dict[str, int]] = {}
+    if daemons:
+        if pod_ns in daemons:
+            return fails
+        exempt = index.carried_in(daemons, "required_anti_affinity")
     ns_labels = namespace_labels(cluster, pod_ns)
     for term, carriers in carried.items():
         if not term.matches(pod_ns, labels, ns_labels):
             continue
-        codes, sums = domain_sums(cluster, term.topology_key, carriers.per_node(cluster))
+        per_node = carriers.per_node(cluster)
+        skip = exempt.get(term)
+        if skip:
+            per_node = per_node.copy()
+            for node_name, n in skip.items():
+                per_node[cluster.node_index(node_name)] -= n
+        codes, sums = domain_sums(cluster, term.topology_key, per_node)
         if len(sums):
             fails |= (codes >= 0) & (sums > 0)[codes]
     return fails
 
 
-def pre_filter(state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
-    """Skip when the pod has no required terms and no existing pod's anti-affinity matches it."""
+def pre_filter(
+    state: CycleState, pod: Pod, daemons: frozenset[str] = frozenset()
+) -> tuple[PreFilterResult | None, Status]:
+    """Skip when the pod has no required terms and no existing pod's anti-affinity matches it.
+    ``daemons``: the daemon namespaces when daemon co-existence is on (empty: kube's rules)."""
     cluster = state.cluster
     terms = cached_pod_terms(state, pod)
-    existing = _existing_anti_fails(cluster, pod)
+    existing = _existing_anti_fails(cluster, pod, daemons)
     if not terms.required_affinity and not terms.required_anti_affinity and not existing.any():
         return None, SKIP
     state.write(
         PRE_FILTER_KEY,
         PreFilterState(
             affinity_fails=_affinity_fails(cluster, pod, terms),
-            anti_affinity_fails=_anti_affinity_fails(cluster, terms),
+            anti_affinity_fails=_anti_affinity_fails(cluster, pod, terms, daemons),
             existing_anti_fails=existing,
         ),
     )
     return None, SUCCESS
 
 
-def _state(state: CycleState, pod: Pod) -> PreFilterState:
+def _state(state: CycleState, pod: Pod, daemons: frozenset[str]) -> PreFilterState:
     got = state.get(PRE_FILTER_KEY)
     if got is None:  # Filter without PreFilter (direct calls): compute it now
-        pre_filter(state, pod)
+        pre_filter(state, pod, daemons)
         got = state.get(PRE_FILTER_KEY)
         if got is None:  # PreFilter would have skipped: nothing rejects
             n = state.cluster.num_nodes
@@ -179,9 +227,11 @@ def _state(state: CycleState, pod: Pod) -> PreFilterState:
     return got
 
 
-def filter_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+def filter_nodes(
+    state: CycleState, pod: Pod, nodes: np.ndarray, daemons: frozenset[str] = frozenset()
+) -> FilterResult:
     """The first failing check per node, in kube's order; -1 where all pass."""
-    s = _state(state, pod)
+    s = _state(state, pod, daemons)
     which = np.full(len(nodes), -1, dtype=np.int32)
     which[s.existing_anti_fails[nodes]] = 2
     which[s.anti_affinity_fails[nodes]] = 1
@@ -189,8 +239,8 @@ def filter_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult
     return FilterResult(which, (_AFFINITY_STATUS, _ANTI_AFFINITY_STATUS, _EXISTING_STATUS))
 
 
-def filter_one(state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-    s = _state(state, pod)
+def filter_one(state: CycleState, pod: Pod, node: NodeInfo, daemons: frozenset[str] = frozenset()) -> Status:
+    s = _state(state, pod, daemons)
     i = node.index
     if s.affinity_fails[i]:
         return _AFFINITY_STATUS

@@ -1,6 +1,9 @@
 """InterPodAffinity: required pod affinity / anti-affinity (both ways) and their preferences.
 
-kube-scheduler v1.35's plugin; the extension points live in filtering.py and scoring.py.
+kube-scheduler v1.35's plugin; the extension points live in filtering.py and scoring.py. Two
+additions from the pod affinity design, neither changing a kube-compatible input's answer:
+RequiredDuringExecution terms are required terms like the IgnoredDuringExecution ones, and
+``daemonCoexistence`` (off by default) exempts daemon namespaces from required anti-affinity.
 """
 
 from __future__ import annotations
@@ -38,22 +41,28 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(args)
         self.hard_pod_affinity_weight: int = int(args.hard_pod_affinity_weight or 0)
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
+        # the design's daemon co-existence (kubespread extension): the namespaces whose pods
+        # required anti-affinity ignores, both ways; empty when the option is off
+        self.daemon_namespaces: frozenset[str] = (
+            frozenset(args.daemon_namespaces) if args.daemon_coexistence else frozenset()
+        )
 
     def __repr__(self) -> str:
+        daemons = f", daemonNamespaces={sorted(self.daemon_namespaces)}" if self.daemon_namespaces else ""
         return (
             f"InterPodAffinity(hardPodAffinityWeight={self.hard_pod_affinity_weight}, "
-            f"ignorePreferredTermsOfExistingPods={self.ignore_preferred_terms_of_existing_pods})"
+            f"ignorePreferredTermsOfExistingPods={self.ignore_preferred_terms_of_existing_pods}{daemons})"
         )
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
-        return filtering.pre_filter(state, pod)
+        return filtering.pre_filter(state, pod, self.daemon_namespaces)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        return filtering.filter_one(state, pod, node)
+        return filtering.filter_one(state, pod, node, self.daemon_namespaces)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
-        return filtering.filter_nodes(state, pod, nodes)
+        return filtering.filter_nodes(state, pod, nodes, self.daemon_namespaces)
 
     # ---------------------------------------------------------------- PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from kubespread.api.core import Node, NodeAffinity, Pod, PreferredSchedulingTerm
+from kubespread.api.core import Node, Pod, PreferredSchedulingTerm
 from kubespread.api.selectors import (
     NodeSelector,
     NodeSelectorRequirement,
@@ -125,24 +125,35 @@ def preferred_scores(cluster: ClusterState, terms: Sequence[PreferredSchedulingT
 
 class RequiredNodeAffinity:
     """spec.nodeSelector (every label equal) AND the required terms (ORed; a term that does
-    not parse matches nothing, the others still count)."""
+    not parse matches nothing, the others still count) AND, when given, the design's
+    RequiredDuringExecution node selector (its terms ORed too): a node must satisfy both
+    required forms at scheduling time, which differ only in what happens afterwards."""
 
-    __slots__ = ("node_selector", "required")
+    __slots__ = ("node_selector", "required", "required_during_execution")
 
-    def __init__(self, node_selector: Mapping[str, str], required: NodeSelector | None) -> None:
+    def __init__(
+        self,
+        node_selector: Mapping[str, str],
+        required: NodeSelector | None,
+        required_during_execution: NodeSelector | None = None,
+    ) -> None:
         self.node_selector = dict(node_selector)
         self.required = required
+        self.required_during_execution = required_during_execution
 
     @property
     def is_trivial(self) -> bool:
         """True when every node matches (nothing to check)."""
-        return not self.node_selector and self.required is None
+        return not self.node_selector and self.required is None and self.required_during_execution is None
 
     def matches_labels(self, labels: Mapping[str, str], node_name: str) -> bool:
         for k, v in self.node_selector.items():
             if labels.get(k) != v:
                 return False
-        return node_selector_matches(self.required, labels, node_name)
+        if not node_selector_matches(self.required, labels, node_name):
+            return False
+        rde = self.required_during_execution
+        return rde is None or node_selector_matches(rde, labels, node_name)
 
     def matches(self, node: Node) -> bool:
         return self.matches_labels(node.metadata.labels, node.metadata.name)
@@ -152,12 +163,15 @@ class RequiredNodeAffinity:
         key = (
             "required",
             tuple(sorted(self.node_selector.items())),
-            None if self.required is None else tuple(map(_term_key, self.required.node_selector_terms)),
+            _selector_key(self.required),
+            _selector_key(self.required_during_execution),
         )
         return _cached(cluster, key, self._build_mask)
 
     def _build_mask(self, cluster: ClusterState) -> np.ndarray:
         mask = node_selector_mask(cluster, self.required).copy()
+        if self.required_during_execution is not None:
+            mask &= node_selector_mask(cluster, self.required_during_execution)
         for k, v in self.node_selector.items():
             codes, values = cluster.node_label_column(k)
             try:
@@ -167,13 +181,21 @@ class RequiredNodeAffinity:
         return mask
 
 
-def _required_of(affinity: NodeAffinity | None) -> NodeSelector | None:
-    return affinity.required_during_scheduling_ignored_during_execution if affinity is not None else None
+def _selector_key(sel: NodeSelector | None) -> tuple[object, ...] | None:
+    return None if sel is None else tuple(map(_term_key, sel.node_selector_terms))
 
 
 def required_node_affinity(pod: Pod) -> RequiredNodeAffinity:
+    """The pod's nodeSelector and both required node affinity forms, as one matcher."""
     aff = pod.spec.affinity
-    return RequiredNodeAffinity(pod.spec.node_selector, _required_of(aff.node_affinity if aff else None))
+    na = aff.node_affinity if aff is not None else None
+    if na is None:
+        return RequiredNodeAffinity(pod.spec.node_selector, None)
+    return RequiredNodeAffinity(
+        pod.spec.node_selector,
+        na.required_during_scheduling_ignored_during_execution,
+        na.required_during_scheduling_required_during_execution,
+    )
 
 
 def preferred_score(terms: list[PreferredSchedulingTerm], node: Node) -> int:

@@ -8,6 +8,7 @@ import numpy as np
 
 from kubespread.api.core import Pod, PreferredSchedulingTerm
 from kubespread.api.schedconfig import NodeAffinityArgs
+from kubespread.api.selectors import NodeSelector
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_node_affinity_args
 from kubespread.scheduler.framework import (
@@ -42,15 +43,9 @@ _ENFORCED_STATUS: Final = Status.unresolvable(ERR_REASON_ENFORCED)
 _POD_STATUS: Final = Status.unresolvable(ERR_REASON_POD)
 
 
-def _node_names_from_fields(pod: Pod) -> frozenset[str] | None:
-    """The nodes named by ``metadata.name In`` field requirements, when every required term
-    names some (terms are ORed, requirements within a term ANDed); None: any node."""
-    aff = pod.spec.affinity
-    required = (
-        aff.node_affinity.required_during_scheduling_ignored_during_execution
-        if (aff and aff.node_affinity)
-        else None
-    )
+def _names_in(required: NodeSelector | None) -> frozenset[str] | None:
+    """The nodes named by ``metadata.name In`` field requirements, when every term of the
+    selector names some (terms are ORed, requirements within a term ANDed); None: any node."""
     if required is None or not required.node_selector_terms:
         return None
     names: set[str] = set()
@@ -63,6 +58,16 @@ def _node_names_from_fields(pod: Pod) -> frozenset[str] | None:
             return None
         names |= term_names
     return frozenset(names)
+
+
+def _node_names_from_fields(req: RequiredNodeAffinity) -> frozenset[str] | None:
+    """The nodes both required forms allow by name (each form restricts on its own, and a
+    node must satisfy both); None: any node."""
+    names = _names_in(req.required)
+    rde = _names_in(req.required_during_execution)
+    if rde is None:
+        return names
+    return rde if names is None else names & rde
 
 
 def _preferred_terms(pod: Pod) -> list[PreferredSchedulingTerm] | None:
@@ -83,18 +88,27 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         super().__init__(args)
         added = args.added_affinity
         self.added_required = added.required_during_scheduling_ignored_during_execution if added else None
+        # addedAffinity is a NodeAffinity: its RequiredDuringExecution form binds as the other
+        added_rde = added.required_during_scheduling_required_during_execution if added else None
         self.added_preferred = added.preferred_during_scheduling_ignored_during_execution if added else []
         self._added_matcher = (
-            RequiredNodeAffinity({}, self.added_required) if self.added_required is not None else None
+            RequiredNodeAffinity({}, self.added_required, added_rde)
+            if self.added_required is not None or added_rde is not None
+            else None
         )
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
         req = required_node_affinity(pod)
-        if req.required is None and self._added_matcher is None and not pod.spec.present("nodeSelector"):
+        if (
+            req.required is None
+            and req.required_during_execution is None
+            and self._added_matcher is None
+            and not pod.spec.present("nodeSelector")
+        ):
             return None, SKIP
         state.write(_PRE_FILTER_KEY, req)
-        names = _node_names_from_fields(pod)
+        names = _node_names_from_fields(req)
         if names is None:
             return None, SUCCESS
         if not names:
