@@ -33,13 +33,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels, pod_namespace
 from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity
 
-__all__ = ["NODE_AFFINITY", "POD_AFFINITY", "POD_ANTI_AFFINITY", "Violation", "execution_violations"]
+if TYPE_CHECKING:
+    from kubespread.cluster.events import ClusterEvent
+    from kubespread.sim.clock import Timer
+    from kubespread.sim.engine import Simulation
+
+__all__ = [
+    "DEFAULT_AFFINITY_GRACE_SECONDS",
+    "EVICTION_REASON",
+    "NODE_AFFINITY",
+    "POD_AFFINITY",
+    "POD_ANTI_AFFINITY",
+    "RequiredDuringExecutionController",
+    "Violation",
+    "execution_violations",
+]
 
 NODE_AFFINITY = "NodeAffinity"
 POD_AFFINITY = "PodAffinity"
@@ -186,3 +201,77 @@ def execution_violations(
         out += _anti_affinity(m, pod, node)
     out.sort(key=lambda v: (v.pod, v.kind, v.term))
     return out
+
+
+# ------------------------------------------------------------------ the controller
+
+#: how long a broken pod *affinity* may last before the pod is evicted (the design: "a
+#: configurable property of whichever component does the killing")
+DEFAULT_AFFINITY_GRACE_SECONDS: Final = 60.0
+EVICTION_REASON: Final = "Evicted"
+_KEY: Final = "all"
+
+
+class RequiredDuringExecutionController:
+    """Evicts the pods :func:`execution_violations` reports (the design's step 9).
+
+    Broken node affinity and anti-affinity evict at once: waiting cannot mend them, and the
+    anti-affinity conflict grows with every second both pods run. Broken pod affinity waits
+    ``affinity_grace_seconds`` first (a partner restarting for an update comes back), and is
+    evicted only if still broken then. The check runs after every change that can break a rule
+    (pod labels, pods arriving or leaving, node labels, namespace labels), over the pods with
+    RDE rules only; daemon namespaces come from the scheduler profiles' InterPodAffinity
+    daemonCoexistence option, so eviction and scheduling agree.
+    """
+
+    name = "requiredduringexecution"
+
+    def __init__(self, *, affinity_grace_seconds: float = DEFAULT_AFFINITY_GRACE_SECONDS) -> None:
+        self.affinity_grace_seconds = affinity_grace_seconds
+        self._sim: Simulation | None = None
+        self._daemons: frozenset[str] = frozenset()
+        self._waiting: dict[tuple[str, str, int], Timer] = {}
+
+    def start(self, sim: Simulation) -> None:
+        self._sim = sim
+        daemons: set[str] = set()
+        for profile in sim.profiles.values():
+            plugin = profile.plugins.get("InterPodAffinity")
+            daemons |= getattr(plugin, "daemon_namespaces", frozenset())
+        self._daemons = frozenset(daemons)
+        sim.cluster.subscribe(self._on_event)
+        sim.enqueue(self, _KEY)
+
+    def _on_event(self, ev: ClusterEvent) -> None:
+        if ev.kind in ("Pod", "Node", "Namespace") and self._sim is not None:
+            self._sim.enqueue(self, _KEY)
+
+    def sync(self, key: str) -> None:
+        sim = self._sim
+        assert sim is not None
+        found = execution_violations(sim.cluster, daemon_namespaces=self._daemons)
+        broken = {(v.pod, v.kind, v.term) for v in found}
+        for mark in [m for m in self._waiting if m not in broken]:
+            self._waiting.pop(mark).cancel()  # mended within the grace period
+        evicted: set[str] = set()
+        for v in found:
+            if v.pod in evicted:
+                continue
+            mark = (v.pod, v.kind, v.term)
+            if v.kind == POD_AFFINITY and self.affinity_grace_seconds > 0:
+                if mark not in self._waiting:
+                    self._waiting[mark] = sim.after(
+                        self.affinity_grace_seconds, lambda: sim.enqueue(self, _KEY), settle=True
+                    )
+                    continue
+                if not self._expired(mark):
+                    continue
+                self._waiting.pop(mark)
+            evicted.add(v.pod)
+            sim.evict(
+                v.pod, reason=EVICTION_REASON, message=f"RequiredDuringExecution {v.kind} broken: {v.message}"
+            )
+
+    def _expired(self, mark: tuple[str, str, int]) -> bool:
+        assert self._sim is not None
+        return self._waiting[mark].time <= self._sim.now

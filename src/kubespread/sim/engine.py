@@ -227,6 +227,8 @@ class Simulation:
             name = obj.metadata.name
             return Rejection(409, "AlreadyExists", f'{obj.KIND.lower()}s "{name}" already exists')
         self._stamp(obj)
+        if isinstance(obj, Pod) and obj.spec.node_name and not obj.status.phase:
+            obj.status.phase = "Running"  # bound at creation: its kubelet starts it
         try:
             self.cluster.add(obj)
         except ClusterError as e:

@@ -77,7 +77,7 @@ def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
         "namespace": pod.metadata.namespace or "default",
         "name": pod.metadata.name,
         "node": pod.spec.node_name or None,
-        "phase": pod.status.phase or "Pending",
+        "phase": pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
         "terminating": pod.is_terminating,
         "labels": dict(pod.metadata.labels),
         "owner": {"kind": ref.kind, "name": ref.name} if ref is not None else None,
