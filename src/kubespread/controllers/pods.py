@@ -1,0 +1,382 @@
+"""What the workload controllers share: pods made from templates, owner references, which pods
+count, when a pod became ready, IntOrString scaling and the pod-template hash.
+
+One home for these so the ReplicaSet, Deployment, StatefulSet and Job controllers agree on the
+meaning of "active", "ready" and "available", as kube-controller-manager's shared
+``controller_utils`` and ``podutil`` make them agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from kubespread.admission.defaults import canonicalize_quantities, default_pod_spec
+from kubespread.admission.framework import Rejection
+from kubespread.api.core import Pod, PodTemplateSpec
+from kubespread.api.keys import LABEL_POD_TEMPLATE_HASH
+from kubespread.api.meta import KubeObject, OwnerReference
+from kubespread.cluster.events import ClusterEvent, EventType
+
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
+    from kubespread.sim.engine import Controller, Simulation
+
+__all__ = [
+    "OwnedPods",
+    "ReadyTimes",
+    "Wakeups",
+    "controller_ref",
+    "create_with_slow_start",
+    "fnv32a",
+    "is_active",
+    "is_available",
+    "is_ready",
+    "is_running_and_ready",
+    "normalized_template",
+    "owner_key",
+    "pod_from_template",
+    "safe_encode",
+    "scaled_int_or_percent",
+    "spec_changed",
+    "status_int",
+    "template_hash",
+    "virtual_seconds",
+]
+
+#: utilrand's alphabet: SafeEncodeString maps each byte onto it (no vowels, no look-alikes)
+_SAFE_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+_FNV_OFFSET: Final = 0x811C9DC5
+_FNV_PRIME: Final = 0x01000193
+#: the first batch of slowStartBatch (controller.SlowStartInitialBatchSize)
+SLOW_START_INITIAL_BATCH: Final = 1
+
+
+# ------------------------------------------------------------------ owners
+def controller_ref(owner: KubeObject) -> OwnerReference:
+    """metav1.NewControllerRef: the reference a controller stamps on what it creates."""
+    return OwnerReference(
+        api_version=owner.API_VERSION,
+        kind=owner.KIND,
+        name=owner.metadata.name,
+        uid=owner.metadata.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def owner_key(obj: KubeObject, kind: str) -> str | None:
+    """The key (namespace/name) of ``obj``'s controller when it is of ``kind``."""
+    ref = obj.metadata.controller_ref()
+    if ref is None or ref.kind != kind:
+        return None
+    return f"{obj.metadata.namespace or 'default'}/{ref.name}"
+
+
+# ------------------------------------------------------------------ pod state
+def is_active(pod: Pod) -> bool:
+    """controller.IsPodActive: not finished and not being deleted."""
+    return not pod.is_terminating and not pod.is_finished
+
+
+def is_ready(pod: Pod) -> bool:
+    """podutil.IsPodReady: the Ready condition is True."""
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+def is_running_and_ready(pod: Pod) -> bool:
+    return pod.status.phase == "Running" and is_ready(pod)
+
+
+def virtual_seconds(stamp: str | None) -> float | None:
+    """An RFC 3339 time as virtual seconds (the simulation's EPOCH is 0); None if absent or bad."""
+    if not stamp:
+        return None
+    from kubespread.sim.engine import EPOCH
+
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return (when - EPOCH).total_seconds()
+
+
+class ReadyTimes:
+    """When each pod became Ready, the Ready condition's lastTransitionTime in Kubernetes.
+
+    The simulation's conditions carry no times, so a controller observes them: a pod is Ready
+    from the (whole) virtual second it was first seen Ready. A condition that does carry
+    ``lastTransitionTime`` (a loaded manifest) wins; pods already Ready when observation began
+    count as Ready since then.
+    """
+
+    def __init__(self) -> None:
+        self._since: dict[str, float] = {}
+
+    def seed(self, pods: Iterable[Pod], now: float) -> None:
+        for pod in pods:
+            self._note(pod, now)
+
+    def observe(self, event: ClusterEvent, now: float) -> None:
+        if event.kind != Pod.KIND:
+            return
+        pod: Pod = event.obj
+        if event.type is EventType.DELETED:
+            self._since.pop(pod.metadata.uid, None)
+        elif event.type is not EventType.UNBOUND:
+            self._note(pod, now)
+
+    def _note(self, pod: Pod, now: float) -> None:
+        uid = pod.metadata.uid
+        if is_ready(pod):
+            self._since.setdefault(uid, float(math.floor(now)))
+        else:
+            self._since.pop(uid, None)
+
+    def since(self, pod: Pod) -> float | None:
+        """When the pod became Ready (virtual seconds), None when it is not Ready."""
+        for c in pod.status.conditions:
+            if c.type == "Ready" and c.status == "True":
+                stamp = (c.extra or {}).get("lastTransitionTime")
+                given = virtual_seconds(stamp) if isinstance(stamp, str) else None
+                return given if given is not None else self._since.get(pod.metadata.uid)
+        return None
+
+
+def is_available(pod: Pod, min_ready_seconds: int, now: float, ready: ReadyTimes) -> bool:
+    """podutil.IsPodAvailable: Ready, and for at least minReadySeconds."""
+    if not is_ready(pod):
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = ready.since(pod)
+    return since is not None and since + min_ready_seconds <= now
+
+
+class OwnedPods:
+    """Pods by the uid of their controller (of one kind), kept current from cluster events so a
+    sync reads its pods without scanning the cluster."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._by_owner: dict[str, dict[str, Pod]] = {}
+        self._owner_of: dict[str, str] = {}
+
+    def seed(self, pods: Iterable[Pod]) -> None:
+        for pod in pods:
+            self._set(pod.key, pod)
+
+    def observe(self, event: ClusterEvent, cluster: ClusterState) -> None:
+        if event.kind == Pod.KIND:
+            key = event.obj.key
+            self._set(key, cluster.pods.get(key))
+
+    def _set(self, key: str, pod: Pod | None) -> None:
+        old_owner = self._owner_of.pop(key, None)
+        if old_owner is not None:
+            owned = self._by_owner.get(old_owner)
+            if owned is not None:
+                owned.pop(key, None)
+                if not owned:
+                    del self._by_owner[old_owner]
+        if pod is None:
+            return
+        ref = pod.metadata.controller_ref()
+        if ref is None or ref.kind != self.kind or not ref.uid:
+            return
+        self._owner_of[key] = ref.uid
+        self._by_owner.setdefault(ref.uid, {})[key] = pod
+
+    def pods(self, uid: str) -> list[Pod]:
+        """The pods controlled by ``uid``, by key (a deterministic order)."""
+        owned = self._by_owner.get(uid)
+        return [owned[k] for k in sorted(owned)] if owned else []
+
+
+class Wakeups:
+    """At most one pending timer per key, due at the earliest time asked for, that queues the
+    key's sync again: how a controller waits for minReadySeconds, a backoff or a deadline."""
+
+    def __init__(self) -> None:
+        self._due: dict[str, float] = {}
+
+    def request(
+        self, sim: Simulation, controller: Controller, key: str, due: float, *, settle: bool = True
+    ) -> None:
+        pending = self._due.get(key)
+        if pending is not None and sim.now < pending <= due:
+            return
+        self._due[key] = due
+
+        def wake() -> None:
+            if self._due.get(key) == due:
+                del self._due[key]
+            sim.enqueue(controller, key)
+
+        sim.after(due - sim.now, wake, settle=settle)
+
+
+# ------------------------------------------------------------------ templates
+def pod_from_template(
+    template: PodTemplateSpec,
+    owner: KubeObject,
+    *,
+    name: str = "",
+    generate_name: str = "",
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+    spec_fields: Mapping[str, Any] | None = None,
+) -> Pod:
+    """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and spec,
+    in the owner's namespace, controlled by the owner; ``labels``/``annotations`` are added on top
+    and ``spec_fields`` (hostname, subdomain) set in the spec."""
+    d = template.to_dict()
+    tmeta = d.get("metadata") or {}
+    meta: dict[str, Any] = {"namespace": owner.metadata.namespace or "default"}
+    if name:
+        meta["name"] = name
+    if generate_name:
+        meta["generateName"] = generate_name
+    pod_labels = {**(tmeta.get("labels") or {}), **(labels or {})}
+    pod_annotations = {**(tmeta.get("annotations") or {}), **(annotations or {})}
+    if pod_labels:
+        meta["labels"] = pod_labels
+    if pod_annotations:
+        meta["annotations"] = pod_annotations
+    if tmeta.get("finalizers"):
+        meta["finalizers"] = list(tmeta["finalizers"])
+    meta["ownerReferences"] = [controller_ref(owner).to_dict()]
+    spec = dict(d.get("spec") or {})
+    spec.update(spec_fields or {})
+    return Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+def normalized_template(template: PodTemplateSpec) -> dict[str, Any]:
+    """The template as the API server would store it, without the pod-template-hash label:
+    what two templates are compared by (EqualIgnoreHash) and hashed from."""
+    t = template.copy()
+    default_pod_spec(t.spec)
+    canonicalize_quantities(t)
+    d = t.to_dict()
+    meta = dict(d.get("metadata") or {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != LABEL_POD_TEMPLATE_HASH}
+    for field, value in (("labels", labels), ("annotations", meta.get("annotations") or {})):
+        if value:
+            meta[field] = value
+        else:
+            meta.pop(field, None)
+    if meta:
+        d["metadata"] = meta
+    else:
+        d.pop("metadata", None)
+    return d
+
+
+def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
+    """32-bit FNV-1a (hash/fnv's New32a), continuing from ``h``."""
+    for byte in data:
+        h = ((h ^ byte) * _FNV_PRIME) & 0xFFFFFFFF
+    return h
+
+
+def safe_encode(s: str) -> str:
+    """rand.SafeEncodeString: each byte onto the no-vowel alphabet, so no word is ever spelt."""
+    return "".join(_SAFE_ALPHABET[b % len(_SAFE_ALPHABET)] for b in s.encode())
+
+
+def template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:
+    """controller.ComputeHash's shape: FNV-1a 32 of the template (here its canonical JSON rather
+    than Go's deep-hash dump, so it is stable across runs and processes but not equal to
+    Kubernetes' value), then the collisionCount as 8 little-endian bytes, the decimal of the
+    sum safe-encoded: a 1-10 character label value."""
+    data = json.dumps(normalized_template(template), sort_keys=True, separators=(",", ":"))
+    h = fnv32a(data.encode())
+    if collision_count is not None:
+        h = fnv32a((collision_count & 0xFFFFFFFF).to_bytes(4, "little") + bytes(4), h)
+    return safe_encode(str(h))
+
+
+# ------------------------------------------------------------------ numbers
+def scaled_int_or_percent(value: int | str | None, total: int, *, round_up: bool, default: int = 0) -> int:
+    """intstr.GetScaledValueFromIntOrPercent: an int as is, ``"N%"`` of ``total`` rounded up or
+    down; a plain numeric string is read as its int (validation refuses anything else)."""
+    if value is None:
+        return default
+    if isinstance(value, int):
+        return value
+    text = value.strip()
+    if text.endswith("%"):
+        try:
+            percent = int(text[:-1])
+        except ValueError:
+            return default
+        scaled = percent * total / 100
+        return math.ceil(scaled) if round_up else math.floor(scaled)
+    try:
+        return int(text)
+    except ValueError:
+        return default
+
+
+def spec_changed(event: ClusterEvent) -> bool:
+    """Whether a workload event is worth a sync of the workload itself: it is new, or its spec,
+    labels or annotations changed. A controller's own status write is not, or every refused
+    create would be retried by the status update that reports it."""
+    if event.type is EventType.ADDED:
+        return True
+    if event.type is not EventType.UPDATED:
+        return False
+    old, new = event.old, event.obj
+    if old is None:
+        return True
+    return (
+        (old.spec is not new.spec and old.spec.to_dict() != new.spec.to_dict())
+        or old.metadata.labels != new.metadata.labels
+        or old.metadata.annotations != new.metadata.annotations
+    )
+
+
+def status_int(obj: KubeObject, field: str) -> int:
+    """An integer status field of a workload whose status is a plain dict (0 when absent)."""
+    status = getattr(obj, "status", None)
+    if isinstance(status, Mapping):
+        value = status.get(field)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+# ------------------------------------------------------------------ creating
+def create_with_slow_start(
+    sim: Simulation,
+    pods: list[Pod],
+    *,
+    on_created: Callable[[Pod], None],
+    on_failed: Callable[[Pod, Rejection], None],
+) -> int:
+    """slowStartBatch: create in batches of 1, 2, 4, ... and stop after a batch with a failure,
+    so a refused template costs one attempt, not one per replica. ``on_created(pod)`` and
+    ``on_failed(pod, rejection)`` record the events; returns how many were created."""
+    created = 0
+    remaining = list(pods)
+    batch = SLOW_START_INITIAL_BATCH
+    while remaining:
+        now, remaining = remaining[:batch], remaining[batch:]
+        failed = False
+        for pod in now:
+            outcome = sim.create(pod)
+            if isinstance(outcome, Rejection):
+                failed = True
+                on_failed(pod, outcome)
+            else:
+                created += 1
+                on_created(outcome)
+        if failed:
+            break
+        batch *= 2
+    return created

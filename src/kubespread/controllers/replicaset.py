@@ -1,0 +1,382 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` active pods, choosing scale-down victims
+the way kube-controller-manager v1.35 does.
+
+A sync counts the ReplicaSet's active pods (controlled by it through an ownerReference and
+still matching its selector; nothing is adopted), creates the missing ones from the template in
+slow-start batches, or deletes the surplus ranked by :func:`deletion_order` (controller_utils'
+ActivePodsWithRanks with LogarithmicScaleDown and PodDeletionCost on, as they are by default).
+The simulation's state is never stale, so the real controller's expectations are not needed.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import heapq
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from kubespread.admission.framework import Rejection
+from kubespread.api.apps import ReplicaSet
+from kubespread.api.core import Pod
+from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
+from kubespread.api.selectors import Selector, compile_label_selector
+from kubespread.cluster.events import ClusterEvent
+from kubespread.controllers.pods import (
+    OwnedPods,
+    ReadyTimes,
+    Wakeups,
+    create_with_slow_start,
+    is_active,
+    is_available,
+    is_ready,
+    owner_key,
+    pod_from_template,
+    spec_changed,
+    virtual_seconds,
+)
+
+if TYPE_CHECKING:
+    from kubespread.sim.engine import Simulation
+
+__all__ = ["ReplicaSetController", "deletion_cost", "deletion_order"]
+
+_PHASE_ORDINAL: Final = {"Pending": 0, "Unknown": 1, "Running": 2}
+_INT_RE: Final = re.compile(r"[+-]?[0-9]+")
+
+
+def deletion_cost(pod: Pod) -> int:
+    """The controller.kubernetes.io/pod-deletion-cost annotation: an int32, 0 when absent or invalid."""
+    value = pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST)
+    if value is None or not _INT_RE.fullmatch(value):
+        return 0
+    cost = int(value)
+    return cost if -(2**31) <= cost < 2**31 else 0
+
+
+def _max_restarts(pod: Pod) -> tuple[int, int]:
+    """(regular, sidecar) highest restartCount from the pod's container statuses, when it has any."""
+    extra = pod.status.extra or {}
+    sidecars = {c.name for c in pod.spec.init_containers if c.is_sidecar}
+
+    def most(statuses: Any, only: set[str] | None) -> int:
+        best = 0
+        for s in statuses if isinstance(statuses, list) else ():
+            if isinstance(s, dict) and (only is None or s.get("name") in only):
+                count = s.get("restartCount")
+                if isinstance(count, int):
+                    best = max(best, count)
+        return best
+
+    return most(extra.get("containerStatuses"), None), most(extra.get("initContainerStatuses"), sidecars)
+
+
+def _log_rank(t: float | None, now: float) -> int:
+    """floor(log2(now - t)) with the difference in nanoseconds, -1 when not positive."""
+    if t is None:
+        return -1
+    d = round((now - t) * 1e9)
+    return int(math.log2(d)) if d > 0 else -1
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What ActivePodsWithRanks looks at, read once per pod rather than at every comparison."""
+
+    assigned: bool
+    phase: int
+    ready: bool
+    cost: int
+    rank: int
+    ready_since: float | None
+    ready_bucket: int
+    restarts: tuple[int, int]
+    created: float | None
+    created_bucket: int
+    uid: str
+    name: str
+
+
+def _newer_first(
+    t1: float | None, t2: float | None, bucket1: int, bucket2: int, uid1: str, uid2: str
+) -> bool:
+    """The logarithmic comparison (LogarithmicScaleDown): a missing time counts as the newest;
+    times in the same power-of-two age bucket tie, broken by uid."""
+    if t1 is None or t2 is None:
+        return t1 is None
+    if bucket1 == bucket2:
+        return uid1 < uid2
+    return bucket1 < bucket2
+
+
+def _less(a: _Facts, b: _Facts) -> bool:
+    """ActivePodsWithRanks.Less: whether ``a`` is the better pod to delete."""
+    if a.assigned != b.assigned:
+        return not a.assigned
+    if a.phase != b.phase:
+        return a.phase < b.phase
+    if a.ready != b.ready:
+        return not a.ready
+    if a.cost != b.cost:
+        return a.cost < b.cost
+    if a.rank != b.rank:
+        return a.rank > b.rank
+    if a.ready and b.ready and a.ready_since != b.ready_since:
+        return _newer_first(a.ready_since, b.ready_since, a.ready_bucket, b.ready_bucket, a.uid, b.uid)
+    if a.restarts != b.restarts:
+        return a.restarts > b.restarts
+    if a.created != b.created:
+        return _newer_first(a.created, b.created, a.created_bucket, b.created_bucket, a.uid, b.uid)
+    return False
+
+
+def deletion_order(
+    pods: Sequence[Pod],
+    related: Sequence[Pod],
+    now: float,
+    ready: ReadyTimes | None = None,
+    *,
+    first: int | None = None,
+) -> list[Pod]:
+    """``pods`` ordered the way ActivePodsWithRanks sorts them, first deleted first:
+
+    1. unassigned before assigned; 2. Pending < Unknown < Running; 3. not ready before ready;
+    4. lower pod-deletion-cost first; 5. more active ``related`` pods on the same node first
+    (doubled up); 6. when both are ready, more recently ready first; 7. more container restarts
+    first; 8. newer creation first. 6 and 8 compare ages on a log2 scale (LogarithmicScaleDown),
+    ties within a bucket broken by uid. Pods equal on all of these go by name. ``first``: only
+    that many from the front (what getPodsToDelete keeps of the sorted list).
+    """
+    ready = ready if ready is not None else ReadyTimes()
+    on_node: dict[str, int] = {}
+    for p in related:
+        if is_active(p):
+            on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
+    facts: dict[str, _Facts] = {}
+    for p in pods:
+        since = ready.since(p)
+        created = virtual_seconds(p.metadata.creation_timestamp)
+        facts[p.key] = _Facts(
+            assigned=bool(p.spec.node_name),
+            phase=_PHASE_ORDINAL.get(p.status.phase, 0),
+            ready=is_ready(p),
+            cost=deletion_cost(p),
+            rank=on_node.get(p.spec.node_name, 0),
+            ready_since=since,
+            ready_bucket=_log_rank(since, now),
+            restarts=_max_restarts(p),
+            created=created,
+            created_bucket=_log_rank(created, now),
+            uid=p.metadata.uid,
+            name=p.metadata.name,
+        )
+
+    def compare(a: Pod, b: Pod) -> int:
+        fa, fb = facts[a.key], facts[b.key]
+        if _less(fa, fb):
+            return -1
+        if _less(fb, fa):
+            return 1
+        return (fa.name > fb.name) - (fa.name < fb.name)
+
+    key = functools.cmp_to_key(compare)
+    if first is not None:
+        return heapq.nsmallest(first, pods, key=key)
+    return sorted(pods, key=key)
+
+
+class ReplicaSetController:
+    """kube-controller-manager's replicaset controller (syncReplicaSet / manageReplicas).
+
+    Every pod event leads to a sync of its ReplicaSet, so the claimed pods' counts (active,
+    ready, fully labelled) are kept per ReplicaSet as the events arrive: a sync with nothing to
+    do costs no scan of the ReplicaSet's pods.
+    """
+
+    name = "replicaset"
+
+    def __init__(self) -> None:
+        self.sim: Simulation | None = None
+        self.pods = OwnedPods(ReplicaSet.KIND)
+        self.ready = ReadyTimes()
+        self._wakeups = Wakeups()
+        #: claimed pod key -> (ReplicaSet uid, active, ready, fully labelled)
+        self._claims: dict[str, tuple[str, bool, bool, bool]] = {}
+        #: ReplicaSet uid -> [active, ready, fully labelled] over its claimed pods
+        self._counts: dict[str, list[int]] = {}
+        #: ReplicaSet uid -> (the spec it was compiled from, its selector)
+        self._selectors: dict[str, tuple[Any, Selector]] = {}
+
+    def start(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.pods.seed(sim.cluster.pods.values())
+        self.ready.seed(sim.cluster.pods.values(), sim.now)
+        for key in sorted(sim.cluster.pods):
+            self._claim(key)
+        sim.cluster.subscribe(self._on_event)
+        for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
+            sim.enqueue(self, key)
+
+    def _on_event(self, event: ClusterEvent) -> None:
+        sim = self.sim
+        assert sim is not None
+        if event.kind == Pod.KIND:
+            self.pods.observe(event, sim.cluster)
+            self.ready.observe(event, sim.now)
+            self._claim(event.obj.key)
+            for pod in (event.obj, event.old):
+                key = owner_key(pod, ReplicaSet.KIND) if pod is not None else None
+                if key is not None:
+                    sim.enqueue(self, key)
+        elif event.kind == ReplicaSet.KIND and spec_changed(event):
+            rs, old = event.obj, event.old
+            if (
+                old is None
+                or old.spec.selector != rs.spec.selector
+                or old.spec.template.metadata.labels != rs.spec.template.metadata.labels
+            ):
+                for pod in self.pods.pods(rs.metadata.uid):
+                    self._claim(pod.key)
+            sim.enqueue(self, rs.key)
+
+    # ------------------------------------------------------------------ claims
+    def _selector(self, rs: ReplicaSet) -> Selector:
+        cached = self._selectors.get(rs.metadata.uid)
+        if cached is not None and cached[0] is rs.spec:
+            return cached[1]
+        selector = compile_label_selector(rs.spec.selector)
+        self._selectors[rs.metadata.uid] = (rs.spec, selector)
+        return selector
+
+    def _claim(self, key: str) -> None:
+        """Recount one pod: claimed when a live ReplicaSet controls it and still selects it."""
+        sim = self.sim
+        assert sim is not None
+        old = self._claims.pop(key, None)
+        if old is not None:
+            counts = self._counts[old[0]]
+            counts[0] -= old[1]
+            counts[1] -= old[2]
+            counts[2] -= old[3]
+        pod = sim.cluster.pods.get(key)
+        ref = pod.metadata.controller_ref() if pod is not None else None
+        if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
+            return
+        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.metadata.namespace or 'default'}/{ref.name}")
+        if not isinstance(rs, ReplicaSet) or rs.metadata.uid != ref.uid:
+            return
+        labels = pod.metadata.labels
+        if not self._selector(rs).matches(labels):
+            return
+        active = is_active(pod)
+        template_labels = rs.spec.template.metadata.labels
+        fully = active and all(labels.get(k) == v for k, v in template_labels.items())
+        facts = (ref.uid, active, active and is_ready(pod), fully)
+        self._claims[key] = facts
+        counts = self._counts.setdefault(ref.uid, [0, 0, 0])
+        counts[0] += facts[1]
+        counts[1] += facts[2]
+        counts[2] += facts[3]
+
+    def _claimed(self, rs: ReplicaSet) -> list[Pod]:
+        """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""
+        return [p for p in self.pods.pods(rs.metadata.uid) if p.key in self._claims]
+
+    # ------------------------------------------------------------------ sync
+    def sync(self, key: str) -> None:
+        sim = self.sim
+        assert sim is not None
+        rs = sim.cluster.get(ReplicaSet.KIND, key)
+        if not isinstance(rs, ReplicaSet) or rs.metadata.deletion_timestamp:
+            return
+        active = self._counts.get(rs.metadata.uid, [0, 0, 0])[0]
+        want = rs.spec.replicas if rs.spec.replicas is not None else 1
+        diff = active - want
+        if diff < 0:
+            self._create(rs, -diff)
+        elif diff > 0:
+            self._delete(rs, [p for p in self._claimed(rs) if is_active(p)], diff)
+        self._update_status(rs.key)
+
+    def _create(self, rs: ReplicaSet, count: int) -> None:
+        sim = self.sim
+        assert sim is not None
+        pods = [
+            pod_from_template(rs.spec.template, rs, generate_name=f"{rs.metadata.name}-")
+            for _ in range(count)
+        ]
+
+        def created(pod: Pod) -> None:
+            sim.record(rs, "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
+
+        def failed(pod: Pod, rejection: Rejection) -> None:
+            sim.record(rs, "FailedCreate", f"Error creating: {rejection.message}", type="Warning")
+
+        create_with_slow_start(sim, pods, on_created=created, on_failed=failed)
+
+    def _related(self, rs: ReplicaSet) -> list[Pod]:
+        """getIndirectlyRelatedPods: the pods of every ReplicaSet under the same controller."""
+        sim = self.sim
+        assert sim is not None
+        ref = rs.metadata.controller_ref()
+        if ref is None:
+            return self.pods.pods(rs.metadata.uid)
+        namespace = rs.metadata.namespace
+        related: list[Pod] = []
+        for other in sim.cluster.objects(ReplicaSet.KIND).values():
+            other_ref = other.metadata.controller_ref()
+            if other.metadata.namespace == namespace and other_ref is not None and other_ref.uid == ref.uid:
+                related.extend(self.pods.pods(other.metadata.uid))
+        return related
+
+    def _delete(self, rs: ReplicaSet, active: list[Pod], count: int) -> None:
+        sim = self.sim
+        assert sim is not None
+        if count < len(active):
+            victims = deletion_order(active, self._related(rs), sim.now, self.ready, first=count)
+        else:
+            victims = active
+        for pod in victims:
+            sim.delete(Pod.KIND, pod.key)
+            sim.record(rs, "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
+
+    def _update_status(self, key: str) -> None:
+        """calculateStatus; written only when it changed, so a status write does not loop."""
+        sim = self.sim
+        assert sim is not None
+        rs = sim.cluster.get(ReplicaSet.KIND, key)
+        if not isinstance(rs, ReplicaSet):
+            return
+        active, ready, fully_labeled = self._counts.get(rs.metadata.uid, [0, 0, 0])
+        available = ready
+        min_ready = rs.spec.min_ready_seconds
+        if min_ready > 0 and ready:
+            waiting = [
+                p
+                for p in self._claimed(rs)
+                if is_active(p) and is_ready(p) and not is_available(p, min_ready, sim.now, self.ready)
+            ]
+            available -= len(waiting)
+            self._wake_when_available(key, waiting, min_ready)
+        status = {
+            "replicas": active,
+            "fullyLabeledReplicas": fully_labeled,
+            "readyReplicas": ready,
+            "availableReplicas": available,
+            "observedGeneration": rs.metadata.generation,
+        }
+        if rs.status != status:
+            updated = copy.copy(rs)  # only the status changes: share the rest
+            updated.status = status
+            sim.update(updated)
+
+    def _wake_when_available(self, key: str, pods: list[Pod], min_ready: int) -> None:
+        """Sync again when the next ready pod has been ready for minReadySeconds."""
+        sim = self.sim
+        assert sim is not None
+        times = [since + min_ready for p in pods if (since := self.ready.since(p)) is not None]
+        if times:
+            self._wakeups.request(sim, self, key, min(times))
