@@ -115,7 +115,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "metadata": {"name": "random"},
         "seed": draw(st.integers(0, 3)),
         "cluster": nodes,
-        "steps": [{"apply": deploys}, *draw(st.lists(step, max_size=6))],
+        "steps": [{"apply": deploys}, *draw(st.lists(step, min_size=1, max_size=8))],
     }
 
 
@@ -195,7 +195,7 @@ def check_nothing_lost(result: dict[str, Any]) -> None:
             assert (p["namespace"], p["name"]) in pending
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_scenarios_keep_the_invariants(doc: dict[str, Any]) -> None:
     result = run(doc)

@@ -18,18 +18,23 @@ def _short_ns(namespace: str, name: str) -> str:
     return name if namespace == "default" else f"{namespace}/{name}"
 
 
+_SHORT_KINDS = {"ReplicaSet": "rs", "StatefulSet": "sts", "Job": "job", "Deployment": "deploy"}
+
+
 def _distribution_table(rows: list[dict[str, Any]]) -> Table:
+    """Rows of (controller, key, pods per domain, max-min), narrow enough for 80 columns:
+    kubectl's short kinds and the key's last segment (``zone`` for topology.kubernetes.io/zone)."""
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("workload", overflow="fold")
-    table.add_column("topology key", overflow="fold")
+    table.add_column("controller", overflow="fold")
+    table.add_column("key", overflow="fold")
     table.add_column("pods per domain", overflow="fold", ratio=1)
-    table.add_column("skew", justify="right")
+    table.add_column("max-min", justify="right")
     for r in rows:
         w = r["workload"]
+        kind = _SHORT_KINDS.get(w["kind"], w["kind"].lower())
         domains = "  ".join(f"{d}={n}" for d, n in r["domains"].items()) or "(no node has this key)"
-        table.add_row(
-            f"{w['kind']} {_short_ns(w['namespace'], w['name'])}", r["topologyKey"], domains, str(r["skew"])
-        )
+        key = r["topologyKey"].rsplit("/", 1)[-1]
+        table.add_row(f"{kind}/{_short_ns(w['namespace'], w['name'])}", key, domains, str(r["skew"]))
     return table
 
 

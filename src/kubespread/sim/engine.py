@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import random
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,6 +137,7 @@ class Simulation:
         self.seed = seed
         self.rng = random.Random(f"kubespread-names-{seed}")
         self._tie_rng = random.Random(f"kubespread-scheduler-{seed}")
+        self._uid_rng = random.Random(f"kubespread-uids-{seed}")
         self.admission_options = admission or AdmissionOptions()
         self.chain = chain
         self.events: list[Event] = []
@@ -146,7 +148,6 @@ class Simulation:
         #: nodes whose kubelet is gone: their pods cannot finish terminating
         self.unreachable: set[str] = set()
         self.turns = 0
-        self._uid = 0
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued_work: set[tuple[str, str]] = set()
         self._changed = False
@@ -188,10 +189,9 @@ class Simulation:
 
     # ------------------------------------------------------------------ objects
     def _stamp(self, obj: KubeObject) -> None:
-        self._uid += 1
         meta = obj.metadata
-        if not meta.uid:
-            meta.uid = f"uid-{self._uid:06d}"
+        if not meta.uid:  # random, as the API server's: scale-down breaks ties by uid (KEP-2185)
+            meta.uid = str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
         if not meta.creation_timestamp:
             meta.creation_timestamp = timestamp(self.now)
         meta.generation = meta.generation or 1

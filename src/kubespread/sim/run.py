@@ -132,6 +132,8 @@ def snapshot(sim: Simulation) -> Snapshot:
                     "owner": {"kind": top_kind, "name": top_name},
                     "topologyKey": key,
                     "domains": domains,
+                    # max - min over every domain of the key; the scheduler's skew may leave
+                    # some out (nodeTaintsPolicy, nodeAffinityPolicy, minDomains)
                     "skew": (max(counts) - min(counts)) if counts else 0,
                     "pods": len(running),
                 }
