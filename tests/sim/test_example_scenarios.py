@@ -95,8 +95,8 @@ def test_zone_failure_with_do_not_schedule_and_min_domains() -> None:
     assert sum(p["terminating"] for p in failed["pods"]) == 6  # stuck on the unreachable nodes
     pending = {p["name"].rsplit("-", 2)[0]: p["message"] for p in failed["pending"]}
     assert sorted(p["name"].rsplit("-", 2)[0] for p in failed["pending"]) == [
-        "min",
-        "min",
+        "min-domains",
+        "min-domains",
         "strict",
         "strict",
     ]
