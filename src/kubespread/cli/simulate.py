@@ -86,12 +86,47 @@ def simulate_command(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
     ] = True,
+    hard_anti_affinity_limit: Annotated[
+        bool,
+        typer.Option(
+            "--hard-anti-affinity-limit/--no-hard-anti-affinity-limit",
+            help="Refuse pods whose required anti-affinity covers all namespaces with a topologyKey "
+            "other than kubernetes.io/hostname (the pod affinity design's limit).",
+        ),
+    ] = True,
+    limit_topology: Annotated[
+        bool,
+        typer.Option(
+            "--limit-pod-hard-anti-affinity-topology",
+            help="Also refuse any required anti-affinity whose topologyKey is not kubernetes.io/hostname "
+            "(kube's LimitPodHardAntiAffinityTopology admission plugin).",
+        ),
+    ] = False,
+    affinity_grace: Annotated[
+        str,
+        typer.Option(
+            "--affinity-grace-period",
+            help="How long a broken RequiredDuringExecution pod affinity may last before the pod is evicted.",
+        ),
+    ] = "60s",
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted."""
+    from kubespread.admission.framework import AdmissionOptions
+    from kubespread.controllers import default_controllers
     from kubespread.sim.run import simulate
-    from kubespread.sim.scenario import ScenarioError, load_scenario
+    from kubespread.sim.scenario import ScenarioError, load_scenario, parse_duration
 
+    grace = parse_duration(affinity_grace)
+    if grace is None:
+        err.print(
+            f"error: --affinity-grace-period: must be a duration such as 60s or 2m, got {affinity_grace!r}"
+        )
+        raise typer.Exit(2)
+    options = AdmissionOptions(
+        hard_anti_affinity_limit=hard_anti_affinity_limit,
+        limit_pod_hard_anti_affinity_topology=limit_topology,
+    )
     try:
         loaded = load_scenario(scenario)
     except ScenarioError as e:
@@ -116,7 +151,12 @@ def simulate_command(
             bar.update(task, completed=step.index, description=f"step {step.index + 1}: {step.action}")
 
         try:
-            result = simulate(loaded, on_step=on_step)
+            result = simulate(
+                loaded,
+                controllers=default_controllers(affinity_grace_seconds=grace),
+                admission=options,
+                on_step=on_step,
+            )
         except ScenarioError as e:
             for p in e.problems:
                 err.print(f"error: {p}", markup=False, highlight=False)

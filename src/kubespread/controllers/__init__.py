@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["default_controllers"]
 
 
-def default_controllers() -> list[Controller]:
-    """The controllers a simulation runs unless told otherwise, in the order they react."""
+def default_controllers(*, affinity_grace_seconds: float | None = None) -> list[Controller]:
+    """The controllers a simulation runs unless told otherwise, in the order they react.
+    ``affinity_grace_seconds``: how long a broken RequiredDuringExecution pod affinity may last."""
     from kubespread.controllers.deployment import DeploymentController
     from kubespread.controllers.job import JobController
     from kubespread.controllers.nodelifecycle import NodeLifecycleController
@@ -30,5 +31,7 @@ def default_controllers() -> list[Controller]:
         StatefulSetController(),
         JobController(),
         NodeLifecycleController(),
-        RequiredDuringExecutionController(),
+        RequiredDuringExecutionController()
+        if affinity_grace_seconds is None
+        else RequiredDuringExecutionController(affinity_grace_seconds=affinity_grace_seconds),
     ]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kubespread.admission.framework import Rejection
+from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
 from kubespread.api.keys import LABEL_HOSTNAME
@@ -372,14 +372,20 @@ def simulate(
     scenario: Scenario,
     *,
     controllers: Sequence[Controller] | None = None,
+    admission: AdmissionOptions | None = None,
     on_step: Callable[[Step], None] | None = None,
 ) -> SimulationResult:
-    """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out."""
+    """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
+    ``admission``: the API server's options (default: the design's hard anti-affinity limit on)."""
     try:
         cluster = cluster_from_manifests(scenario.cluster)
     except SnapshotError as e:
         raise ScenarioError([str(p) for p in e.problems]) from None
-    sim = Simulation(cluster, profiles=scenario.profiles, seed=scenario.seed, controllers=controllers)
+    if admission is None:
+        admission = AdmissionOptions(hard_anti_affinity_limit=True)
+    sim = Simulation(
+        cluster, profiles=scenario.profiles, seed=scenario.seed, controllers=controllers, admission=admission
+    )
     sim.run_until_quiet()
     initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), list(sim.events))
     results = []
