@@ -9,13 +9,13 @@ import pytest
 
 from builders import cluster_of, make_node
 from kubespread.api.apps import Job
+from kubespread.api.duration import parse_duration
 from kubespread.controllers.job import (
     ANNOTATION_DURATION,
     LABEL_COMPLETION_INDEX,
     LABEL_CONTROLLER_UID,
     LABEL_JOB_NAME,
     JobController,
-    parse_duration,
 )
 from kubespread.sim.engine import Simulation
 

@@ -113,9 +113,10 @@ def simulate_command(
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted."""
     from kubespread.admission.framework import AdmissionOptions
+    from kubespread.api.duration import parse_duration
     from kubespread.controllers import default_controllers
     from kubespread.sim.run import simulate
-    from kubespread.sim.scenario import ScenarioError, load_scenario, parse_duration
+    from kubespread.sim.scenario import ScenarioError, load_scenario
 
     grace = parse_duration(affinity_grace)
     if grace is None:

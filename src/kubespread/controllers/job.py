@@ -16,13 +16,13 @@ template's); without one it runs until something else ends it.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import Job
 from kubespread.api.core import Pod, PodCondition
+from kubespread.api.duration import parse_duration
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
@@ -48,7 +48,6 @@ __all__ = [
     "LABEL_CONTROLLER_UID",
     "LABEL_JOB_NAME",
     "JobController",
-    "parse_duration",
 ]
 
 #: how long a pod runs once bound, before it succeeds (kubespread's stand-in for its program)
@@ -62,28 +61,6 @@ DEFAULT_BACKOFF_LIMIT: Final = 6
 POD_FAILURE_BACKOFF: Final = 10.0
 MAX_POD_FAILURE_BACKOFF: Final = 600.0
 MAX_POD_CREATE_DELETE_PER_SYNC: Final = 500
-
-_DURATION_RE: Final = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ms|h|m|s)")
-_UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in a Go-style duration (``90s``, ``1m30s``, ``2h``, ``250ms``) or a plain number
-    of seconds; None when it is neither or negative."""
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        pass
-    else:
-        return value if value >= 0 else None
-    if not text or not re.fullmatch(f"(?:{_DURATION_RE.pattern})+", text):
-        return None
-    total = 0.0
-    for part in _DURATION_RE.findall(text):
-        unit = "ms" if part.endswith("ms") else part[-1]
-        total += float(part[: -len(unit)]) * _UNITS[unit]
-    return total
 
 
 def _conditions(job: Job) -> list[dict[str, Any]]:

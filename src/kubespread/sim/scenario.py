@@ -35,6 +35,7 @@ from typing import Any, Final
 import yaml
 
 from kubespread.admission.defaults import apply_defaults
+from kubespread.api.duration import parse_duration
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -51,7 +52,6 @@ __all__ = [
     "ScenarioError",
     "Step",
     "load_scenario",
-    "parse_duration",
     "parse_scenario",
 ]
 
@@ -59,8 +59,6 @@ API_VERSION: Final = "kubespread.io/v1alpha1"
 STEP_KINDS: Final = ("apply", "scale", "set", "label", "delete", "node", "advance")
 NODE_ACTIONS: Final = ("cordon", "uncordon", "drain", "fail", "recover", "delete")
 SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet", "CloneSet", "Job")
-_DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNIT_SECONDS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class ScenarioError(Exception):
@@ -69,23 +67,6 @@ class ScenarioError(Exception):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-def parse_duration(value: Any) -> float | None:
-    """Seconds of ``90s``, ``5m``, ``1h30m``, ``250ms`` or a plain number; None if invalid."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if value >= 0 else None
-    if not isinstance(value, str) or not value:
-        return None
-    pos, total = 0, 0.0
-    for m in _DURATION.finditer(value):
-        if m.start() != pos:
-            return None
-        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    return total if pos == len(value) else None
 
 
 @dataclass
