@@ -34,9 +34,9 @@ from kubespread.controllers.pods import (
     owner_key,
     pod_from_template,
     spec_changed,
-    virtual_seconds,
 )
 from kubespread.controllers.replicaset import deletion_order
+from kubespread.sim.engine import virtual_seconds
 
 if TYPE_CHECKING:
     from kubespread.sim.clock import Timer

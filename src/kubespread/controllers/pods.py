@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.defaults import canonicalize_quantities, default_pod_spec
@@ -20,6 +19,7 @@ from kubespread.api.core import Pod, PodTemplateSpec
 from kubespread.api.keys import LABEL_POD_TEMPLATE_HASH
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.cluster.events import ClusterEvent, EventType
+from kubespread.sim.engine import NAME_ALPHABET, virtual_seconds
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
@@ -44,11 +44,8 @@ __all__ = [
     "spec_changed",
     "status_int",
     "template_hash",
-    "virtual_seconds",
 ]
 
-#: utilrand's alphabet: SafeEncodeString maps each byte onto it (no vowels, no look-alikes)
-_SAFE_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
 #: the first batch of slowStartBatch (controller.SlowStartInitialBatchSize)
@@ -89,21 +86,6 @@ def is_ready(pod: Pod) -> bool:
 
 def is_running_and_ready(pod: Pod) -> bool:
     return pod.status.phase == "Running" and is_ready(pod)
-
-
-def virtual_seconds(stamp: str | None) -> float | None:
-    """An RFC 3339 time as virtual seconds (the simulation's EPOCH is 0); None if absent or bad."""
-    if not stamp:
-        return None
-    from kubespread.sim.engine import EPOCH
-
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        return None
-    return (when - EPOCH).total_seconds()
 
 
 class ReadyTimes:
@@ -286,7 +268,7 @@ def fnv32a(data: bytes, h: int = _FNV_OFFSET) -> int:
 
 def safe_encode(s: str) -> str:
     """rand.SafeEncodeString: each byte onto the no-vowel alphabet, so no word is ever spelt."""
-    return "".join(_SAFE_ALPHABET[b % len(_SAFE_ALPHABET)] for b in s.encode())
+    return "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in s.encode())
 
 
 def template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:

@@ -36,8 +36,8 @@ from kubespread.controllers.pods import (
     owner_key,
     pod_from_template,
     spec_changed,
-    virtual_seconds,
 )
+from kubespread.sim.engine import virtual_seconds
 
 if TYPE_CHECKING:
     from kubespread.sim.engine import Simulation

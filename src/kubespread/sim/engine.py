@@ -46,12 +46,14 @@ from kubespread.sim.clock import Clock, Timer
 
 __all__ = [
     "EPOCH",
+    "NAME_ALPHABET",
     "Controller",
     "Event",
     "Simulation",
     "SimulationError",
     "pod_owner",
     "timestamp",
+    "virtual_seconds",
 ]
 
 #: virtual time 0, as creationTimestamps and event times show it
@@ -59,12 +61,27 @@ EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
 #: a step that needs more loop turns than this is taken for a livelock (controllers fighting)
 MAX_TURNS: Final = 2_000_000
 DEFAULT_GRACE_SECONDS: Final = 30
-_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's: no vowels, no look-alikes
+#: utilrand's alphabet (generated names, SafeEncodeString): no vowels, no look-alikes
+NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def timestamp(seconds: float) -> str:
     """RFC 3339 (second precision, as the API server writes it) for a virtual time."""
     return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def virtual_seconds(stamp: str | None) -> float | None:
+    """The inverse of :func:`timestamp`: an RFC 3339 time as virtual seconds; None if absent or
+    not a time with a zone."""
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return (when - EPOCH).total_seconds()
 
 
 def pod_owner(pod: KubeObject) -> dict[str, str] | None:
@@ -208,7 +225,7 @@ class Simulation:
     def generate_name(self, prefix: str, namespace: str = "", kind: str = "Pod") -> str:
         """``prefix`` + 5 random characters (the API server's generateName), unique."""
         while True:
-            name = prefix + "".join(self.rng.choice(_NAME_ALPHABET) for _ in range(5))
+            name = prefix + "".join(self.rng.choice(NAME_ALPHABET) for _ in range(5))
             key = f"{namespace or 'default'}/{name}" if namespace or kind == "Pod" else name
             if self.cluster.get(kind, key) is None:
                 return name
