@@ -231,6 +231,8 @@ class RequiredDuringExecutionController:
         self._sim: Simulation | None = None
         self._daemons: frozenset[str] = frozenset()
         self._waiting: dict[tuple[str, str, int], Timer] = {}
+        #: pods with an RDE rule: without any, no change can break one and the check is skipped
+        self._carriers: set[str] = set()
 
     def start(self, sim: Simulation) -> None:
         self._sim = sim
@@ -239,11 +241,17 @@ class RequiredDuringExecutionController:
             plugin = profile.plugins.get("InterPodAffinity")
             daemons |= getattr(plugin, "daemon_namespaces", frozenset())
         self._daemons = frozenset(daemons)
+        self._carriers = {key for key, pod in sim.cluster.pods.items() if _has_rde(pod)}
         sim.cluster.subscribe(self._on_event)
         sim.enqueue(self, _KEY)
 
     def _on_event(self, ev: ClusterEvent) -> None:
-        if ev.kind in ("Pod", "Node", "Namespace") and self._sim is not None:
+        if ev.kind == "Pod":
+            if ev.type.value == "Deleted" or not _has_rde(ev.obj):
+                self._carriers.discard(ev.obj.key)
+            else:
+                self._carriers.add(ev.obj.key)
+        if self._carriers and ev.kind in ("Pod", "Node", "Namespace") and self._sim is not None:
             self._sim.enqueue(self, _KEY)
 
     def sync(self, key: str) -> None:

@@ -159,12 +159,13 @@ class SchedulingQueue:
         self._unschedulable.clear()
         return waiting
 
-    def backoff_expired(self, key: str, now: float) -> None:
-        """Wake a pod whose backoff ended (the caller's timer)."""
-        info = self._infos.get(key)
-        if info is not None and key in self._backoff and info.backoff_expiry() <= now:
+    def flush_backoff_completed(self, now: float) -> None:
+        """Move every pod whose backoff has ended to active (flushBackoffQCompleted; the
+        caller's timer, one per distinct expiry)."""
+        done = [k for k in self._backoff if self._infos[k].backoff_expiry() <= now]
+        for key in sorted(done, key=lambda k: (self._infos[k].timestamp, k)):
             self._backoff.discard(key)
-            self._push_active(info)
+            self._push_active(self._infos[key])
 
     def flush_unschedulable_leftover(self, key: str, now: float) -> None:
         """The 5-minute rule for one pod (the caller's timer): still unschedulable since then,

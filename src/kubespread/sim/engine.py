@@ -169,6 +169,7 @@ class Simulation:
         self._queued_work: set[tuple[str, str]] = set()
         self._changed = False
         self._terminations: dict[str, Timer] = {}
+        self._backoff_wakeups: dict[float, Timer] = {}
         self.queue = SchedulingQueue(gate=self._may_enqueue)
         self.cluster.subscribe(self._on_event)
         for pod in sorted(self.cluster.unbound_pods.values(), key=lambda p: p.key):
@@ -392,11 +393,18 @@ class Simulation:
             self._changed = True
 
     def _move_unschedulable(self) -> None:
-        for info in self.queue.move_all_to_active_or_backoff(self.now):
-            key = info.key
-            self.clock.at(
-                info.backoff_expiry(), lambda k=key: self.queue.backoff_expired(k, self.now), settle=True
-            )
+        """One wake-up timer per distinct backoff expiry, however many pods share it."""
+        for expiry in sorted(
+            {info.backoff_expiry() for info in self.queue.move_all_to_active_or_backoff(self.now)}
+        ):
+            if expiry not in self._backoff_wakeups:
+                self._backoff_wakeups[expiry] = self.clock.at(
+                    expiry, lambda e=expiry: self._wake_backoff(e), settle=True
+                )
+
+    def _wake_backoff(self, expiry: float) -> None:
+        self._backoff_wakeups.pop(expiry, None)
+        self.queue.flush_backoff_completed(self.now)
 
     def _schedule_next(self) -> None:
         info = self.queue.pop()
