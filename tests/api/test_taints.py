@@ -178,7 +178,7 @@ def _tol(**kw: object) -> Toleration:
                 {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
                 {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
             ],
-            60,
+            300,  # the first toleration that matches the taint is the one used (GetMatchingTolerations)
         ),
         ([{"operator": "Exists", "tolerationSeconds": -5}], 0),
         (
@@ -186,11 +186,11 @@ def _tol(**kw: object) -> Toleration:
                 {"operator": "Exists"},
                 {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 30},
             ],
-            30,
+            math.inf,  # the catch-all comes first and has no tolerationSeconds: forever
         ),
     ],
 )
-def test_toleration_time_is_the_smallest_matching_toleration_seconds(
+def test_toleration_time_is_the_first_matching_toleration_per_taint(
     tolerations: list[dict[str, object]], expected: float | None
 ) -> None:
     taint = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute")

@@ -62,19 +62,20 @@ def find_untolerated(
     return None
 
 
-def toleration_time(tolerations: list[Toleration], taint: Taint) -> float | None:
-    """How long (seconds) a pod may stay on a node with this NoExecute taint.
+def toleration_time(tolerations: list[Toleration], taints: Taint | list[Taint]) -> float | None:
+    """How long (seconds) a pod may stay on a node with these NoExecute taints.
 
-    None when no toleration tolerates it (evict now); ``math.inf`` when a matching toleration
-    has no tolerationSeconds (stay forever); otherwise the smallest matching
-    tolerationSeconds, with negative values counting as 0, as the taint eviction
-    controller's getMinTolerationTime does.
+    Each taint takes the *first* toleration that tolerates it (GetMatchingTolerations); None
+    when some taint has none (evict now). Of the tolerations taken, the smallest
+    tolerationSeconds counts, negative as 0; ``math.inf`` when none sets it (stay forever), as
+    the taint eviction controller's getMinTolerationTime.
     """
-    matching = [t for t in tolerations if t.tolerates(taint)]
-    if not matching:
-        return None
-    best = math.inf
-    for t in matching:
-        if t.toleration_seconds is not None:
-            best = min(best, max(0, t.toleration_seconds))
-    return best
+    taints = [taints] if isinstance(taints, Taint) else taints
+    used = []
+    for taint in taints:
+        first = next((t for t in tolerations if t.tolerates(taint)), None)
+        if first is None:
+            return None
+        used.append(first)
+    seconds = [max(0, t.toleration_seconds) for t in used if t.toleration_seconds is not None]
+    return min(seconds) if seconds else math.inf

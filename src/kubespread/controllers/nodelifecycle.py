@@ -47,13 +47,14 @@ deletion would lose a Job's count.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Node, NodeCondition, Pod, PodCondition
 from kubespread.api.keys import TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE
-from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, Toleration
+from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, toleration_time
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.sim.engine import SimulationError, timestamp
 
@@ -179,12 +180,6 @@ def _reconciled_taints(node: Node, stamp: str) -> list[Taint] | None:
             added.append(Taint(key=want, effect=NO_EXECUTE, time_added=stamp))
     result = kept + added
     return None if result == taints else result
-
-
-def _min_toleration_seconds(used: list[Toleration]) -> float | None:
-    """How long the chosen tolerations allow (getMinTolerationTime): None for forever."""
-    seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
-    return max(0, min(seconds)) if seconds else None
 
 
 def _drainable(pod: Pod) -> bool:
@@ -502,16 +497,12 @@ class NodeLifecycleController:
         key = pod.key
         if pod.is_terminating or pod.is_finished:
             return
-        used: list[Toleration] = []
-        for taint in taints:
-            toleration = next((t for t in pod.spec.tolerations if t.tolerates(taint)), None)
-            if toleration is None:
-                self._cancel(key)
-                self._evict(key)
-                return
-            used.append(toleration)
-        wait = _min_toleration_seconds(used)
+        wait = toleration_time(pod.spec.tolerations, taints)
         if wait is None:
+            self._cancel(key)
+            self._evict(key)
+            return
+        if wait == math.inf:
             self._cancel(key)
             return
         now = self.sim.now
