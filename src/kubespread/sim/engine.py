@@ -41,7 +41,7 @@ from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
-from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.clock import Clock, Timer
 
 __all__ = [
@@ -160,8 +160,6 @@ class Simulation:
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
-        #: the last scheduling decision per pod (explain, reports)
-        self.decisions: dict[str, Decision] = {}
         #: nodes whose kubelet is gone: their pods cannot finish terminating
         self.unreachable: set[str] = set()
         self.turns = 0
@@ -416,7 +414,6 @@ class Simulation:
             return
         profile = self.profiles[pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME]
         decision = schedule_one(pod, self.cluster, profile, rng=self._tie_rng)
-        self.decisions[pod.key] = decision
         if decision.selected is not None:
             self._bind(pod, decision.selected)
         else:

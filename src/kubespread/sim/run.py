@@ -23,7 +23,7 @@ from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
-from kubespread.sim.engine import Controller, Event, Simulation, SimulationError
+from kubespread.sim.engine import Controller, Event, Simulation, SimulationError, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
 
 __all__ = ["EVICTION_REASONS", "SimulationResult", "Snapshot", "StepResult", "simulate", "snapshot"]
@@ -72,7 +72,6 @@ def _pod_keys(pod: Pod) -> list[str]:
 
 def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
     kind, name = _top_owner(sim, pod)
-    ref = pod.metadata.controller_ref()
     return {
         "namespace": pod.metadata.namespace or "default",
         "name": pod.metadata.name,
@@ -80,7 +79,7 @@ def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
         "phase": pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
         "terminating": pod.is_terminating,
         "labels": dict(pod.metadata.labels),
-        "owner": {"kind": ref.kind, "name": ref.name} if ref is not None else None,
+        "owner": pod_owner(pod),
         "workload": {"kind": kind, "name": name} if kind else None,
     }
 
