@@ -60,8 +60,16 @@ class PodBuilder:
         reqs.update({k.replace("_", "-"): v for k, v in other.items()})
         return self
 
-    def container(self, name: str, *, image: str = "busybox", cpu: str | None = None,
-                  memory: str | None = None, init: bool = False, sidecar: bool = False) -> PodBuilder:
+    def container(
+        self,
+        name: str,
+        *,
+        image: str = "busybox",
+        cpu: str | None = None,
+        memory: str | None = None,
+        init: bool = False,
+        sidecar: bool = False,
+    ) -> PodBuilder:
         c: dict[str, Any] = {"name": name, "image": image}
         reqs = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
         if reqs:
@@ -92,8 +100,14 @@ class PodBuilder:
         self.spec.setdefault("tolerations", []).append(t)
         return self
 
-    def spread(self, max_skew: int, key: str, when: str = "DoNotSchedule",
-               selector: dict[str, Any] | None = None, **extra: Any) -> PodBuilder:
+    def spread(
+        self,
+        max_skew: int,
+        key: str,
+        when: str = "DoNotSchedule",
+        selector: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> PodBuilder:
         """A topologySpreadConstraint; ``selector`` is a LabelSelector dict; extra fields
         (minDomains, nodeAffinityPolicy, nodeTaintsPolicy, matchLabelKeys) as camelCase kwargs."""
         c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when}
@@ -118,14 +132,17 @@ class PodBuilder:
             cur.setdefault(parts[-1], []).append(value)
         return self
 
-    def pod_affinity(self, key: str, selector: dict[str, Any], *, anti: bool = False, weight: int = 0,
-                     **term_extra: Any) -> PodBuilder:
+    def pod_affinity(
+        self, key: str, selector: dict[str, Any], *, anti: bool = False, weight: int = 0, **term_extra: Any
+    ) -> PodBuilder:
         """A required (weight 0) or preferred pod (anti-)affinity term."""
         term: dict[str, Any] = {"labelSelector": selector, "topologyKey": key, **term_extra}
         kind = "podAntiAffinity" if anti else "podAffinity"
         if weight:
-            return self.affinity(f"{kind}.preferredDuringSchedulingIgnoredDuringExecution",
-                                 {"weight": weight, "podAffinityTerm": term})
+            return self.affinity(
+                f"{kind}.preferredDuringSchedulingIgnoredDuringExecution",
+                {"weight": weight, "podAffinityTerm": term},
+            )
         return self.affinity(f"{kind}.requiredDuringSchedulingIgnoredDuringExecution", term)
 
     def set(self, path: str, value: Any) -> PodBuilder:
@@ -165,8 +182,9 @@ class NodeBuilder:
         self.d["metadata"]["labels"].pop(key, None)
         return self
 
-    def capacity(self, cpu: str | None = None, memory: str | None = None, pods: str | None = None,
-                 **other: str) -> NodeBuilder:
+    def capacity(
+        self, cpu: str | None = None, memory: str | None = None, pods: str | None = None, **other: str
+    ) -> NodeBuilder:
         alloc = self.d["status"]["allocatable"]
         for k, v in (("cpu", cpu), ("memory", memory), ("pods", pods)):
             if v is not None:
@@ -205,12 +223,17 @@ def make_node(name: str) -> NodeBuilder:
 
 
 def make_namespace(name: str, **labels: str) -> Namespace:
-    return Namespace.from_dict({"apiVersion": "v1", "kind": "Namespace",
-                                "metadata": {"name": name, "labels": dict(labels)}})
+    return Namespace.from_dict(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels)}}
+    )
 
 
-def cluster_of(nodes: list[NodeBuilder | Node], pods: list[PodBuilder | Pod] = (),  # type: ignore[assignment]
-               namespaces: list[Namespace] = (), objects: list[Any] = ()) -> ClusterState:  # type: ignore[assignment]
+def cluster_of(
+    nodes: list[NodeBuilder | Node],
+    pods: list[PodBuilder | Pod] = (),  # type: ignore[assignment]
+    namespaces: list[Namespace] = (),
+    objects: list[Any] = (),
+) -> ClusterState:  # type: ignore[assignment]
     """A ClusterState holding these nodes, pods (bound by spec.nodeName), namespaces and objects."""
     state = ClusterState()
     for n in nodes:

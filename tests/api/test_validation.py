@@ -1071,12 +1071,20 @@ CASES: list[tuple[str, dict, list[tuple[str, str, str]]]] = [
     ),
     (
         "workloadspread-name",
-        obj("apps.kruise.io/v1alpha1", "WorkloadSpread", "WS_1"),
+        obj(
+            "apps.kruise.io/v1alpha1",
+            "WorkloadSpread",
+            "WS_1",
+            spec={
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": [{"name": "a"}],
+            },
+        ),
         [inv("metadata.name", "WS_1", SUBDOMAIN)],
     ),
     (
         "cloneset-name",
-        obj("apps.kruise.io/v1alpha1", "CloneSet", "cs.", spec={}),
+        obj("apps.kruise.io/v1alpha1", "CloneSet", "cs.", spec=deploy()["spec"]),
         [inv("metadata.name", "cs.", SUBDOMAIN)],
     ),
 ]

@@ -21,7 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubespread.admission.default_toleration_seconds import DefaultTolerationSeconds
-from kubespread.admission.framework import AdmissionContext, MutatingPlugin, Rejection, ValidatingPlugin
+from kubespread.admission.framework import (
+    AdmissionContext,
+    MutatingPlugin,
+    Rejection,
+    ValidatingPlugin,
+    handles,
+)
 from kubespread.admission.hard_anti_affinity import HardAntiAffinity
 from kubespread.admission.namespace_lifecycle import NamespaceLifecycle
 from kubespread.admission.priority import Priority
@@ -42,6 +48,8 @@ class AdmissionChain:
     def mutate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:
         """Run the mutating plugins in order; the first refusal stops the chain."""
         for plugin in self.mutating:
+            if not handles(plugin, ctx):
+                continue
             rejection = plugin.mutate(obj, ctx)
             if rejection is not None:
                 return rejection
@@ -50,12 +58,23 @@ class AdmissionChain:
     def validate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:
         """Run the validating plugins in order; the first refusal stops the chain."""
         for plugin in self.validating:
+            if not handles(plugin, ctx):
+                continue
             outcome = plugin.validate(obj, ctx)
             if isinstance(outcome, Rejection):
                 return outcome
             if outcome:
                 return Rejection.invalid(obj, outcome)
         return None
+
+    def extended(
+        self, mutating: Sequence[MutatingPlugin] = (), validating: Sequence[ValidatingPlugin] = ()
+    ) -> AdmissionChain:
+        """This chain with plugins added at the end of each phase, where kube-apiserver runs its
+        MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins."""
+        return AdmissionChain(
+            mutating=(*self.mutating, *mutating), validating=(*self.validating, *validating)
+        )
 
     @property
     def names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:

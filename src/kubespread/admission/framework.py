@@ -34,6 +34,7 @@ __all__ = [
     "ValidatingPlugin",
     "api_group",
     "go_quote",
+    "handles",
     "qualified_kind",
     "resource_name",
 ]
@@ -179,6 +180,10 @@ class AdmissionContext:
     """
 
     operation: Operation = Operation.CREATE
+    #: "" for the object itself; "eviction", "status", ... for a subresource request
+    subresource: str = ""
+    #: the stored object an UPDATE or DELETE acts on
+    old: KubeObject | None = None
     priority_classes: Mapping[str, PriorityClass] = field(default_factory=lambda: BUILTIN_PRIORITY_CLASSES)
     namespaces: frozenset[str] | None = None
     options: AdmissionOptions = field(default_factory=AdmissionOptions)
@@ -188,6 +193,8 @@ class AdmissionContext:
         cls,
         *,
         operation: Operation = Operation.CREATE,
+        subresource: str = "",
+        old: KubeObject | None = None,
         priority_classes: Mapping[str, PriorityClass] | Iterable[PriorityClass] | None = None,
         namespaces: Iterable[str] | None = None,
         options: AdmissionOptions | None = None,
@@ -200,6 +207,8 @@ class AdmissionContext:
             classes.update((pc.metadata.name, pc) for pc in given)
         return cls(
             operation=operation,
+            subresource=subresource,
+            old=old,
             priority_classes=MappingProxyType(classes),
             namespaces=None if namespaces is None else frozenset(namespaces),
             options=options or AdmissionOptions(),
@@ -218,6 +227,15 @@ class AdmissionContext:
 
 
 # --- plugins -----------------------------------------------------------------------------------------------
+
+
+def handles(plugin: object, ctx: AdmissionContext) -> bool:
+    """admission.Interface.Handles: whether a plugin acts on this request. A plugin lists the
+    ``operations`` and ``subresources`` it handles; by default creates of the object itself,
+    which is all the API server's built-in plugins here look at."""
+    operations = getattr(plugin, "operations", (Operation.CREATE,))
+    subresources = getattr(plugin, "subresources", ("",))
+    return ctx.operation in operations and ctx.subresource in subresources
 
 
 @runtime_checkable

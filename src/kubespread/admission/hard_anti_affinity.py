@@ -63,6 +63,7 @@ class HardAntiAffinity:
     rules the admission options switch on (neither is on by default)."""
 
     name = "HardAntiAffinity"
+    operations = (Operation.CREATE, Operation.UPDATE)
 
     def validate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:
         opts = ctx.options

@@ -78,6 +78,7 @@ class WorkloadSpreadSubsetUnscheduledStatus(Model):
 @model
 class WorkloadSpreadSubsetStatus(Model):
     name: str = ""
+    replicas: int = 0
     missing_replicas: int = 0
     creating_pods: dict[str, str] = field(default_factory=dict)
     deleting_pods: dict[str, str] = field(default_factory=dict)

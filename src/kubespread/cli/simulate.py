@@ -18,7 +18,13 @@ def _short_ns(namespace: str, name: str) -> str:
     return name if namespace == "default" else f"{namespace}/{name}"
 
 
-_SHORT_KINDS = {"ReplicaSet": "rs", "StatefulSet": "sts", "Job": "job", "Deployment": "deploy"}
+_SHORT_KINDS = {
+    "ReplicaSet": "rs",
+    "StatefulSet": "sts",
+    "Job": "job",
+    "Deployment": "deploy",
+    "CloneSet": "cloneset",
+}
 
 
 def _distribution_table(rows: list[dict[str, Any]]) -> Table:
@@ -38,6 +44,34 @@ def _distribution_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _workload_spread_table(ws: dict[str, Any]) -> Table:
+    """One WorkloadSpread: per subset its bound (maxReplicas as resolved now), the active pods,
+    missingReplicas (-1: unbounded) and whether it is marked unschedulable."""
+    target = ws["target"]
+    title = f"workloadspread/{_short_ns(ws['namespace'], ws['name'])}"
+    if target:
+        kind = _SHORT_KINDS.get(target["kind"], target["kind"].lower())
+        title += f" → {kind}/{target['name']} ({ws['workloadReplicas']} replicas)"
+    table = Table(
+        title=title, title_justify="left", box=None, pad_edge=False, show_edge=False, header_style="bold"
+    )
+    table.add_column("subset", overflow="fold")
+    table.add_column("max", justify="right")
+    table.add_column("replicas", justify="right")
+    table.add_column("missing", justify="right")
+    table.add_column("state", overflow="fold")
+    for s in ws["subsets"]:
+        bound = "-" if s["limit"] is None else str(s["limit"])
+        if isinstance(s["maxReplicas"], str):
+            bound = f"{bound} ({s['maxReplicas']})"
+        state = "unschedulable" if s["unschedulable"] else "schedulable"
+        if s["failedCount"]:
+            state += f", failed {s['failedCount']}x"
+        missing = "-" if s["missingReplicas"] is None else str(s["missingReplicas"])
+        table.add_row(s["name"], bound, str(s["replicas"]), missing, state)
+    return table
+
+
 def _fmt_time(t: float) -> str:
     return f"{t:g}s"
 
@@ -46,6 +80,8 @@ def _print_step(step: dict[str, Any], title: str) -> None:
     out.print(f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}[/]", markup=True)
     if step["distribution"]:
         out.print(_distribution_table(step["distribution"]))
+    for ws in step.get("workloadSpreads", []):
+        out.print(_workload_spread_table(ws))
     running = sum(1 for p in step["pods"] if p["node"] and p["phase"] == "Running" and not p["terminating"])
     terminating = sum(1 for p in step["pods"] if p["terminating"])
     summary = f"  pods: {running} running, {len(step['pending'])} pending"
@@ -109,15 +145,29 @@ def simulate_command(
             help="How long a broken RequiredDuringExecution pod affinity may last before the pod is evicted.",
         ),
     ] = "60s",
+    workloadspread_flavour: Annotated[
+        str,
+        typer.Option(
+            "--workloadspread",
+            help="WorkloadSpread behaviour where the proposal and OpenKruise differ: proposal "
+            "(10-minute recovery, deletion costs 100/0/-100, Adaptive resource check) or openkruise.",
+        ),
+    ] = "proposal",
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted."""
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.api.duration import parse_duration
     from kubespread.controllers import default_controllers
+    from kubespread.controllers.workloadspread import FLAVOURS, WorkloadSpreadOptions
     from kubespread.sim.run import simulate
     from kubespread.sim.scenario import ScenarioError, load_scenario
 
+    if workloadspread_flavour not in FLAVOURS:
+        err.print(
+            f"error: --workloadspread: must be one of {', '.join(FLAVOURS)}, got {workloadspread_flavour!r}"
+        )
+        raise typer.Exit(2)
     grace = parse_duration(affinity_grace)
     if grace is None:
         err.print(
@@ -154,7 +204,10 @@ def simulate_command(
         try:
             result = simulate(
                 loaded,
-                controllers=default_controllers(affinity_grace_seconds=grace),
+                controllers=default_controllers(
+                    affinity_grace_seconds=grace,
+                    workloadspread=WorkloadSpreadOptions(flavour=workloadspread_flavour),  # type: ignore[arg-type]
+                ),
                 admission=options,
                 on_step=on_step,
             )

@@ -1,11 +1,16 @@
-"""The one error ClusterState raises."""
+"""The errors of writes to the cluster: ClusterState's own, and the API server's 409."""
 
 from __future__ import annotations
 
-__all__ = ["ClusterError"]
+__all__ = ["ClusterError", "Conflict"]
 
 
 class ClusterError(Exception):
     """An operation that does not apply to the current state: a duplicate add, an unknown key,
     a bind to an unknown node or of a pod already bound. Raised before anything changes, so
     the state is as it was."""
+
+
+class Conflict(Exception):
+    """409 Conflict: an update carried a resourceVersion that is no longer the stored one (someone
+    wrote in between). The writer reads the object again and retries (retry.RetryOnConflict)."""

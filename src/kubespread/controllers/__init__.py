@@ -10,28 +10,56 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Controller
+    from kubespread.admission.chain import AdmissionChain
+    from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
+    from kubespread.sim.engine import Controller, Simulation
 
-__all__ = ["default_controllers"]
+__all__ = ["default_admission_chain", "default_controllers"]
 
 
-def default_controllers(*, affinity_grace_seconds: float | None = None) -> list[Controller]:
+def default_controllers(
+    *,
+    affinity_grace_seconds: float | None = None,
+    workloadspread: WorkloadSpreadOptions | None = None,
+) -> list[Controller]:
     """The controllers a simulation runs unless told otherwise, in the order they react.
-    ``affinity_grace_seconds``: how long a broken RequiredDuringExecution pod affinity may last."""
+    ``affinity_grace_seconds``: how long a broken RequiredDuringExecution pod affinity may last;
+    ``workloadspread``: which WorkloadSpread behaviour to follow (the proposal's by default)."""
+    from kubespread.controllers.cloneset import CloneSetController
     from kubespread.controllers.deployment import DeploymentController
     from kubespread.controllers.job import JobController
     from kubespread.controllers.nodelifecycle import NodeLifecycleController
     from kubespread.controllers.replicaset import ReplicaSetController
     from kubespread.controllers.required_during_execution import RequiredDuringExecutionController
     from kubespread.controllers.statefulset import StatefulSetController
+    from kubespread.controllers.workloadspread import WorkloadSpreadController
 
     return [
+        WorkloadSpreadController(workloadspread),
         DeploymentController(),
         ReplicaSetController(),
         StatefulSetController(),
         JobController(),
+        CloneSetController(),
         NodeLifecycleController(),
         RequiredDuringExecutionController()
         if affinity_grace_seconds is None
         else RequiredDuringExecutionController(affinity_grace_seconds=affinity_grace_seconds),
     ]
+
+
+def default_admission_chain(sim: Simulation) -> AdmissionChain:
+    """kube-apiserver's plugins, then the webhooks of the simulation's controllers: the
+    WorkloadSpread webhook (with its controller's options) when a WorkloadSpread controller runs."""
+    from kubespread.admission.chain import DEFAULT_CHAIN
+    from kubespread.controllers.workloadspread import (
+        SimulationClient,
+        WorkloadSpreadController,
+        WorkloadSpreadWebhook,
+    )
+
+    for controller in sim.controllers:
+        if isinstance(controller, WorkloadSpreadController):
+            webhook = WorkloadSpreadWebhook(SimulationClient(sim), controller.options)
+            return DEFAULT_CHAIN.extended(mutating=(webhook,), validating=(webhook,))
+    return DEFAULT_CHAIN

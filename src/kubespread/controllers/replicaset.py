@@ -140,6 +140,7 @@ def deletion_order(
     ready: ReadyTimes | None = None,
     *,
     first: int | None = None,
+    use_cost: bool = True,
 ) -> list[Pod]:
     """``pods`` ordered the way ActivePodsWithRanks sorts them, first deleted first:
 
@@ -148,7 +149,9 @@ def deletion_order(
     (doubled up); 6. when both are ready, more recently ready first; 7. more container restarts
     first; 8. newer creation first. 6 and 8 compare ages on a log2 scale (LogarithmicScaleDown),
     ties within a bucket broken by uid. Pods equal on all of these go by name. ``first``: only
-    that many from the front (what getPodsToDelete keeps of the sorted list).
+    that many from the front (what getPodsToDelete keeps of the sorted list). ``use_cost=False``
+    leaves 4 out: the order of controller.ActivePods, which the WorkloadSpread controller ranks
+    pods by when it decides their deletion cost.
     """
     ready = ready if ready is not None else ReadyTimes()
     on_node: dict[str, int] = {}
@@ -163,7 +166,7 @@ def deletion_order(
             assigned=bool(p.spec.node_name),
             phase=_PHASE_ORDINAL.get(p.status.phase, 0),
             ready=is_ready(p),
-            cost=deletion_cost(p),
+            cost=deletion_cost(p) if use_cost else 0,
             rank=on_node.get(p.spec.node_name, 0),
             ready_since=since,
             ready_bucket=_log_rank(since, now),

@@ -30,13 +30,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol
 
 from kubespread.admission.apiserver import create as admit_create
-from kubespread.admission.chain import DEFAULT_CHAIN, AdmissionChain
-from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Rejection
+from kubespread.admission.chain import AdmissionChain
+from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Operation, Rejection
 from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Pod, PodCondition, PodStatus
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
-from kubespread.cluster.errors import ClusterError
+from kubespread.cluster.errors import ClusterError, Conflict
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
@@ -131,7 +131,9 @@ class Simulation:
 
     ``profiles`` maps schedulerName → Profile (default: the v1.35 default profile as
     ``default-scheduler``); pods naming another scheduler stay pending, as they would with
-    no such scheduler running. ``controllers`` default to :func:`kubespread.controllers.default_controllers`.
+    no such scheduler running. ``controllers`` default to :func:`kubespread.controllers.default_controllers`;
+    ``chain`` to kube-apiserver's plugins plus the webhooks of the controllers that have one
+    (:func:`kubespread.controllers.default_admission_chain`: WorkloadSpread's).
     """
 
     def __init__(
@@ -141,7 +143,7 @@ class Simulation:
         profiles: Mapping[str, Profile] | None = None,
         seed: int = 0,
         admission: AdmissionOptions | None = None,
-        chain: AdmissionChain = DEFAULT_CHAIN,
+        chain: AdmissionChain | None = None,
         controllers: Sequence[Controller] | None = None,
     ) -> None:
         if profiles is None:
@@ -156,7 +158,7 @@ class Simulation:
         self._tie_rng = random.Random(f"kubespread-scheduler-{seed}")
         self._uid_rng = random.Random(f"kubespread-uids-{seed}")
         self.admission_options = admission or AdmissionOptions()
-        self.chain = chain
+        self._resource_version = 0
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
@@ -177,6 +179,11 @@ class Simulation:
 
             controllers = default_controllers()
         self.controllers = list(controllers)
+        if chain is None:
+            from kubespread.controllers import default_admission_chain
+
+            chain = default_admission_chain(self)
+        self.chain = chain
         for controller in self.controllers:
             controller.start(self)
 
@@ -211,15 +218,32 @@ class Simulation:
         if not meta.creation_timestamp:
             meta.creation_timestamp = timestamp(self.now)
         meta.generation = meta.generation or 1
+        self._next_resource_version(obj)
 
-    def admission_context(self) -> AdmissionContext:
+    def _next_resource_version(self, obj: KubeObject) -> None:
+        """The API server's resourceVersion: a new one at every write."""
+        self._resource_version += 1
+        obj.metadata.resource_version = str(self._resource_version)
+
+    def admission_context(
+        self, operation: Operation = Operation.CREATE, *, subresource: str = "", old: KubeObject | None = None
+    ) -> AdmissionContext:
         namespaces = self.cluster.namespaces
         classes = self.cluster.objects(PriorityClass.KIND).values()
         return AdmissionContext.create(
+            operation=operation,
+            subresource=subresource,
+            old=old,
             priority_classes=[c for c in classes if isinstance(c, PriorityClass)],
             namespaces=list(namespaces) if namespaces else None,
             options=self.admission_options,
         )
+
+    def admit_change(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:
+        """Admission of an update, a delete, an eviction or a status update: the validating
+        plugins that handle it (webhooks watching pods and WorkloadSpreads) may refuse it; the
+        built-in ones here look at creates only."""
+        return self.chain.validate(obj, ctx)
 
     def generate_name(self, prefix: str, namespace: str = "", kind: str = "Pod") -> str:
         """``prefix`` + 5 random characters (the API server's generateName), unique."""
@@ -251,8 +275,22 @@ class Simulation:
             return Rejection(422, "Invalid", str(e))
         return obj
 
-    def update(self, obj: KubeObject) -> None:
-        """Store a changed object (a copy the caller made; stored objects are not edited in place)."""
+    def update(self, obj: KubeObject, *, precondition: bool = False) -> None:
+        """Store a changed object (a copy the caller made; stored objects are not edited in place).
+        ``precondition``: the write of a client that read ``obj`` at its resourceVersion and must
+        not overwrite a newer one; raises :class:`~kubespread.cluster.errors.Conflict` if it is
+        no longer current. The object gets a new resourceVersion."""
+        if precondition:
+            stored = self.cluster.get(obj.KIND, obj.key)
+            if stored is None:
+                raise Conflict(f"{obj.KIND} {obj.key} no longer exists")
+            if stored.metadata.resource_version != obj.metadata.resource_version:
+                raise Conflict(
+                    f'Operation cannot be fulfilled on {obj.KIND.lower()}s "{obj.metadata.name}": '
+                    "the object has been modified; please apply your changes to the latest version "
+                    "and try again"
+                )
+        self._next_resource_version(obj)
         self.cluster.update(obj)
 
     def delete(self, kind: str, key: str, *, grace_seconds: float | None = None) -> None:
@@ -279,25 +317,36 @@ class Simulation:
                 if any(r.uid == uid for r in obj.metadata.owner_references):
                     self.delete(cls.KIND, obj.key)
 
-    def delete_pod(self, key: str, *, grace_seconds: float | None = None) -> None:
+    def delete_pod(
+        self, key: str, *, grace_seconds: float | None = None, subresource: str = ""
+    ) -> Rejection | None:
         """Graceful deletion: the pod is Terminating (deletionTimestamp set; controllers no
         longer count it, the scheduler still does for resources and affinity) for its grace
         period, then removed. A pending pod, or grace 0, goes at once. On an unreachable node
         nothing can confirm the kill, so the pod stays Terminating until the node comes back
-        or is deleted."""
+        or is deleted. The request passes admission first (``subresource="eviction"`` for an
+        eviction, which the API server admits as a create of pods/eviction); a refusal is
+        returned and nothing changes."""
         pod = self.cluster.pods.get(key)
         if pod is None:
-            return
+            return None
         if pod.is_terminating:
             if grace_seconds == 0:
                 self._remove_pod(key)
-            return
+            return None
+        if subresource:
+            ctx = self.admission_context(Operation.CREATE, subresource=subresource, old=pod)
+        else:
+            ctx = self.admission_context(Operation.DELETE, old=pod)
+        refused = self.admit_change(pod, ctx)
+        if refused is not None:
+            return refused
         if grace_seconds is None:
             spec_grace = pod.spec.termination_grace_period_seconds
             grace_seconds = DEFAULT_GRACE_SECONDS if spec_grace is None else spec_grace
         if not pod.spec.node_name or grace_seconds <= 0 or pod.is_finished:
             self._remove_pod(key)
-            return
+            return None
         terminating = copy.copy(pod)
         terminating.metadata = copy.copy(pod.metadata)
         terminating.metadata.deletion_timestamp = timestamp(self.now + grace_seconds)
@@ -307,6 +356,7 @@ class Simulation:
         self.record(pod, "Killing", f"Stopping container {container}")
         if pod.spec.node_name not in self.unreachable:
             self._terminations[key] = self.after(grace_seconds, lambda: self._remove_pod(key), settle=True)
+        return None
 
     def _remove_pod(self, key: str) -> None:
         timer = self._terminations.pop(key, None)
@@ -321,18 +371,21 @@ class Simulation:
             if self.cluster.pods[key].is_terminating:
                 self._remove_pod(key)
 
-    def evict(self, key: str, *, reason: str, message: str, grace_seconds: float | None = None) -> None:
-        """Evict a pod: an event naming why, then a graceful deletion."""
+    def evict(
+        self, key: str, *, reason: str, message: str, grace_seconds: float | None = None
+    ) -> Rejection | None:
+        """Evict a pod: an event naming why, then a graceful deletion (admitted as an eviction)."""
         pod = self.cluster.pods.get(key)
         if pod is None or pod.is_terminating:
-            return
+            return None
         self.record(pod, reason, message, type="Warning")
-        self.delete_pod(key, grace_seconds=grace_seconds)
+        return self.delete_pod(key, grace_seconds=grace_seconds, subresource="eviction")
 
     def set_pod_status(
         self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
     ) -> None:
-        """A status update (kubelet's): phase, and conditions when given."""
+        """A status update (kubelet's, or the scheduler's condition): phase, and conditions when
+        given. A change of phase passes admission as an update of pods/status."""
         pod = self.cluster.pods[key]
         updated = copy.copy(pod)
         updated.status = PodStatus(
@@ -340,6 +393,10 @@ class Simulation:
             conditions=list(conditions) if conditions is not None else list(pod.status.conditions),
             nominated_node_name=pod.status.nominated_node_name,
         )
+        if phase != pod.status.phase:
+            self.admit_change(
+                updated, self.admission_context(Operation.UPDATE, subresource="status", old=pod)
+            )
         self.cluster.update_pod(updated)
 
     def record(self, obj: KubeObject, reason: str, message: str, *, type: str = "Normal") -> None:

@@ -3,9 +3,11 @@
 A snapshot is what a user asks after each step: where every pod is, how each workload's
 pods spread over the topology domains its constraints name (with the skew), which pods are
 pending and why (the scheduler's FitError), and what happened (events, evictions,
-refused objects). ``SimulationResult.to_dict()`` is the ``-o json`` document: ``initial``,
-``steps[]`` and ``final`` each with ``pods[]`` of ``{namespace, name, node, phase, labels,
-owner: {kind, name}}``, plus ``events[]``.
+refused objects), and each WorkloadSpread's subsets. ``SimulationResult.to_dict()`` is the
+``-o json`` document: ``initial``, ``steps[]`` and ``final`` each with ``pods[]`` of
+``{namespace, name, node, phase, labels, owner: {kind, name}}`` and ``workloadSpreads[]``
+(subsets with their bound, replicas, missingReplicas and unschedulable state, and the raw
+status), plus ``events[]``.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kubespread.admission.framework import AdmissionOptions, Rejection
+from kubespread.admission.framework import AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
-from kubespread.api.keys import LABEL_HOSTNAME
+from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, LABEL_HOSTNAME
 from kubespread.api.kinds import KINDS
+from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
+from kubespread.controllers.workloadspread.subsets import subset_max, workload_of, workload_replicas
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.sim.engine import Controller, Event, Simulation, SimulationError, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
@@ -67,6 +71,11 @@ def _pod_keys(pod: Pod) -> list[str]:
             w.pod_affinity_term.topology_key
             for w in group.preferred_during_scheduling_ignored_during_execution
         ]
+    if ANNOTATION_WORKLOADSPREAD in pod.metadata.annotations:  # the keys its subset was chosen by
+        na = aff.node_affinity if aff is not None else None
+        required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+        for term in required.node_selector_terms if required is not None else ():
+            keys += [r.key for r in term.match_expressions]
     return list(dict.fromkeys(k for k in keys if k))
 
 
@@ -90,6 +99,7 @@ class Snapshot:
     pods: list[dict[str, Any]]
     distribution: list[dict[str, Any]]
     pending: list[dict[str, Any]]
+    workload_spreads: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,7 +107,49 @@ class Snapshot:
             "pods": self.pods,
             "distribution": self.distribution,
             "pending": self.pending,
+            "workloadSpreads": self.workload_spreads,
         }
+
+
+def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
+    """Each WorkloadSpread's subsets as its status says, with the bound it resolves to now
+    (a percentage of the workload's replicas) and the subset's pods by node."""
+    rows = []
+    for _, ws in sorted(sim.cluster.objects(WorkloadSpread.KIND).items()):
+        assert isinstance(ws, WorkloadSpread)
+        get = sim.cluster.get
+        replicas = workload_replicas(workload_of(ws, get))
+        status = {s.name: s for s in ws.status.subset_statuses}
+        target = ws.spec.target_ref
+        subsets = []
+        for subset in ws.spec.subsets:
+            st = status.get(subset.name)
+            unscheduled = st.subset_unscheduled_status if st is not None else None
+            subsets.append(
+                {
+                    "name": subset.name,
+                    "maxReplicas": subset.max_replicas,
+                    "limit": subset_max(subset, replicas),
+                    "replicas": st.replicas if st is not None else 0,
+                    "missingReplicas": st.missing_replicas if st is not None else None,
+                    "creatingPods": len(st.creating_pods) if st is not None else 0,
+                    "deletingPods": len(st.deleting_pods) if st is not None else 0,
+                    "unschedulable": bool(unscheduled and unscheduled.unschedulable),
+                    "unscheduledTime": unscheduled.unscheduled_time if unscheduled else None,
+                    "failedCount": unscheduled.failed_count if unscheduled else 0,
+                }
+            )
+        rows.append(
+            {
+                "namespace": ws.metadata.namespace or "default",
+                "name": ws.metadata.name,
+                "target": {"kind": target.kind, "name": target.name} if target else None,
+                "workloadReplicas": replicas,
+                "subsets": subsets,
+                "status": ws.status.to_dict(),
+            }
+        )
+    return rows
 
 
 def snapshot(sim: Simulation) -> Snapshot:
@@ -146,7 +198,9 @@ def snapshot(sim: Simulation) -> Snapshot:
         for p in pods
         if not p.spec.node_name and not p.is_terminating and not p.is_finished
     ]
-    return Snapshot(sim.now, [_pod_row(sim, p) for p in pods], distribution, pending)
+    return Snapshot(
+        sim.now, [_pod_row(sim, p) for p in pods], distribution, pending, _workload_spread_rows(sim)
+    )
 
 
 @dataclass
@@ -236,6 +290,10 @@ def _store_update(
     if problem or errors:
         message = problem or f"{new.ref()} is invalid: " + "; ".join(map(str, errors))
         rejections.append({"object": new.ref(), "message": message})
+        return
+    refused = sim.admit_change(new, sim.admission_context(Operation.UPDATE, old=old))
+    if refused is not None:
+        rejections.append({"object": new.ref(), "message": refused.message})
         return
     sim.update(new)
 

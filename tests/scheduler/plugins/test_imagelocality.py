@@ -31,21 +31,25 @@ def test_normalized_image_name() -> None:
 
 
 def test_spread_scales_the_size() -> None:
-    cluster = cluster_of([
-        make_node("a").image(["nginx:1.25"], 500_000_000),
-        make_node("b").image(["nginx:1.25"], 500_000_000),
-        make_node("c"),
-    ])
+    cluster = cluster_of(
+        [
+            make_node("a").image(["nginx:1.25"], 500_000_000),
+            make_node("b").image(["nginx:1.25"], 500_000_000),
+            make_node("c"),
+        ]
+    )
     # on 2 of 3 nodes: int(500e6 * 2/3) = 333333333 -> 100*(333333333-23Mi)//(1000Mi-23Mi) = 30
     assert scores(cluster, make_pod("p").image("nginx:1.25")) == {"a": 30, "b": 30, "c": 0}
     assert scores(cluster, make_pod("q").image("nginx:1.26")) == {"a": 0, "b": 0, "c": 0}
 
 
 def test_latest_is_added_to_the_pod_image_only() -> None:
-    cluster = cluster_of([
-        make_node("a").image(["redis:latest"], 2000 * MB),
-        make_node("b").image(["redis"], 2000 * MB),
-    ])
+    cluster = cluster_of(
+        [
+            make_node("a").image(["redis:latest"], 2000 * MB),
+            make_node("b").image(["redis"], 2000 * MB),
+        ]
+    )
     # "redis" in the pod means redis:latest; the node's bare "redis" name is not normalized
     # a: int(2000Mi * 1/2) = 1000Mi, the 1-container ceiling -> 100
     assert scores(cluster, make_pod("p").image("redis")) == {"a": 100, "b": 0}
@@ -53,21 +57,25 @@ def test_latest_is_added_to_the_pod_image_only() -> None:
 
 
 def test_thresholds() -> None:
-    cluster = cluster_of([
-        make_node("small").image(["tiny:1"], 20 * MB),
-        make_node("huge").image(["big:1"], 5000 * MB),
-    ])
+    cluster = cluster_of(
+        [
+            make_node("small").image(["tiny:1"], 20 * MB),
+            make_node("huge").image(["big:1"], 5000 * MB),
+        ]
+    )
     # below 23Mi -> 0 (spread 1/2 makes 10Mi); above 1000Mi per container -> 100
     assert scores(cluster, make_pod("p").image("tiny:1")) == {"small": 0, "huge": 0}
     assert scores(cluster, make_pod("q").image("big:1")) == {"small": 0, "huge": 100}
 
 
 def test_init_containers_count_in_sum_and_in_threshold() -> None:
-    cluster = cluster_of([
-        make_node("a").image(["app:1"], 500_000_000).image(["init:1"], 300_000_000),
-        make_node("b"),
-        make_node("c"),
-    ])
+    cluster = cluster_of(
+        [
+            make_node("a").image(["app:1"], 500_000_000).image(["init:1"], 300_000_000),
+            make_node("b"),
+            make_node("c"),
+        ]
+    )
     pod = make_pod("p").image("app:1").container("setup", image="init:1", init=True)
     # int(500e6/3) + int(300e6/3) = 266666666; 2 containers -> 100*(266666666-23Mi)//(2000Mi-23Mi) = 11
     assert scores(cluster, pod) == {"a": 11, "b": 0, "c": 0}

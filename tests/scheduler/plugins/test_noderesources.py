@@ -68,8 +68,12 @@ def run_score(cluster: ClusterState, pod: PodBuilder, plugin: Any) -> dict[str, 
     return out
 
 
-def fit_args(kind: str, resources: list[tuple[str, int]] | None = None,
-             shape: list[tuple[int, int]] | None = None, **extra: Any) -> NodeResourcesFitArgs:
+def fit_args(
+    kind: str,
+    resources: list[tuple[str, int]] | None = None,
+    shape: list[tuple[int, int]] | None = None,
+    **extra: Any,
+) -> NodeResourcesFitArgs:
     specs = [ResourceSpec(name=n, weight=w) for n, w in resources or []]
     strategy = ScoringStrategy(type=kind, resources=specs)
     if shape is not None:
@@ -101,8 +105,9 @@ def test_insufficient_reasons_all_listed_in_order() -> None:
 
 
 def test_request_above_whole_allocatable_is_unresolvable() -> None:
-    cluster = cluster_of([node("small", cpu="2"), node("big", cpu="8")],
-                         [make_pod("x").req(memory="7Gi").node("small")])
+    cluster = cluster_of(
+        [node("small", cpu="2"), node("big", cpu="8")], [make_pod("x").req(memory="7Gi").node("small")]
+    )
     got = run_filter(cluster, make_pod("p").req(cpu="3", memory="2Gi"))
     # cpu can never fit on "small" (3 > 2): the whole status becomes unresolvable, memory
     # (which preemption could free) is still listed
@@ -112,8 +117,9 @@ def test_request_above_whole_allocatable_is_unresolvable() -> None:
 
 
 def test_too_many_pods_even_for_a_pod_requesting_nothing() -> None:
-    cluster = cluster_of([node("a", pods="1"), node("b", pods="2")],
-                         [make_pod("x").node("a"), make_pod("y").node("b")])
+    cluster = cluster_of(
+        [node("a", pods="1"), node("b", pods="2")], [make_pod("x").node("a"), make_pod("y").node("b")]
+    )
     assert run_filter(cluster, make_pod("p")) == {"a": Status.unschedulable(REASON_TOO_MANY_PODS), "b": None}
     got = run_filter(cluster, make_pod("q").req(cpu="5"))
     assert got["a"] == Status.unresolvable(REASON_TOO_MANY_PODS, REASON_CPU)
@@ -129,16 +135,22 @@ def test_zero_request_never_fails_on_overcommitted_node() -> None:
 
 
 def test_init_containers_take_the_max() -> None:
-    cluster = cluster_of([node("a"), node("b")],
-                         [make_pod("x").req(cpu="1500m").node("a"), make_pod("y").req(cpu="1").node("b")])
+    cluster = cluster_of(
+        [node("a"), node("b")],
+        [make_pod("x").req(cpu="1500m").node("a"), make_pod("y").req(cpu="1").node("b")],
+    )
     pod = make_pod("p").req(cpu="1").container("init", cpu="3", init=True)  # max(1, 3) = 3 cpu
     assert run_filter(cluster, pod) == {"a": Status.unschedulable(REASON_CPU), "b": None}
 
 
 def test_sidecars_add_to_the_steady_state_and_to_later_inits() -> None:
     # sidecar 1 cpu runs beside the 2-cpu container (3), and beside the later 2500m init (3500m)
-    pod = (make_pod("p").req(cpu="2").container("side", cpu="1", sidecar=True)
-           .container("init", cpu="2500m", init=True))
+    pod = (
+        make_pod("p")
+        .req(cpu="2")
+        .container("side", cpu="1", sidecar=True)
+        .container("init", cpu="2500m", init=True)
+    )
     cluster = cluster_of([node("a", cpu="3400m"), node("b", cpu="3500m")])
     assert run_filter(cluster, pod) == {"a": Status.unresolvable(REASON_CPU), "b": None}
 
@@ -184,10 +196,22 @@ def test_extended_resources() -> None:
 def test_filter_batch_matches_per_node_on_random_clusters() -> None:
     rng = random.Random(7)
     for _ in range(20):
-        nodes = [node(f"n{i}", cpu=f"{rng.randint(1, 8)}", memory=f"{rng.randint(1, 8)}Gi",
-                      pods=str(rng.randint(1, 4)), **{GPU: str(rng.randint(0, 2))}) for i in range(6)]
-        pods = [make_pod(f"x{j}").req(cpu=f"{rng.randint(0, 3000)}m", memory=f"{rng.randint(0, 3)}Gi")
-                .node(f"n{rng.randint(0, 5)}") for j in range(8)]
+        nodes = [
+            node(
+                f"n{i}",
+                cpu=f"{rng.randint(1, 8)}",
+                memory=f"{rng.randint(1, 8)}Gi",
+                pods=str(rng.randint(1, 4)),
+                **{GPU: str(rng.randint(0, 2))},
+            )
+            for i in range(6)
+        ]
+        pods = [
+            make_pod(f"x{j}")
+            .req(cpu=f"{rng.randint(0, 3000)}m", memory=f"{rng.randint(0, 3)}Gi")
+            .node(f"n{rng.randint(0, 5)}")
+            for j in range(8)
+        ]
         cluster = cluster_of(nodes, pods)
         pod = make_pod("p").req(cpu=f"{rng.randint(0, 4000)}m", memory=f"{rng.randint(0, 4)}Gi")
         if rng.random() < 0.5:

@@ -69,93 +69,129 @@ def zones(**by_zone: str) -> list:
 # ------------------------------------------------------------------------------------- Filter
 FILTER_CASES = [
     pytest.param(
-        zones(a="z1", b="z1", c="z2"), [web("p1", "a"), web("p2", "b")],
+        zones(a="z1", b="z1", c="z2"),
+        [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": SKEW, "b": SKEW, "c": None}, id="zone-skew",
+        {"a": SKEW, "b": SKEW, "c": None},
+        id="zone-skew",
     ),
     pytest.param(
-        zones(a="z1", c="z2", d=""), [],
+        zones(a="z1", c="z2", d=""),
+        [],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": None, "c": None, "d": MISSING}, id="node-without-key",
+        {"a": None, "c": None, "d": MISSING},
+        id="node-without-key",
     ),
     pytest.param(
-        zones(a="z1", b="z2"), [web("p1", "a"), web("p2", "b")],
+        zones(a="z1", b="z2"),
+        [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": None, "b": None}, id="balanced-no-min-domains",
+        {"a": None, "b": None},
+        id="balanced-no-min-domains",
     ),
     pytest.param(
-        zones(a="z1", b="z2"), [web("p1", "a"), web("p2", "b")],
+        zones(a="z1", b="z2"),
+        [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB, minDomains=3),
-        {"a": SKEW, "b": SKEW}, id="min-domains-global-min-zero",
+        {"a": SKEW, "b": SKEW},
+        id="min-domains-global-min-zero",
     ),
     pytest.param(
-        zones(a="z1", b="z2", c="z3"), [web("p1", "a"), web("p2", "b")],
+        zones(a="z1", b="z2", c="z3"),
+        [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB, minDomains=3),
-        {"a": SKEW, "b": SKEW, "c": None}, id="min-domains-reached",
+        {"a": SKEW, "b": SKEW, "c": None},
+        id="min-domains-reached",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a")],
+        zones(a="z1", c="z2"),
+        [web("p1", "a")],
         make_pod("in").label("app", "web").node_selector(**{ZONE: "z1"}).spread(1, ZONE, selector=WEB),
-        {"a": None, "c": None}, id="affinity-honor-drops-other-zones",
+        {"a": None, "c": None},
+        id="affinity-honor-drops-other-zones",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a")],
-        make_pod("in").label("app", "web").node_selector(**{ZONE: "z1"})
+        zones(a="z1", c="z2"),
+        [web("p1", "a")],
+        make_pod("in")
+        .label("app", "web")
+        .node_selector(**{ZONE: "z1"})
         .spread(1, ZONE, selector=WEB, nodeAffinityPolicy="Ignore"),
-        {"a": SKEW, "c": None}, id="affinity-ignore",
+        {"a": SKEW, "c": None},
+        id="affinity-ignore",
     ),
     pytest.param(
-        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")], [web("p1", "a")],
+        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")],
+        [web("p1", "a")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB, nodeTaintsPolicy="Honor"),
-        {"a": None, "c": None}, id="taints-honor-drops-tainted-domain",
+        {"a": None, "c": None},
+        id="taints-honor-drops-tainted-domain",
     ),
     pytest.param(
-        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")], [web("p1", "a")],
+        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")],
+        [web("p1", "a")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": SKEW, "c": None}, id="taints-ignore-by-default",
+        {"a": SKEW, "c": None},
+        id="taints-ignore-by-default",
     ),
     pytest.param(
-        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")], [web("p1", "a")],
-        make_pod("in").label("app", "web").toleration("dedicated", operator="Exists")
+        [make_node("a").zone("z1"), make_node("c").zone("z2").taint("dedicated", "x")],
+        [web("p1", "a")],
+        make_pod("in")
+        .label("app", "web")
+        .toleration("dedicated", operator="Exists")
         .spread(1, ZONE, selector=WEB, nodeTaintsPolicy="Honor"),
-        {"a": SKEW, "c": None}, id="taints-honor-tolerated",
+        {"a": SKEW, "c": None},
+        id="taints-honor-tolerated",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a").terminating(), web("p2", "a").terminating()],
+        zones(a="z1", c="z2"),
+        [web("p1", "a").terminating(), web("p2", "a").terminating()],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": None, "c": None}, id="terminating-not-counted",
+        {"a": None, "c": None},
+        id="terminating-not-counted",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a", "other"), web("p2", "a", "other")],
+        zones(a="z1", c="z2"),
+        [web("p1", "a", "other"), web("p2", "a", "other")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB),
-        {"a": None, "c": None}, id="other-namespace-not-counted",
+        {"a": None, "c": None},
+        id="other-namespace-not-counted",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a"), web("p2", "a")],
+        zones(a="z1", c="z2"),
+        [web("p1", "a"), web("p2", "a")],
         make_pod("in").label("app", "db").spread(2, ZONE, selector=WEB),
-        {"a": None, "c": None}, id="no-self-match",
+        {"a": None, "c": None},
+        id="no-self-match",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [web("p1", "a"), web("p2", "a")],
+        zones(a="z1", c="z2"),
+        [web("p1", "a"), web("p2", "a")],
         make_pod("in").label("app", "web").spread(2, ZONE, selector=WEB),
-        {"a": SKEW, "c": None}, id="self-match",
+        {"a": SKEW, "c": None},
+        id="self-match",
     ),
     pytest.param(
-        zones(a="z1", c="z2"), [make_pod("x").label("app", "db").node("a"), make_pod("y").node("a")],
+        zones(a="z1", c="z2"),
+        [make_pod("x").label("app", "db").node("a"), make_pod("y").node("a")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector={}),
-        {"a": None, "c": None}, id="empty-selector-counts-nothing",
+        {"a": None, "c": None},
+        id="empty-selector-counts-nothing",
     ),
     pytest.param(
         [make_node("a").zone("z1"), make_node("b").zone("z1").no_label(HOSTNAME), make_node("c").zone("z2")],
         [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB).spread(1, HOSTNAME, selector=WEB),
-        {"a": SKEW, "b": SKEW, "c": None}, id="first-failing-constraint-decides",
+        {"a": SKEW, "b": SKEW, "c": None},
+        id="first-failing-constraint-decides",
     ),
     pytest.param(
         [make_node("a").zone("z1"), make_node("b").zone("z2").no_label(HOSTNAME), make_node("c").zone("z2")],
         [web("p1", "a"), web("p2", "b")],
         make_pod("in").label("app", "web").spread(1, ZONE, selector=WEB).spread(1, HOSTNAME, selector=WEB),
-        {"a": SKEW, "b": MISSING, "c": None}, id="nodes-without-every-key-not-counted",
+        {"a": SKEW, "b": MISSING, "c": None},
+        id="nodes-without-every-key-not-counted",
     ),
 ]
 
@@ -229,8 +265,11 @@ def test_score_all_zero_normalizes_to_max() -> None:
 def test_score_taints_honor_leaves_pods_on_tainted_nodes_out() -> None:
     nodes = [make_node("a").zone("z1"), make_node("b").zone("z1").taint("k"), make_node("c").zone("z2")]
     cluster = cluster_of(nodes, [web("p1", "b"), web("p2", "b")])
-    honor = make_pod("in").label("app", "web").spread(1, ZONE, "ScheduleAnyway", selector=WEB,
-                                                      nodeTaintsPolicy="Honor")
+    honor = (
+        make_pod("in")
+        .label("app", "web")
+        .spread(1, ZONE, "ScheduleAnyway", selector=WEB, nodeTaintsPolicy="Honor")
+    )
     ignore = make_pod("in").label("app", "web").spread(1, ZONE, "ScheduleAnyway", selector=WEB)
     assert run_score(cluster, honor, ["a", "c"]) == {"a": (0, 100), "c": (0, 100)}
     assert run_score(cluster, ignore, ["a", "c"]) == {"a": (round(2 * math.log(4)), 0), "c": (0, 100)}
@@ -255,8 +294,14 @@ def owned(pod: PodBuilder, kind: str, name: str, api_version: str = "apps/v1") -
 
 
 def workload(cls: type, name: str, selector: Any, namespace: str = "default") -> Any:
-    return cls.from_dict({"apiVersion": cls.API_VERSION, "kind": cls.KIND,
-                          "metadata": {"name": name, "namespace": namespace}, "spec": {"selector": selector}})
+    return cls.from_dict(
+        {
+            "apiVersion": cls.API_VERSION,
+            "kind": cls.KIND,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": selector},
+        }
+    )
 
 
 SYSTEM_NODES = zones(a="z1", b="z2", c="")
@@ -275,12 +320,21 @@ def _system_want() -> dict[str, tuple[int, int]]:
     ("objects", "pod"),
     [
         pytest.param([service("svc", {"app": "web"})], make_pod("in").label("app", "web"), id="service"),
-        pytest.param([workload(ReplicaSet, "rs", WEB)],
-                     owned(make_pod("in").label("app", "web"), "ReplicaSet", "rs"), id="replicaset"),
-        pytest.param([workload(StatefulSet, "ss", WEB)],
-                     owned(make_pod("in").label("app", "web"), "StatefulSet", "ss"), id="statefulset"),
-        pytest.param([workload(ReplicationController, "rc", {"app": "web"})],
-                     owned(make_pod("in").label("app", "web"), "ReplicationController", "rc", "v1"), id="rc"),
+        pytest.param(
+            [workload(ReplicaSet, "rs", WEB)],
+            owned(make_pod("in").label("app", "web"), "ReplicaSet", "rs"),
+            id="replicaset",
+        ),
+        pytest.param(
+            [workload(StatefulSet, "ss", WEB)],
+            owned(make_pod("in").label("app", "web"), "StatefulSet", "ss"),
+            id="statefulset",
+        ),
+        pytest.param(
+            [workload(ReplicationController, "rc", {"app": "web"})],
+            owned(make_pod("in").label("app", "web"), "ReplicationController", "rc", "v1"),
+            id="rc",
+        ),
     ],
 )
 def test_system_defaults_select_by_owner(objects: list, pod: PodBuilder) -> None:
@@ -294,15 +348,24 @@ def test_system_defaults_select_by_owner(objects: list, pod: PodBuilder) -> None
     ("objects", "pod"),
     [
         pytest.param([], make_pod("in").label("app", "web"), id="no-owner"),
-        pytest.param([service("svc", {"app": "web"}, "other")], make_pod("in").label("app", "web"),
-                     id="service-in-other-namespace"),
-        pytest.param([service("svc", {"app": "db"})], make_pod("in").label("app", "web"),
-                     id="service-not-matching"),
-        pytest.param([workload(ReplicaSet, "rs", WEB)],
-                     owned(make_pod("in").label("app", "web"), "ReplicaSet", "x"), id="owner-not-found"),
-        pytest.param([workload(ReplicaSet, "rs", WEB)],
-                     owned(make_pod("in").label("app", "web"), "ReplicaSet", "rs", "extensions/v1beta1"),
-                     id="owner-other-group"),
+        pytest.param(
+            [service("svc", {"app": "web"}, "other")],
+            make_pod("in").label("app", "web"),
+            id="service-in-other-namespace",
+        ),
+        pytest.param(
+            [service("svc", {"app": "db"})], make_pod("in").label("app", "web"), id="service-not-matching"
+        ),
+        pytest.param(
+            [workload(ReplicaSet, "rs", WEB)],
+            owned(make_pod("in").label("app", "web"), "ReplicaSet", "x"),
+            id="owner-not-found",
+        ),
+        pytest.param(
+            [workload(ReplicaSet, "rs", WEB)],
+            owned(make_pod("in").label("app", "web"), "ReplicaSet", "rs", "extensions/v1beta1"),
+            id="owner-other-group",
+        ),
     ],
 )
 def test_system_defaults_need_a_selector(objects: list, pod: PodBuilder) -> None:
@@ -323,9 +386,9 @@ def list_args(*constraints: dict[str, Any]) -> PodTopologySpreadArgs:
 
 
 def test_list_defaults_filter_with_owner_selector() -> None:
-    plugin = PodTopologySpread(list_args(
-        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DO_NOT_SCHEDULE}
-    ))
+    plugin = PodTopologySpread(
+        list_args({"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": DO_NOT_SCHEDULE})
+    )
     pods = [web("p1", "a"), make_pod("x").label("app", "db").node("b")]
     cluster = cluster_of(zones(a="z1", b="z2", c=""), pods, objects=[service("svc", {"app": "web"})])
     pod = make_pod("in").label("app", "web")
@@ -335,9 +398,9 @@ def test_list_defaults_filter_with_owner_selector() -> None:
 
 
 def test_list_defaults_score_require_every_key() -> None:
-    plugin = PodTopologySpread(list_args(
-        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY}
-    ))
+    plugin = PodTopologySpread(
+        list_args({"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY})
+    )
     svc = service("svc", {"app": "web"})
     cluster = cluster_of(zones(a="z1", b="z2", c=""), [web("p1", "a")], objects=[svc])
     got = run_score(cluster, make_pod("in").label("app", "web"), ["a", "b", "c"], plugin)

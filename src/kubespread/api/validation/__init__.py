@@ -27,9 +27,9 @@ from kubespread.api.validation.apps import (
     validate_replication_controller,
     validate_stateful_set,
 )
+from kubespread.api.validation.kruise import validate_clone_set, validate_workload_spread
 from kubespread.api.validation.node import validate_node
 from kubespread.api.validation.objects import (
-    validate_kruise,
     validate_namespace,
     validate_priority_class,
     validate_service,
@@ -51,8 +51,8 @@ VALIDATORS: dict[type[KubeObject], Validator] = {
     Job: validate_job,
     ReplicationController: validate_replication_controller,
     PriorityClass: validate_priority_class,
-    WorkloadSpread: validate_kruise,
-    CloneSet: validate_kruise,
+    WorkloadSpread: validate_workload_spread,
+    CloneSet: validate_clone_set,
 }
 
 

@@ -1,12 +1,11 @@
-"""Objects validated for their metadata (and little more): Namespace, Service, PriorityClass,
-and OpenKruise's WorkloadSpread and CloneSet (metadata only, for now)."""
+"""Objects validated for their metadata (and little more): Namespace, Service, PriorityClass.
+(OpenKruise's WorkloadSpread and CloneSet are validated in :mod:`.kruise`.)"""
 
 from __future__ import annotations
 
 from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Namespace, Service
 from kubespread.api.errors import FieldError, Path
-from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.validation.meta import validate_object_meta
 from kubespread.api.validation.names import (
     name_is_dns1035_label,
@@ -14,7 +13,7 @@ from kubespread.api.validation.names import (
     name_is_dns1123_subdomain,
 )
 
-__all__ = ["validate_kruise", "validate_namespace", "validate_priority_class", "validate_service"]
+__all__ = ["validate_namespace", "validate_priority_class", "validate_service"]
 
 # scheduling.HighestUserDefinablePriority; the system classes sit above it
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -71,7 +70,3 @@ def validate_priority_class(pc: PriorityClass) -> list[FieldError]:
             )
         )
     return errs
-
-
-def validate_kruise(obj: WorkloadSpread | CloneSet) -> list[FieldError]:
-    return validate_object_meta(obj.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)

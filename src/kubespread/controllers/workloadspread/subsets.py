@@ -1,0 +1,236 @@
+"""What the WorkloadSpread webhook and controller agree on: which workload a pod belongs to,
+a subset's bound, the annotation that ties a pod to its subset, how a subset is injected into
+a pod, and which subset an unmarked running pod falls in.
+
+Pure functions over the cluster's objects: no writes, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from kubespread.api.apps import Deployment, Job, ReplicaSet, StatefulSet
+from kubespread.api.core import Affinity, Node, NodeAffinity, Pod
+from kubespread.api.errors import DecodeError
+from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD
+from kubespread.api.kruise import CloneSet, TargetReference, WorkloadSpread, WorkloadSpreadSubset
+from kubespread.api.meta import KubeObject, OwnerReference
+from kubespread.api.patch import PatchError, strategic_merge_patch
+from kubespread.api.selectors import NodeSelector, node_selector_matches, node_selector_term_matches
+from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
+from kubespread.controllers.pods import scaled_int_or_percent
+
+__all__ = [
+    "WORKLOAD_KINDS",
+    "Matched",
+    "group_of",
+    "inject",
+    "matched_subset",
+    "owner_chain_reaches",
+    "subset_max",
+    "subset_node_score",
+    "workload_of",
+    "workload_replicas",
+]
+
+#: (group, kind) of the workloads a WorkloadSpread may target; pods reach them through these
+WORKLOAD_KINDS: Final = {
+    ("apps", "Deployment"): Deployment,
+    ("apps", "ReplicaSet"): ReplicaSet,
+    ("apps", "StatefulSet"): StatefulSet,
+    ("batch", "Job"): Job,
+    ("apps.kruise.io", "CloneSet"): CloneSet,
+}
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+# ------------------------------------------------------------------ the pod's annotation
+@dataclass(frozen=True)
+class Matched:
+    """The ``apps.kruise.io/matched-workloadspread`` annotation: ``{"name", "subset", "uid"}``
+    (uid only when the webhook saw a pod without a name)."""
+
+    name: str
+    subset: str
+    uid: str = ""
+
+    def to_json(self) -> str:
+        d = {"name": self.name, "subset": self.subset}
+        if self.uid:
+            d["uid"] = self.uid
+        return json.dumps(d, separators=(",", ":"))
+
+
+def matched_subset(pod: KubeObject) -> Matched | None:
+    """The pod's annotation, or None when absent or unreadable (as Kruise ignores it then)."""
+    text = pod.metadata.annotations.get(ANNOTATION_WORKLOADSPREAD)
+    if not text:
+        return None
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("subset"), str):
+        return None
+    uid = d.get("uid")
+    return Matched(d["name"], d["subset"], uid if isinstance(uid, str) else "")
+
+
+# ------------------------------------------------------------------ workloads
+def _same_target(target: TargetReference, group: str, kind: str, name: str) -> bool:
+    return group_of(target.api_version) == group and target.kind == kind and target.name == name
+
+
+def owner_chain_reaches(
+    target: TargetReference,
+    ref: OwnerReference | None,
+    namespace: str,
+    get: Callable[[str, str], KubeObject | None],
+) -> bool:
+    """isReferenceEqual: the controller ``ref`` is the target, or controls something (a
+    Deployment's ReplicaSet) that reaches it. ``get(kind, key)`` reads the cluster."""
+    for _ in range(4):  # pod → ReplicaSet → Deployment is the longest chain there is
+        if ref is None:
+            return False
+        group = group_of(ref.api_version)
+        if _same_target(target, group, ref.kind, ref.name):
+            return True
+        if (group, ref.kind) not in WORKLOAD_KINDS:
+            return False
+        owner = get(ref.kind, f"{namespace}/{ref.name}")
+        if owner is None or (ref.uid and owner.metadata.uid != ref.uid):
+            return False
+        ref = owner.metadata.controller_ref()
+    return False
+
+
+def workload_of(ws: WorkloadSpread, get: Callable[[str, str], KubeObject | None]) -> KubeObject | None:
+    """The workload the WorkloadSpread targets, if it exists and is of a kind it can target."""
+    target = ws.spec.target_ref
+    if target is None:
+        return None
+    cls = WORKLOAD_KINDS.get((group_of(target.api_version), target.kind))
+    if cls is None:
+        return None
+    obj = get(target.kind, f"{ws.metadata.namespace or 'default'}/{target.name}")
+    return obj if isinstance(obj, cls) else None
+
+
+def workload_replicas(workload: KubeObject | None) -> int:
+    """What percentages are of: spec.replicas (a Job's parallelism), 1 when unset, as the
+    API server defaults them; 0 for no workload."""
+    if workload is None:
+        return 0
+    spec = workload.spec  # type: ignore[attr-defined]
+    value = spec.parallelism if isinstance(workload, Job) else spec.replicas
+    return 1 if value is None else int(value)
+
+
+def subset_max(subset: WorkloadSpreadSubset, replicas: int) -> int | None:
+    """The subset's bound in pods (a percentage of ``replicas`` rounded up); None: unbounded."""
+    if subset.max_replicas is None:
+        return None
+    return max(scaled_int_or_percent(subset.max_replicas, replicas, round_up=True), 0)
+
+
+# ------------------------------------------------------------------ injection
+def inject(pod: Pod, ws: WorkloadSpread, subset: WorkloadSpreadSubset, uid: str = "") -> Pod:
+    """The pod with the subset's rules in it (webhook's injectWorkloadSpreadIntoPod): tolerations
+    appended, preferred terms appended, the required term ANDed into every required term (or
+    the only term), the patch applied as a strategic merge, the annotation set. ``pod`` is not
+    changed. Raises PatchError when the patch does not apply to this pod."""
+    out = pod.copy()
+    spec = out.spec
+    spec.tolerations = [*spec.tolerations, *(t.copy() for t in subset.tolerations)]
+    if spec.affinity is None:
+        spec.affinity = Affinity()
+    if spec.affinity.node_affinity is None:
+        spec.affinity.node_affinity = NodeAffinity()
+    na = spec.affinity.node_affinity
+    if subset.preferred_node_selector_terms:
+        na.preferred_during_scheduling_ignored_during_execution = [
+            *na.preferred_during_scheduling_ignored_during_execution,
+            *(t.copy() for t in subset.preferred_node_selector_terms),
+        ]
+    term = subset.required_node_selector_term
+    if term is not None:
+        if na.required_during_scheduling_ignored_during_execution is None:
+            na.required_during_scheduling_ignored_during_execution = NodeSelector()
+        required = na.required_during_scheduling_ignored_during_execution
+        if not required.node_selector_terms:
+            required.node_selector_terms = [term.copy()]
+        else:
+            for t in required.node_selector_terms:
+                t.match_expressions = [*t.match_expressions, *(r.copy() for r in term.match_expressions)]
+                t.match_fields = [*t.match_fields, *(r.copy() for r in term.match_fields)]
+    if isinstance(subset.patch, dict) and subset.patch:
+        out = _patched(out, subset.patch)
+    out.metadata.annotations = {
+        **out.metadata.annotations,
+        ANNOTATION_WORKLOADSPREAD: Matched(ws.metadata.name, subset.name, uid).to_json(),
+    }
+    return out
+
+
+def _patched(pod: Pod, patch: dict) -> Pod:
+    merged = strategic_merge_patch(pod.to_dict(), patch)
+    try:
+        out = Pod.from_dict(merged)
+    except DecodeError as e:
+        raise PatchError(f"the patched pod cannot be read: {e}") from e
+    if out.spec.priority_class_name != pod.spec.priority_class_name:
+        out.spec.priority = None  # admission resolved the old class; the new one is not checked
+    return out
+
+
+# ------------------------------------------------------------------ pods already running
+def subset_node_score(pod: Pod, node: Node, subset: WorkloadSpreadSubset, missing: int) -> int | None:
+    """matchesSubset: None when the pod on ``node`` cannot belong to the subset (a taint neither
+    it nor the subset tolerates, or the subset's required term ANDed into the pod's terms does not
+    match); otherwise a preference: preferred-term weight x100, +10 when the subset's patch
+    would change nothing, +1 when the subset still misses pods."""
+    untolerated = find_untolerated(
+        node.spec.taints, [*pod.spec.tolerations, *subset.tolerations], (NO_SCHEDULE, NO_EXECUTE)
+    )
+    if untolerated is not None:
+        return None
+    labels, name = node.metadata.labels, node.metadata.name
+    term = subset.required_node_selector_term
+    if term is not None:
+        aff = pod.spec.affinity
+        na = aff.node_affinity if aff is not None else None
+        own = na.required_during_scheduling_ignored_during_execution if na is not None else None
+        if own is not None and own.node_selector_terms:
+            combined = own.copy()
+            for t in combined.node_selector_terms:
+                t.match_expressions = [*t.match_expressions, *term.match_expressions]
+                t.match_fields = [*t.match_fields, *term.match_fields]
+            if not node_selector_matches(combined, labels, name):
+                return None
+        elif not node_selector_term_matches(term, labels, name):
+            return None
+    score = 100 * sum(
+        t.weight
+        for t in subset.preferred_node_selector_terms
+        if node_selector_term_matches(t.preference, labels, name)
+    )
+    if isinstance(subset.patch, dict) and subset.patch and _patch_changes_nothing(pod, subset.patch):
+        score += 10
+    if missing > 0:
+        score += 1
+    return score
+
+
+def _patch_changes_nothing(pod: Pod, patch: dict) -> bool:
+    try:
+        patched = _patched(pod, patch)
+    except PatchError:
+        return False
+    patched.metadata.annotations = pod.metadata.annotations
+    return patched.to_dict() == pod.to_dict()

@@ -1,0 +1,367 @@
+"""The WorkloadSpread webhook: what runs inside the API server's admission of pods.
+
+On a pod's creation it picks the subset (the proposal's "Pod creation" steps), books the pod
+in that subset's ``creatingPods`` and takes one from ``missingReplicas`` with an update that
+carries the resourceVersion it read (read again and retried on a 409 Conflict), then injects
+the subset into the pod. On a deletion or an eviction it books the pod in ``deletingPods`` and
+gives the subset one back; when a pod finishes (Succeeded/Failed) it gives one back too.
+
+It also validates WorkloadSpreads against what only the cluster knows: no two may target the
+same workload, and each subset's patch must make a valid pod of the workload's template.
+
+The webhook reads and writes through a :class:`WorkloadSpreadClient`, so the same code serves
+the simulation and, later, a real API server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, Protocol
+
+from kubespread.admission.defaults import apply_defaults
+from kubespread.admission.framework import AdmissionContext, Operation, Rejection
+from kubespread.api.core import Pod
+from kubespread.api.errors import FieldError, Path
+from kubespread.api.kruise import (
+    WorkloadSpread,
+    WorkloadSpreadSubset,
+    WorkloadSpreadSubsetStatus,
+)
+from kubespread.api.meta import KubeObject
+from kubespread.api.patch import PatchError
+from kubespread.api.resources import pod_requests
+from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
+from kubespread.api.validation import validate
+from kubespread.cluster.errors import Conflict
+from kubespread.cluster.state import ClusterState
+from kubespread.controllers.pods import is_active, pod_from_template
+from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
+from kubespread.controllers.workloadspread.subsets import (
+    group_of,
+    inject,
+    matched_subset,
+    owner_chain_reaches,
+    subset_max,
+    workload_of,
+    workload_replicas,
+)
+from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity
+from kubespread.scheduler.plugins.noderesources.fit import insufficient_resources
+
+__all__ = ["WEBHOOK_NAME", "WorkloadSpreadClient", "WorkloadSpreadWebhook", "subset_statuses"]
+
+WEBHOOK_NAME: Final = "WorkloadSpread"
+#: retry.DefaultBackoff's steps: how many times a conflicting status update is tried
+CONFLICT_RETRIES: Final = 5
+
+
+class WorkloadSpreadClient(Protocol):
+    """What the webhook reads and writes: the cluster as its informers see it, the clock, and
+    WorkloadSpread status updates that fail with Conflict when the object changed meanwhile."""
+
+    @property
+    def cluster(self) -> ClusterState: ...
+
+    def now(self) -> float: ...
+
+    def stamp(self, seconds: float) -> str: ...
+
+    def update_status(self, ws: WorkloadSpread) -> None: ...
+
+
+def subset_statuses(ws: WorkloadSpread, replicas: int) -> list[WorkloadSpreadSubsetStatus]:
+    """The status of each subset in spec order (copies, safe to change): the recorded one, or a
+    fresh one whose missingReplicas is the subset's bound (-1: unbounded)."""
+    recorded = {s.name: s for s in ws.status.subset_statuses}
+    out = []
+    for subset in ws.spec.subsets:
+        old = recorded.get(subset.name)
+        if old is not None:
+            out.append(old.copy())
+        else:
+            bound = subset_max(subset, replicas)
+            out.append(
+                WorkloadSpreadSubsetStatus(name=subset.name, missing_replicas=-1 if bound is None else bound)
+            )
+    return out
+
+
+def _unschedulable(status: WorkloadSpreadSubsetStatus) -> bool:
+    u = status.subset_unscheduled_status
+    return u is not None and u.unschedulable
+
+
+class WorkloadSpreadWebhook:
+    """Mutating (pod creation) and validating (pod deletion, eviction and status; WorkloadSpread
+    creation and update) admission plugin."""
+
+    name = WEBHOOK_NAME
+    operations = (Operation.CREATE, Operation.UPDATE, Operation.DELETE)
+    subresources = ("", "eviction", "status")
+
+    def __init__(self, client: WorkloadSpreadClient, options: WorkloadSpreadOptions | None = None) -> None:
+        self.client = client
+        self.options = options or WorkloadSpreadOptions()
+        #: status updates refused with a Conflict and retried (for tests and reports)
+        self.conflicts = 0
+
+    def _get(self, kind: str, key: str) -> KubeObject | None:
+        return self.client.cluster.get(kind, key)
+
+    # ------------------------------------------------------------------ creation
+    def mutate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:
+        if not isinstance(obj, Pod) or ctx.operation is not Operation.CREATE or ctx.subresource:
+            return None
+        ws = self.workload_spread_for(obj)
+        if ws is None:
+            return None
+        subset_name = self._acquire(ws, obj, lambda statuses: self._choose(ws, obj, statuses))
+        if isinstance(subset_name, Rejection):
+            return subset_name
+        if subset_name is None:
+            return None  # no subset left: the pod goes as it is
+        subset = next(s for s in ws.spec.subsets if s.name == subset_name)
+        try:
+            injected = inject(obj, ws, subset)
+        except PatchError as e:
+            return Rejection(
+                500,
+                "InternalError",
+                f'admission webhook "{WEBHOOK_NAME}" failed to inject subset {subset_name}: {e}',
+            )
+        obj.metadata = injected.metadata
+        obj.spec = injected.spec
+        return None
+
+    def workload_spread_for(self, pod: Pod) -> WorkloadSpread | None:
+        """The first WorkloadSpread (by name) of the pod's namespace whose target the pod's
+        controller is or reaches; None for pods without a controller or not active."""
+        ref = pod.metadata.controller_ref()
+        if ref is None or not is_active(pod):
+            return None
+        namespace = pod.metadata.namespace or "default"
+        spreads = [
+            ws
+            for ws in self.client.cluster.objects(WorkloadSpread.KIND).values()
+            if isinstance(ws, WorkloadSpread) and (ws.metadata.namespace or "default") == namespace
+        ]
+        for ws in sorted(spreads, key=lambda w: w.metadata.name):
+            target = ws.spec.target_ref
+            if target is None or ws.metadata.deletion_timestamp:
+                continue
+            if owner_chain_reaches(target, ref, namespace, self._get):
+                return ws
+        return None
+
+    def _choose(
+        self, ws: WorkloadSpread, pod: Pod, statuses: list[WorkloadSpreadSubsetStatus]
+    ) -> WorkloadSpreadSubsetStatus | None:
+        """getSuitableSubset: the first subset not unschedulable that still misses pods (or is
+        unbounded) and, under Adaptive, whose nodes can take the pod."""
+        strategy = ws.spec.schedule_strategy
+        adaptive = strategy.type == "Adaptive"
+        check = (
+            adaptive
+            and self.options.resource_check
+            and not (strategy.adaptive is not None and strategy.adaptive.disable_simulation_schedule)
+        )
+        by_name = {s.name: s for s in ws.spec.subsets}
+        for status in statuses:
+            if _unschedulable(status):
+                continue
+            if status.missing_replicas > 0 or status.missing_replicas == -1:
+                if check and not self._fits(pod, ws, by_name[status.name]):
+                    continue
+                return status
+        return None
+
+    def _fits(self, pod: Pod, ws: WorkloadSpread, subset: WorkloadSpreadSubset) -> bool:
+        """The proposal's simulation schedule, kept simple as it says: some node the subset's
+        rules admit (node selector and required affinity, taints) has room for the pod's
+        requests and one more pod."""
+        try:
+            candidate = inject(pod, ws, subset)
+        except PatchError:
+            return False
+        aff = candidate.spec.affinity
+        na = aff.node_affinity if aff is not None else None
+        required = RequiredNodeAffinity(
+            candidate.spec.node_selector,
+            na.required_during_scheduling_ignored_during_execution if na is not None else None,
+            na.required_during_scheduling_required_during_execution if na is not None else None,
+        )
+        request = pod_requests(candidate)
+        cluster = self.client.cluster
+        for info in cluster.node_infos():
+            node = cluster.nodes[info.name]
+            if node.spec.unschedulable or not required.matches(node):
+                continue
+            if find_untolerated(node.spec.taints, candidate.spec.tolerations, (NO_SCHEDULE, NO_EXECUTE)):
+                continue
+            if not insufficient_resources(request, info):
+                return True
+        return False
+
+    def _acquire(
+        self,
+        ws: WorkloadSpread,
+        pod: Pod,
+        choose: Callable[[list[WorkloadSpreadSubsetStatus]], WorkloadSpreadSubsetStatus | None],
+    ) -> str | Rejection | None:
+        """acquireSuitableSubset: book the pod in the chosen subset with an optimistic update,
+        re-reading the WorkloadSpread after every Conflict."""
+        if len(ws.spec.subsets) == 1 and ws.spec.subsets[0].max_replicas is None:
+            return ws.spec.subsets[0].name  # nothing to count
+        key = ws.key
+        for _ in range(CONFLICT_RETRIES):
+            current = self._get(WorkloadSpread.KIND, key)
+            if not isinstance(current, WorkloadSpread):
+                return None
+            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
+            name = pod.metadata.name
+            for status in statuses:
+                if name in status.creating_pods or name in status.deleting_pods:
+                    return status.name  # already booked (a retried request)
+            chosen = choose(statuses)
+            if chosen is None:
+                return None
+            if chosen.missing_replicas == -1:
+                return chosen.name
+            chosen.creating_pods = {**chosen.creating_pods, name: self.client.stamp(self.client.now())}
+            if chosen.missing_replicas > 0:
+                chosen.missing_replicas -= 1
+            if self._write(current, statuses):
+                return chosen.name
+        return self._gave_up(ws)
+
+    def _write(self, ws: WorkloadSpread, statuses: list[WorkloadSpreadSubsetStatus]) -> bool:
+        updated = ws.copy()
+        updated.status.subset_statuses = statuses
+        try:
+            self.client.update_status(updated)
+        except Conflict:
+            self.conflicts += 1
+            return False
+        return True
+
+    def _gave_up(self, ws: WorkloadSpread) -> Rejection:
+        return Rejection(
+            409,
+            "Conflict",
+            f'admission webhook "{WEBHOOK_NAME}": WorkloadSpread {ws.key} kept changing; '
+            f"gave up after {CONFLICT_RETRIES} conflicting updates",
+        )
+
+    # ------------------------------------------------------------------ deletion, status, validation
+    def validate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | list[FieldError] | None:
+        if isinstance(obj, WorkloadSpread):
+            if ctx.operation in (Operation.CREATE, Operation.UPDATE) and not ctx.subresource:
+                return self._validate_workload_spread(obj)
+            return None
+        if not isinstance(obj, Pod):
+            return None
+        if ctx.operation is Operation.DELETE and not ctx.subresource:
+            return self._gone(ctx.old if isinstance(ctx.old, Pod) else obj)
+        if ctx.operation is Operation.CREATE and ctx.subresource == "eviction":
+            return self._gone(ctx.old if isinstance(ctx.old, Pod) else obj)
+        if ctx.operation is Operation.UPDATE and ctx.subresource == "status" and self.options.count_finished:
+            old = ctx.old
+            if isinstance(old, Pod) and not old.is_finished and obj.is_finished:
+                return self._finished(old)
+        return None
+
+    def _booked_spread(self, pod: Pod) -> tuple[WorkloadSpread, str] | None:
+        matched = matched_subset(pod)
+        if matched is None or not is_active(pod) or pod.metadata.controller_ref() is None:
+            return None
+        ws = self._get(WorkloadSpread.KIND, f"{pod.metadata.namespace or 'default'}/{matched.name}")
+        return (ws, matched.subset) if isinstance(ws, WorkloadSpread) else None
+
+    def _gone(self, pod: Pod) -> Rejection | None:
+        """HandlePodDeletion: the subset gets the pod back, booked in deletingPods."""
+        booked = self._booked_spread(pod)
+        if booked is None:
+            return None
+        ws, subset = booked
+        name = pod.metadata.name
+        for _ in range(CONFLICT_RETRIES):
+            current = self._get(WorkloadSpread.KIND, ws.key)
+            if not isinstance(current, WorkloadSpread):
+                return None
+            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
+            if any(name in s.creating_pods or name in s.deleting_pods for s in statuses):
+                return None
+            status = next((s for s in statuses if s.name == subset), None)
+            if status is None or status.missing_replicas == -1:
+                return None
+            status.deleting_pods = {**status.deleting_pods, name: self.client.stamp(self.client.now())}
+            status.missing_replicas += 1
+            if self._write(current, statuses):
+                return None
+        return self._gave_up(ws)
+
+    def _finished(self, pod: Pod) -> Rejection | None:
+        """The proposal's "Update Pod Status": a pod that ran to its end (``pod`` is it before
+        the update) leaves a place free."""
+        booked = self._booked_spread(pod)
+        if booked is None:
+            return None
+        ws, subset = booked
+        for _ in range(CONFLICT_RETRIES):
+            current = self._get(WorkloadSpread.KIND, ws.key)
+            if not isinstance(current, WorkloadSpread):
+                return None
+            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
+            status = next((s for s in statuses if s.name == subset), None)
+            if status is None or status.missing_replicas == -1:
+                return None
+            status.missing_replicas += 1
+            if self._write(current, statuses):
+                return None
+        return self._gave_up(ws)
+
+    def _validate_workload_spread(self, ws: WorkloadSpread) -> list[FieldError]:
+        """What the cluster decides: a workload has at most one WorkloadSpread, and each
+        subset's patch applied to the workload's pod template gives a valid pod."""
+        errs: list[FieldError] = []
+        target = ws.spec.target_ref
+        if target is None:
+            return errs
+        spec_path = Path("spec")
+        namespace = ws.metadata.namespace or "default"
+        for other in self.client.cluster.objects(WorkloadSpread.KIND).values():
+            if not isinstance(other, WorkloadSpread) or other.metadata.name == ws.metadata.name:
+                continue
+            if (other.metadata.namespace or "default") != namespace or other.spec.target_ref is None:
+                continue
+            t = other.spec.target_ref
+            if (group_of(t.api_version), t.kind, t.name) == (
+                group_of(target.api_version),
+                target.kind,
+                target.name,
+            ):
+                errs.append(
+                    FieldError.invalid(
+                        spec_path.child("targetRef"),
+                        target.to_dict(),
+                        f"ws.spec.targetRef is in conflict with other WorkloadSpread {other.metadata.name}",
+                    )
+                )
+        workload = workload_of(ws, self._get)
+        template = getattr(getattr(workload, "spec", None), "template", None)
+        if workload is None or template is None:
+            return errs
+        for i, subset in enumerate(ws.spec.subsets):
+            if not isinstance(subset.patch, dict) or not subset.patch:
+                continue
+            path = spec_path.child("subsets").index(i).child("patch")
+            pod = pod_from_template(template, workload, name=f"{workload.metadata.name}-check")
+            apply_defaults(pod)
+            try:
+                patched = inject(pod, ws, subset)
+            except PatchError as e:
+                errs.append(FieldError.invalid(path, subset.patch, f"failed to merge patch: {e}"))
+                continue
+            for e in validate(patched):
+                errs.append(FieldError.invalid(path, subset.patch, f"the patched pod is invalid: {e}"))
+        return errs
