@@ -102,6 +102,15 @@ def _print_step(step: dict[str, Any], title: str) -> None:
             markup=True,
             highlight=False,
         )
+    for e in step.get("events", []):
+        o = e["object"]
+        if o["kind"] == "WorkloadSpread":
+            colour = "yellow" if e["type"] == "Warning" else "cyan"
+            out.print(
+                f"  [{colour}]{e['reason']}[/] {_short_ns(o['namespace'], o['name'])}: {e['message']}",
+                markup=True,
+                highlight=False,
+            )
     for r in step.get("rejections", []):
         out.print(f"  [red]refused[/] {r['object']}: {r['message']}", markup=True, highlight=False)
     out.print()

@@ -5,7 +5,8 @@ pods spread over the topology domains its constraints name (with the skew), whic
 pending and why (the scheduler's FitError), and what happened (events, evictions,
 refused objects), and each WorkloadSpread's subsets. ``SimulationResult.to_dict()`` is the
 ``-o json`` document: ``initial``, ``steps[]`` and ``final`` each with ``pods[]`` of
-``{namespace, name, node, phase, labels, owner: {kind, name}}`` and ``workloadSpreads[]``
+``{namespace, name, node, phase, labels, owner: {kind, name}, workloadSpread: {name, subset},
+deletionCost}`` and ``workloadSpreads[]``
 (subsets with their bound, replicas, missingReplicas and unschedulable state, and the raw
 status), plus ``events[]``.
 """
@@ -20,12 +21,17 @@ from typing import Any, Final
 from kubespread.admission.framework import AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
-from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, LABEL_HOSTNAME
+from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD, LABEL_HOSTNAME
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
-from kubespread.controllers.workloadspread.subsets import subset_max, workload_of, workload_replicas
+from kubespread.controllers.workloadspread.subsets import (
+    matched_subset,
+    subset_max,
+    workload_of,
+    workload_replicas,
+)
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.sim.engine import Controller, Event, Simulation, SimulationError, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
@@ -90,6 +96,8 @@ def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
         "labels": dict(pod.metadata.labels),
         "owner": pod_owner(pod),
         "workload": {"kind": kind, "name": name} if kind else None,
+        "workloadSpread": {"name": m.name, "subset": m.subset} if (m := matched_subset(pod)) else None,
+        "deletionCost": pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST),
     }
 
 
