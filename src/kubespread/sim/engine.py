@@ -290,6 +290,7 @@ class Simulation:
                     "the object has been modified; please apply your changes to the latest version "
                     "and try again"
                 )
+        obj.metadata = copy.copy(obj.metadata)  # a shallow copy may share it with the stored object
         self._next_resource_version(obj)
         self.cluster.update(obj)
 
