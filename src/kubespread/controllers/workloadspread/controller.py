@@ -40,8 +40,8 @@ from kubespread.api.kruise import (
 from kubespread.api.meta import KubeObject
 from kubespread.api.patch import PatchError, strategic_merge_patch
 from kubespread.cluster.errors import Conflict
-from kubespread.cluster.events import ClusterEvent
-from kubespread.controllers.pods import ReadyTimes, Wakeups, is_active
+from kubespread.cluster.events import ClusterEvent, EventType
+from kubespread.controllers.pods import ReadyTimes, Wakeups, is_active, spec_changed
 from kubespread.controllers.replicaset import deletion_order
 from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
 from kubespread.controllers.workloadspread.subsets import (
@@ -130,6 +130,7 @@ class WorkloadSpreadController:
         self.sim: Simulation | None = None
         self.ready = ReadyTimes()
         self._wakeups = Wakeups()
+        self._deferred: set[str] = set()
 
     def start(self, sim: Simulation) -> None:
         self.sim = sim
@@ -159,7 +160,12 @@ class WorkloadSpreadController:
             return
         obj = event.obj
         if event.kind == WorkloadSpread.KIND:
-            sim.enqueue(self, obj.key)
+            if event.type is EventType.DELETED:
+                return
+            if spec_changed(event):
+                sim.enqueue(self, obj.key)
+            else:
+                self._soon(obj.key)  # a status write (the webhook's, its own)
             return
         namespace = obj.metadata.namespace or "default"
         if event.kind == Pod.KIND:
@@ -168,18 +174,36 @@ class WorkloadSpreadController:
                     continue
                 matched = matched_subset(pod)
                 if matched is not None:
-                    sim.enqueue(self, f"{namespace}/{matched.name}")
+                    self._soon(f"{namespace}/{matched.name}")
                     continue
                 ref = pod.metadata.controller_ref()
                 for ws in self._spreads(namespace):
                     target = ws.spec.target_ref
                     if target is not None and owner_chain_reaches(target, ref, namespace, self._get):
-                        sim.enqueue(self, ws.key)
-        elif (group_of(obj.API_VERSION), event.kind) in WORKLOAD_KINDS:
+                        self._soon(ws.key)
+        elif (group_of(obj.API_VERSION), event.kind) in WORKLOAD_KINDS and spec_changed(event):
+            # at once: a new replica count moves percentages before the workload creates pods
             for ws in self._spreads(namespace):
                 target = ws.spec.target_ref
                 if target is not None and target.kind == event.kind and target.name == obj.metadata.name:
                     sim.enqueue(self, ws.key)
+
+    def _soon(self, key: str) -> None:
+        """Sync once the burst of changes under way now is over (a zero-delay settling timer,
+        which fires when nothing else is left to do at this instant): a sync reads every pod of
+        the workload, and the webhook keeps the counts right meanwhile. Without this, a rollout
+        of n pods costs n syncs of n pods each."""
+        sim = self.sim
+        assert sim is not None
+        if key in self._deferred:
+            return
+        self._deferred.add(key)
+
+        def fire() -> None:
+            self._deferred.discard(key)
+            sim.enqueue(self, key)
+
+        sim.after(0, fire, settle=True)
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:

@@ -7,6 +7,7 @@ Pure functions over the cluster's objects: no writes, no clock.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,8 +71,12 @@ class Matched:
 def matched_subset(pod: KubeObject) -> Matched | None:
     """The pod's annotation, or None when absent or unreadable (as Kruise ignores it then)."""
     text = pod.metadata.annotations.get(ANNOTATION_WORKLOADSPREAD)
-    if not text:
-        return None
+    return _parse_matched(text) if text else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_matched(text: str) -> Matched | None:
+    """Cached: every pod of a subset carries the same few annotation texts."""
     try:
         d = json.loads(text)
     except ValueError:
