@@ -34,23 +34,18 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod
 from kubespread.api.kruise import CloneSet
 from kubespread.api.selectors import Selector, compile_label_selector
-from kubespread.cluster.events import ClusterEvent
 from kubespread.controllers.pods import (
-    OwnedPods,
-    ReadyTimes,
-    Wakeups,
+    PodOwnerController,
     create_with_slow_start,
     is_active,
     is_available,
     is_ready,
-    owner_key,
     pod_from_template,
-    spec_changed,
 )
 from kubespread.controllers.replicaset import deletion_order
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    pass
 
 __all__ = ["LABEL_CLONESET_INSTANCE_ID", "CloneSetController"]
 
@@ -58,39 +53,16 @@ __all__ = ["LABEL_CLONESET_INSTANCE_ID", "CloneSetController"]
 LABEL_CLONESET_INSTANCE_ID: Final = "apps.kruise.io/cloneset-instance-id"
 
 
-class CloneSetController:
+class CloneSetController(PodOwnerController):
     """Kruise's cloneset controller, reduced to scaling (Scale without update, lifecycle or PVCs)."""
 
     name = "cloneset"
+    kind = CloneSet.KIND
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
-        self.pods = OwnedPods(CloneSet.KIND)
-        self.ready = ReadyTimes()
-        self._wakeups = Wakeups()
+        super().__init__()
         #: CloneSet uid -> (the spec it was compiled from, its selector)
         self._selectors: dict[str, tuple[Any, Selector]] = {}
-
-    def start(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.pods.seed(sim.cluster.pods.values())
-        self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
-        for key in sorted(sim.cluster.objects(CloneSet.KIND)):
-            sim.enqueue(self, key)
-
-    def _on_event(self, event: ClusterEvent) -> None:
-        sim = self.sim
-        assert sim is not None
-        if event.kind == Pod.KIND:
-            self.pods.observe(event, sim.cluster)
-            self.ready.observe(event, sim.now)
-            for pod in (event.obj, event.old):
-                key = owner_key(pod, CloneSet.KIND) if pod is not None else None
-                if key is not None:
-                    sim.enqueue(self, key)
-        elif event.kind == CloneSet.KIND and spec_changed(event):
-            sim.enqueue(self, event.obj.key)
 
     # ------------------------------------------------------------------ pods
     def _selector(self, cs: CloneSet) -> Selector:

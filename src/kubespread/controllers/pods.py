@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OwnedPods",
+    "PodOwnerController",
     "ReadyTimes",
     "Wakeups",
     "controller_ref",
@@ -178,6 +179,42 @@ class OwnedPods:
         """The pods controlled by ``uid``, by key (a deterministic order)."""
         owned = self._by_owner.get(uid)
         return [owned[k] for k in sorted(owned)] if owned else []
+
+
+class PodOwnerController:
+    """What controllers of their own pods share (StatefulSet, CloneSet): the pods by owner and
+    their ready times kept from cluster events, and a sync of the owner on each of its pods'
+    events and on its own spec changes. A subclass sets ``name`` and ``kind`` and writes ``sync``."""
+
+    name: str
+    kind: str
+
+    def __init__(self) -> None:
+        self.sim: Simulation | None = None
+        self.pods = OwnedPods(self.kind)
+        self.ready = ReadyTimes()
+        self._wakeups = Wakeups()
+
+    def start(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.pods.seed(sim.cluster.pods.values())
+        self.ready.seed(sim.cluster.pods.values(), sim.now)
+        sim.cluster.subscribe(self._on_event)
+        for key in sorted(sim.cluster.objects(self.kind)):
+            sim.enqueue(self, key)  # type: ignore[arg-type]
+
+    def _on_event(self, event: ClusterEvent) -> None:
+        sim = self.sim
+        assert sim is not None
+        if event.kind == Pod.KIND:
+            self.pods.observe(event, sim.cluster)
+            self.ready.observe(event, sim.now)
+            for pod in (event.obj, event.old):
+                key = owner_key(pod, self.kind) if pod is not None else None
+                if key is not None:
+                    sim.enqueue(self, key)  # type: ignore[arg-type]
+        elif event.kind == self.kind and spec_changed(event):
+            sim.enqueue(self, event.obj.key)  # type: ignore[arg-type]
 
 
 class Wakeups:

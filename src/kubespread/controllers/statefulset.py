@@ -29,22 +29,17 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.apps import StatefulSet
 from kubespread.api.core import Pod, PodTemplateSpec
 from kubespread.api.selectors import compile_label_selector
-from kubespread.cluster.events import ClusterEvent
 from kubespread.controllers.pods import (
-    OwnedPods,
-    ReadyTimes,
-    Wakeups,
+    PodOwnerController,
     is_available,
     is_running_and_ready,
-    owner_key,
     pod_from_template,
     scaled_int_or_percent,
-    spec_changed,
     template_hash,
 )
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    pass
 
 __all__ = ["LABEL_POD_INDEX", "LABEL_POD_NAME", "LABEL_REVISION_HASH", "StatefulSetController"]
 
@@ -70,39 +65,16 @@ def _revision(pod: Pod) -> str:
     return pod.metadata.labels.get(LABEL_REVISION_HASH, "")
 
 
-class StatefulSetController:
+class StatefulSetController(PodOwnerController):
     """kube-controller-manager's statefulset controller (pods only: no volume claims)."""
 
     name = "statefulset"
+    kind = StatefulSet.KIND
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
-        self.pods = OwnedPods(StatefulSet.KIND)
-        self.ready = ReadyTimes()
-        self._wakeups = Wakeups()
+        super().__init__()
         #: namespace/revision name → the template of that revision
         self._revisions: dict[str, PodTemplateSpec] = {}
-
-    def start(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.pods.seed(sim.cluster.pods.values())
-        self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
-        for key in sorted(sim.cluster.objects(StatefulSet.KIND)):
-            sim.enqueue(self, key)
-
-    def _on_event(self, event: ClusterEvent) -> None:
-        sim = self.sim
-        assert sim is not None
-        if event.kind == Pod.KIND:
-            self.pods.observe(event, sim.cluster)
-            self.ready.observe(event, sim.now)
-            for pod in (event.obj, event.old):
-                key = owner_key(pod, StatefulSet.KIND) if pod is not None else None
-                if key is not None:
-                    sim.enqueue(self, key)
-        elif event.kind == StatefulSet.KIND and spec_changed(event):
-            sim.enqueue(self, event.obj.key)
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:
