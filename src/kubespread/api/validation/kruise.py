@@ -28,14 +28,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubespread.api.core import PreferredSchedulingTerm
 from kubespread.api.errors import FieldError, Path
 from kubespread.api.kruise import CloneSet, TargetReference, WorkloadSpread, WorkloadSpreadSpec
 from kubespread.api.selectors import compile_label_selector
 from kubespread.api.validation.apps import MISMATCH, _labels_json, _nonnegative, _validate_selector
 from kubespread.api.validation.meta import validate_annotations, validate_object_meta
 from kubespread.api.validation.names import is_valid_percent, name_is_dns1123_subdomain, validate_labels
-from kubespread.api.validation.pod import WEIGHT_RANGE, validate_pod_template, validate_tolerations
+from kubespread.api.validation.pod import (
+    validate_pod_template,
+    validate_preferred_scheduling_terms,
+    validate_tolerations,
+)
 from kubespread.api.validation.selectors import (
     label_selector_json,
     label_selector_parses,
@@ -104,21 +107,6 @@ def _validate_target_ref(ref: TargetReference | None, path: Path) -> list[FieldE
             FieldError.invalid(path, _target_ref_json(ref), f"TargetReference is not valid for {ref.kind}.")
         ]
     return []
-
-
-def _validate_preferred_terms(terms: list[PreferredSchedulingTerm], path: Path) -> list[FieldError]:
-    """ValidatePreferredSchedulingTerms, as for a pod's preferred node affinity: a weight of 1-100;
-    the values of a preference are not checked (such a term may still match some node)."""
-    errs: list[FieldError] = []
-    for j, term in enumerate(terms):
-        if not 0 < term.weight <= 100:
-            errs.append(FieldError.invalid(path.index(j).child("weight"), term.weight, WEIGHT_RANGE))
-        errs.extend(
-            validate_node_selector_term(
-                term.preference, path.index(j).child("preference"), allow_invalid_values=True
-            )
-        )
-    return errs
 
 
 def _validate_string_map(m: Any, path: Path, validate: Any) -> list[FieldError]:
@@ -222,7 +210,7 @@ def _validate_subsets(spec: WorkloadSpreadSpec, path: Path) -> list[FieldError]:
                 )
             )
         errs.extend(
-            _validate_preferred_terms(
+            validate_preferred_scheduling_terms(
                 subset.preferred_node_selector_terms, sp.child("preferredNodeSelectorTerms")
             )
         )

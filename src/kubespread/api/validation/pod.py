@@ -26,6 +26,7 @@ from kubespread.api.core import (
     PodAffinityTerm,
     PodSpec,
     PodTemplateSpec,
+    PreferredSchedulingTerm,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
@@ -224,14 +225,25 @@ def _validate_node_affinity(na: NodeAffinity, path: Path) -> list[FieldError]:
     ):
         if required is not None:
             errs.extend(validate_node_selector(required, path.child(name)))
-    pref_path = path.child("preferredDuringSchedulingIgnoredDuringExecution")
-    for i, term in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+    errs.extend(
+        validate_preferred_scheduling_terms(
+            na.preferred_during_scheduling_ignored_during_execution,
+            path.child("preferredDuringSchedulingIgnoredDuringExecution"),
+        )
+    )
+    return errs
+
+
+def validate_preferred_scheduling_terms(terms: list[PreferredSchedulingTerm], path: Path) -> list[FieldError]:
+    """ValidatePreferredSchedulingTerms: a weight of 1-100 each; the values of a preference are
+    not checked (such a term may still match some node)."""
+    errs: list[FieldError] = []
+    for i, term in enumerate(terms):
         if not 0 < term.weight <= 100:
-            errs.append(FieldError.invalid(pref_path.index(i).child("weight"), term.weight, WEIGHT_RANGE))
-        # values of preferred terms are not checked: such a term may still match some node
+            errs.append(FieldError.invalid(path.index(i).child("weight"), term.weight, WEIGHT_RANGE))
         errs.extend(
             validate_node_selector_term(
-                term.preference, pref_path.index(i).child("preference"), allow_invalid_values=True
+                term.preference, path.index(i).child("preference"), allow_invalid_values=True
             )
         )
     return errs
