@@ -157,7 +157,7 @@ class CloneSetController(PodOwnerController):
         active = self._active(cs)
         ready = [p for p in active if is_ready(p)]
         waiting = [p for p in ready if not is_available(p, min_ready, sim.now, self.ready)]
-        self._wake_when_available(key, waiting, min_ready)
+        self._wakeups.when_available(sim, self, key, waiting, min_ready, self.ready)
         status = {
             "replicas": len(active),
             "readyReplicas": len(ready),
@@ -168,11 +168,3 @@ class CloneSetController(PodOwnerController):
             updated = copy.copy(cs)  # only the status changes: share the rest
             updated.status = status
             sim.update(updated)
-
-    def _wake_when_available(self, key: str, pods: list[Pod], min_ready: int) -> None:
-        """Sync again when the next ready pod has been ready for minReadySeconds."""
-        sim = self.sim
-        assert sim is not None
-        times = [since + min_ready for p in pods if (since := self.ready.since(p)) is not None]
-        if times:
-            self._wakeups.request(sim, self, key, min(times))

@@ -239,6 +239,21 @@ class Wakeups:
 
         sim.after(due - sim.now, wake, settle=settle)
 
+    def when_available(
+        self,
+        sim: Simulation,
+        controller: Controller,
+        key: str,
+        pods: Iterable[Pod],
+        min_ready_seconds: int,
+        ready: ReadyTimes,
+    ) -> None:
+        """Sync ``key`` again when the first of these ready pods has been ready for
+        minReadySeconds: when the availableReplicas of its status changes."""
+        times = [since + min_ready_seconds for p in pods if (since := ready.since(p)) is not None]
+        if times:
+            self.request(sim, controller, key, min(times))
+
 
 # ------------------------------------------------------------------ templates
 def pod_from_template(

@@ -363,7 +363,7 @@ class ReplicaSetController:
                 if is_active(p) and is_ready(p) and not is_available(p, min_ready, sim.now, self.ready)
             ]
             available -= len(waiting)
-            self._wake_when_available(key, waiting, min_ready)
+            self._wakeups.when_available(sim, self, key, waiting, min_ready, self.ready)
         status = {
             "replicas": active,
             "fullyLabeledReplicas": fully_labeled,
@@ -375,11 +375,3 @@ class ReplicaSetController:
             updated = copy.copy(rs)  # only the status changes: share the rest
             updated.status = status
             sim.update(updated)
-
-    def _wake_when_available(self, key: str, pods: list[Pod], min_ready: int) -> None:
-        """Sync again when the next ready pod has been ready for minReadySeconds."""
-        sim = self.sim
-        assert sim is not None
-        times = [since + min_ready for p in pods if (since := self.ready.since(p)) is not None]
-        if times:
-            self._wakeups.request(sim, self, key, min(times))
