@@ -54,6 +54,7 @@ from kubespread.controllers.workloadspread.subsets import (
     subset_node_score,
     workload_of,
     workload_replicas,
+    workload_spreads_in,
 )
 from kubespread.sim.engine import timestamp, virtual_seconds
 
@@ -143,14 +144,6 @@ class WorkloadSpreadController:
         assert self.sim is not None
         return self.sim.cluster.get(kind, key)
 
-    def _spreads(self, namespace: str) -> list[WorkloadSpread]:
-        assert self.sim is not None
-        return [
-            ws
-            for ws in self.sim.cluster.objects(WorkloadSpread.KIND).values()
-            if isinstance(ws, WorkloadSpread) and (ws.metadata.namespace or "default") == namespace
-        ]
-
     def _on_event(self, event: ClusterEvent) -> None:
         sim = self.sim
         assert sim is not None
@@ -177,13 +170,13 @@ class WorkloadSpreadController:
                     self._soon(f"{namespace}/{matched.name}")
                     continue
                 ref = pod.metadata.controller_ref()
-                for ws in self._spreads(namespace):
+                for ws in workload_spreads_in(sim.cluster, namespace):
                     target = ws.spec.target_ref
                     if target is not None and owner_chain_reaches(target, ref, namespace, self._get):
                         self._soon(ws.key)
         elif (group_of(obj.API_VERSION), event.kind) in WORKLOAD_KINDS and spec_changed(event):
             # at once: a new replica count moves percentages before the workload creates pods
-            for ws in self._spreads(namespace):
+            for ws in workload_spreads_in(sim.cluster, namespace):
                 target = ws.spec.target_ref
                 if target is not None and target.kind == event.kind and target.name == obj.metadata.name:
                     sim.enqueue(self, ws.key)

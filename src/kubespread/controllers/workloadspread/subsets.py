@@ -22,6 +22,7 @@ from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.patch import PatchError, strategic_merge_patch
 from kubespread.api.selectors import NodeSelector, node_selector_matches, node_selector_term_matches
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
+from kubespread.cluster.state import ClusterState
 from kubespread.controllers.pods import scaled_int_or_percent
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "subset_node_score",
     "workload_of",
     "workload_replicas",
+    "workload_spreads_in",
 ]
 
 #: (group, kind) of the workloads a WorkloadSpread may target; pods reach them through these
@@ -113,6 +115,16 @@ def owner_chain_reaches(
             return False
         ref = owner.metadata.controller_ref()
     return False
+
+
+def workload_spreads_in(cluster: ClusterState, namespace: str) -> list[WorkloadSpread]:
+    """The WorkloadSpreads of a namespace, by name (the order the webhook tries them in)."""
+    spreads = [
+        ws
+        for ws in cluster.objects(WorkloadSpread.KIND).values()
+        if isinstance(ws, WorkloadSpread) and (ws.metadata.namespace or "default") == namespace
+    ]
+    return sorted(spreads, key=lambda ws: ws.metadata.name)
 
 
 def workload_of(ws: WorkloadSpread, get: Callable[[str, str], KubeObject | None]) -> KubeObject | None:

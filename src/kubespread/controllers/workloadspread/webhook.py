@@ -44,6 +44,7 @@ from kubespread.controllers.workloadspread.subsets import (
     subset_max,
     workload_of,
     workload_replicas,
+    workload_spreads_in,
 )
 from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity
 from kubespread.scheduler.plugins.noderesources.fit import insufficient_resources
@@ -140,12 +141,7 @@ class WorkloadSpreadWebhook:
         if ref is None or not is_active(pod):
             return None
         namespace = pod.metadata.namespace or "default"
-        spreads = [
-            ws
-            for ws in self.client.cluster.objects(WorkloadSpread.KIND).values()
-            if isinstance(ws, WorkloadSpread) and (ws.metadata.namespace or "default") == namespace
-        ]
-        for ws in sorted(spreads, key=lambda w: w.metadata.name):
+        for ws in workload_spreads_in(self.client.cluster, namespace):
             target = ws.spec.target_ref
             if target is None or ws.metadata.deletion_timestamp:
                 continue
@@ -214,10 +210,10 @@ class WorkloadSpreadWebhook:
             return ws.spec.subsets[0].name  # nothing to count
         key = ws.key
         for _ in range(CONFLICT_RETRIES):
-            current = self._get(WorkloadSpread.KIND, key)
-            if not isinstance(current, WorkloadSpread):
+            read = self._read(key)
+            if read is None:
                 return None
-            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
+            current, statuses = read
             name = pod.metadata.name
             for status in statuses:
                 if name in status.creating_pods or name in status.deleting_pods:
@@ -233,6 +229,13 @@ class WorkloadSpreadWebhook:
             if self._write(current, statuses):
                 return chosen.name
         return self._gave_up(ws)
+
+    def _read(self, key: str) -> tuple[WorkloadSpread, list[WorkloadSpreadSubsetStatus]] | None:
+        """The WorkloadSpread as stored now and its subsets' statuses (copies to change)."""
+        current = self._get(WorkloadSpread.KIND, key)
+        if not isinstance(current, WorkloadSpread):
+            return None
+        return current, subset_statuses(current, workload_replicas(workload_of(current, self._get)))
 
     def _write(self, ws: WorkloadSpread, statuses: list[WorkloadSpreadSubsetStatus]) -> bool:
         updated = ws.copy()
@@ -261,13 +264,13 @@ class WorkloadSpreadWebhook:
         if not isinstance(obj, Pod):
             return None
         if ctx.operation is Operation.DELETE and not ctx.subresource:
-            return self._gone(ctx.old if isinstance(ctx.old, Pod) else obj)
+            return self._give_back(ctx.old if isinstance(ctx.old, Pod) else obj, deleting=True)
         if ctx.operation is Operation.CREATE and ctx.subresource == "eviction":
-            return self._gone(ctx.old if isinstance(ctx.old, Pod) else obj)
+            return self._give_back(ctx.old if isinstance(ctx.old, Pod) else obj, deleting=True)
         if ctx.operation is Operation.UPDATE and ctx.subresource == "status" and self.options.count_finished:
             old = ctx.old
             if isinstance(old, Pod) and not old.is_finished and obj.is_finished:
-                return self._finished(old)
+                return self._give_back(old, deleting=False)
         return None
 
     def _booked_spread(self, pod: Pod) -> tuple[WorkloadSpread, str] | None:
@@ -277,44 +280,27 @@ class WorkloadSpreadWebhook:
         ws = self._get(WorkloadSpread.KIND, f"{pod.metadata.namespace or 'default'}/{matched.name}")
         return (ws, matched.subset) if isinstance(ws, WorkloadSpread) else None
 
-    def _gone(self, pod: Pod) -> Rejection | None:
-        """HandlePodDeletion: the subset gets the pod back, booked in deletingPods."""
+    def _give_back(self, pod: Pod, *, deleting: bool) -> Rejection | None:
+        """The subset gets the pod's place back (missingReplicas + 1): HandlePodDeletion for a
+        deletion or an eviction (``deleting``: booked in deletingPods, once), the proposal's
+        "Update Pod Status" for a pod that ran to its end (``pod`` is it before the update)."""
         booked = self._booked_spread(pod)
         if booked is None:
             return None
         ws, subset = booked
         name = pod.metadata.name
         for _ in range(CONFLICT_RETRIES):
-            current = self._get(WorkloadSpread.KIND, ws.key)
-            if not isinstance(current, WorkloadSpread):
+            read = self._read(ws.key)
+            if read is None:
                 return None
-            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
-            if any(name in s.creating_pods or name in s.deleting_pods for s in statuses):
+            current, statuses = read
+            if deleting and any(name in s.creating_pods or name in s.deleting_pods for s in statuses):
                 return None
             status = next((s for s in statuses if s.name == subset), None)
             if status is None or status.missing_replicas == -1:
                 return None
-            status.deleting_pods = {**status.deleting_pods, name: self.client.stamp(self.client.now())}
-            status.missing_replicas += 1
-            if self._write(current, statuses):
-                return None
-        return self._gave_up(ws)
-
-    def _finished(self, pod: Pod) -> Rejection | None:
-        """The proposal's "Update Pod Status": a pod that ran to its end (``pod`` is it before
-        the update) leaves a place free."""
-        booked = self._booked_spread(pod)
-        if booked is None:
-            return None
-        ws, subset = booked
-        for _ in range(CONFLICT_RETRIES):
-            current = self._get(WorkloadSpread.KIND, ws.key)
-            if not isinstance(current, WorkloadSpread):
-                return None
-            statuses = subset_statuses(current, workload_replicas(workload_of(current, self._get)))
-            status = next((s for s in statuses if s.name == subset), None)
-            if status is None or status.missing_replicas == -1:
-                return None
+            if deleting:
+                status.deleting_pods = {**status.deleting_pods, name: self.client.stamp(self.client.now())}
             status.missing_replicas += 1
             if self._write(current, statuses):
                 return None
@@ -329,10 +315,8 @@ class WorkloadSpreadWebhook:
             return errs
         spec_path = Path("spec")
         namespace = ws.metadata.namespace or "default"
-        for other in self.client.cluster.objects(WorkloadSpread.KIND).values():
-            if not isinstance(other, WorkloadSpread) or other.metadata.name == ws.metadata.name:
-                continue
-            if (other.metadata.namespace or "default") != namespace or other.spec.target_ref is None:
+        for other in workload_spreads_in(self.client.cluster, namespace):
+            if other.metadata.name == ws.metadata.name or other.spec.target_ref is None:
                 continue
             t = other.spec.target_ref
             if (group_of(t.api_version), t.kind, t.name) == (
