@@ -38,10 +38,14 @@ def _register() -> None:
     from kubespread.cli.admit import admit_command
     from kubespread.cli.bench import bench_command
     from kubespread.cli.evaluate import evaluate_command
+    from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
+    from kubespread.cli.schedule import schedule_command
     from kubespread.cli.simulate import simulate_command
     from kubespread.cli.validate import validate_command
 
+    app.command("schedule")(schedule_command)
+    app.command("explain")(explain_command)
     app.command("validate")(validate_command)
     app.command("get")(get_command)
     app.command("admit")(admit_command)

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubespread.io import Manifests, dump_data, load
 
-__all__ = ["FilesOption", "Output", "OutputOption", "err", "load_or_exit", "out", "print_data"]
+if TYPE_CHECKING:
+    from kubespread.scheduler.profile import Profile
+
+__all__ = [
+    "FilesOption",
+    "Output",
+    "OutputOption",
+    "err",
+    "load_or_exit",
+    "out",
+    "print_data",
+    "print_problems",
+    "progress_bar",
+    "scheduler_profiles_or_exit",
+]
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -58,3 +73,44 @@ def load_or_exit(files: list[Path], *, allow_errors: bool = False) -> Manifests:
         err.print(f"error: {n} problem{'s' if n != 1 else ''} while loading manifests", markup=False)
         raise typer.Exit(1)
     return manifests
+
+
+def print_problems(problems: list[str], what: str) -> None:
+    """Every located problem, then a one-line count (``error: 2 problems in the input``)."""
+    for p in problems:
+        err.print(p, markup=False, highlight=False)
+    n = len(problems)
+    err.print(f"error: {n} problem{'s' if n != 1 else ''} {what}", markup=False, highlight=False)
+
+
+def progress_bar(enabled: bool = True) -> Progress:
+    """A progress bar on stderr for long runs; silent when stderr is not a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not enabled or not err.is_terminal,
+    )
+
+
+def scheduler_profiles_or_exit(path: Path | None) -> dict[str, Profile] | None:
+    """The profiles of a KubeSchedulerConfiguration file (None: the default profile); exit 1
+    with every problem located when the file is not one valid configuration."""
+    if path is None:
+        return None
+    from kubespread.api.schedconfig import KubeSchedulerConfiguration
+    from kubespread.scheduler.config import ConfigError, profiles_from_config
+
+    manifests = load_or_exit([path])
+    configs = [lo for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
+    if len(configs) != 1 or len(manifests.objects) != 1:
+        err.print(f"error: {path}: --scheduler-config must hold exactly one KubeSchedulerConfiguration")
+        raise typer.Exit(1)
+    try:
+        return profiles_from_config(configs[0].obj)  # type: ignore[arg-type]
+    except ConfigError as e:
+        print_problems([f"{path}: {x}" for x in e.errors], "in the scheduler configuration")
+        raise typer.Exit(1) from None

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kubespread.cli.common import Output, OutputOption, err, out, print_data
+from kubespread.cli.common import Output, OutputOption, err, out, print_data, progress_bar
 
 __all__ = ["simulate_command"]
 
@@ -195,15 +194,7 @@ def simulate_command(
         n = len(e.problems)
         err.print(f"error: {n} problem{'s' if n != 1 else ''} in the scenario", markup=False)
         raise typer.Exit(1) from None
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not progress or not err.is_terminal,
-    )
+    bar = progress_bar(progress)
     with bar:
         task = bar.add_task("simulating", total=len(loaded.steps))
 

@@ -41,7 +41,7 @@ from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
-from kubespread.scheduler.scheduler import schedule_one
+from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.sim.clock import Clock, Timer
 
 __all__ = [
@@ -164,6 +164,8 @@ class Simulation:
         self.pending_reasons: dict[str, str] = {}
         #: nodes whose kubelet is gone: their pods cannot finish terminating
         self.unreachable: set[str] = set()
+        #: called with every scheduling decision, before it is applied (placement scores, explain)
+        self.decision_observers: list[Callable[[Decision], None]] = []
         self.turns = 0
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued_work: set[tuple[str, str]] = set()
@@ -472,6 +474,8 @@ class Simulation:
             return
         profile = self.profiles[pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME]
         decision = schedule_one(pod, self.cluster, profile, rng=self._tie_rng)
+        for observe in self.decision_observers:
+            observe(decision)
         if decision.selected is not None:
             self._bind(pod, decision.selected)
         else:

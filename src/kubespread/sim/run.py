@@ -36,7 +36,15 @@ from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.sim.engine import Controller, Event, Simulation, SimulationError, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
 
-__all__ = ["EVICTION_REASONS", "SimulationResult", "Snapshot", "StepResult", "simulate", "snapshot"]
+__all__ = [
+    "EVICTION_REASONS",
+    "SimulationResult",
+    "Snapshot",
+    "StepResult",
+    "simulate",
+    "snapshot",
+    "top_owner",
+]
 
 #: event reasons that mean a running pod was pushed off its node
 EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
@@ -45,7 +53,7 @@ EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempt
 # ------------------------------------------------------------------ snapshots
 
 
-def _top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
+def top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
     """The workload a pod belongs to, through ReplicaSet → Deployment; ('', '') for none."""
     ref = obj.metadata.controller_ref()
     kind, name = ("", "") if ref is None else (ref.kind, ref.name)
@@ -85,8 +93,25 @@ def _pod_keys(pod: Pod) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k))
 
 
+def _spread_constraints(members: Sequence[Pod]) -> dict[str, list[dict[str, Any]]]:
+    """Per topology key, the distinct spread constraints the pods carry (what their skew is
+    held to); a rollout's revisions may differ, so each distinct one is listed once."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pod in members:
+        for c in pod.spec.topology_spread_constraints:
+            row = {
+                "maxSkew": c.max_skew,
+                "whenUnsatisfiable": c.when_unsatisfiable,
+                "minDomains": c.min_domains,
+            }
+            rows = out.setdefault(c.topology_key, [])
+            if row not in rows:
+                rows.append(row)
+    return out
+
+
 def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
-    kind, name = _top_owner(sim, pod)
+    kind, name = top_owner(sim, pod)
     return {
         "namespace": pod.metadata.namespace or "default",
         "name": pod.metadata.name,
@@ -177,7 +202,8 @@ def snapshot(sim: Simulation) -> Snapshot:
         if not running:
             continue
         keys = list(dict.fromkeys(k for p in members for k in _pod_keys(p))) or [LABEL_HOSTNAME]
-        top_kind, top_name = _top_owner(sim, members[0])
+        top_kind, top_name = top_owner(sim, members[0])
+        constraints = _spread_constraints(members)
         for key in keys:
             domains = {v: 0 for v in sorted(cluster.node_label_values(key))}
             for p in running:
@@ -195,6 +221,7 @@ def snapshot(sim: Simulation) -> Snapshot:
                     # some out (nodeTaintsPolicy, nodeAffinityPolicy, minDomains)
                     "skew": (max(counts) - min(counts)) if counts else 0,
                     "pods": len(running),
+                    "constraints": constraints.get(key, []),
                 }
             )
     pending = [

@@ -51,6 +51,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "Step",
+    "creation_problems",
     "load_scenario",
     "parse_scenario",
 ]
@@ -164,9 +165,11 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
     return out.objects
 
 
-def _validated(objs: list[LoadedObject], problems: _Problems) -> None:
+def creation_problems(objs: list[LoadedObject]) -> list[str]:
     """The API server's validation of each object, on a defaulted copy (what creating it
-    would check), so a bad manifest stops the scenario before anything runs."""
+    would check), located as ``file:line: Kind ns/name: field: message``, so a bad manifest
+    stops a run before anything is created."""
+    problems = []
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
             problems.append(f"{lo.source}: {lo.ref}: a KubeSchedulerConfiguration belongs under `scheduler:`")
@@ -176,6 +179,7 @@ def _validated(objs: list[LoadedObject], problems: _Problems) -> None:
         for e in validate(probe):
             where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
             problems.append(f"{where}: {lo.ref}: {e}")
+    return problems
 
 
 def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[str, Profile] | None:
@@ -228,7 +232,7 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
     step = Step(i, action)
     if action == "apply":
         loaded = _objects(value, f"steps[{i}].apply", base, problems, source)
-        _validated(loaded, problems)
+        problems.extend(creation_problems(loaded))
         step.objects = [lo.obj for lo in loaded]
         return step
     if action == "advance":
@@ -317,7 +321,7 @@ def parse_scenario(doc: Any, *, source: str = "<scenario>", base: Path | None = 
     profiles = _profiles(doc.get("scheduler"), base, problems, source)
     cluster_value = doc.get("cluster") or []
     cluster = _objects(cluster_value, "cluster", base, problems, source)
-    _validated(cluster, problems)
+    problems.extend(creation_problems(cluster))
     raw_steps = doc.get("steps") or []
     if not isinstance(raw_steps, list):
         problems.add(f"{source}: steps", "must be a list")

@@ -1,0 +1,199 @@
+"""``kubespread explain POD -f ...``: every node's verdict and scores for one pod, with hints.
+
+The pod is decided against the cluster as ``schedule`` leaves it (the input settled, new
+objects created): a pending pod as the scheduler would retry it now, a bound pod as if it
+were being scheduled now without itself, a pod manifest as if it were created now.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
+from kubespread.cli.schedule import (
+    ProgressOption,
+    ReportOption,
+    SchedulerConfigOption,
+    SeedOption,
+    node_namer,
+    run_placement,
+    write_placement_report,
+)
+
+if TYPE_CHECKING:
+    from kubespread.api.core import Pod
+    from kubespread.scheduler.explain import Explanation
+    from kubespread.sim.placement import PlacementResult
+
+__all__ = ["explain_command", "explain_key", "explain_pod"]
+
+#: short column titles so a default profile's seven score plugins fit 80 columns
+_SHORT_PLUGINS = {
+    "TaintToleration": "Taint",
+    "NodeAffinity": "NodeAff",
+    "NodeResourcesFit": "Fit",
+    "PodTopologySpread": "Spread",
+    "InterPodAffinity": "PodAff",
+    "NodeResourcesBalancedAllocation": "Balance",
+    "ImageLocality": "Image",
+    "VolumeBinding": "Volume",
+}
+
+
+def _profile(result: PlacementResult, pod: Pod) -> Any:
+    name = pod.spec.scheduler_name or "default-scheduler"
+    profile = result.sim.profiles.get(name)
+    if profile is None:
+        err.print(f"error: no scheduler profile named {name!r} (the pod's spec.schedulerName)")
+        raise typer.Exit(1)
+    return profile
+
+
+def explain_pod(result: PlacementResult, pod: Pod) -> Explanation:
+    """Decide ``pod`` (unbound) on the final cluster and read the decision."""
+    from kubespread.scheduler.explain import explain
+    from kubespread.scheduler.scheduler import schedule_one
+
+    cluster = result.sim.cluster
+    profile = _profile(result, pod)
+    return explain(schedule_one(pod, cluster, profile), cluster, profile)
+
+
+def explain_key(result: PlacementResult, key: str) -> Explanation:
+    """A pod of the cluster by ``namespace/name``; a bound one is taken off its node for the
+    decision and put back after, so the cluster is as it was."""
+    cluster = result.sim.cluster
+    pod = cluster.pods.get(key)
+    if pod is None:
+        raise KeyError(key)
+    if not pod.spec.node_name:
+        return explain_pod(result, pod)
+    unbound = copy.copy(pod)
+    unbound.spec = copy.copy(pod.spec)
+    unbound.spec.node_name = ""
+    cluster.update_pod(unbound)
+    try:
+        return explain_pod(result, unbound)
+    finally:
+        cluster.update_pod(pod)
+
+
+def _from_manifest(result: PlacementResult, path: Path) -> Explanation:
+    """A pod manifest, admitted as if created now (defaults, matchLabelKeys merge, webhooks)."""
+    from kubespread.admission.apiserver import create as admit_create
+    from kubespread.admission.framework import Rejection
+    from kubespread.api.core import Pod
+
+    manifests = load_or_exit([path])
+    pods = [lo for lo in manifests.objects if isinstance(lo.obj, Pod)]
+    if len(pods) != 1 or len(manifests.objects) != 1:
+        err.print(f"error: {path}: POD must be namespace/name or a file holding exactly one Pod")
+        raise typer.Exit(2)
+    sim = result.sim
+    pod = pods[0].obj.copy()
+    assert isinstance(pod, Pod)
+    if not pod.metadata.name and pod.metadata.generate_name:
+        pod.metadata.name = sim.generate_name(pod.metadata.generate_name, pod.metadata.namespace)
+    outcome = admit_create(pod, sim.admission_context(), sim.chain)
+    if isinstance(outcome, Rejection):
+        err.print(f"error: {path}: {pods[0].ref}: the API server would refuse it: {outcome.message}")
+        raise typer.Exit(1)
+    pod.spec.node_name = ""
+    return explain_pod(result, pod)
+
+
+def _verdict(row: dict[str, Any], notes: dict[str, int]) -> str:
+    if row["feasible"]:
+        return "[green]fits[/]"
+    text = f"{row['plugin']}: {'; '.join(row['reasons'])}"
+    n = notes.setdefault(text, len(notes) + 1)
+    return f"[red]x[/] {_SHORT_PLUGINS.get(row['plugin'], row['plugin'])} [{n}]"
+
+
+def _print_explanation(e: Explanation) -> None:
+    d = e.to_dict()
+    short, note = node_namer([r["name"] for r in d["nodes"]])
+    if d["scheduled"]:
+        how = "scored" if d["selectionReason"] == "scored" else "the only feasible node"
+        head = f"{d['pod']} goes to {short(d['selectedNode'])} ({how})"
+    else:
+        head = f"{d['pod']} is unschedulable"
+    out.print(Text(head, style="bold"))
+    if d["fitError"]:
+        out.print(d["fitError"], markup=False, highlight=False, soft_wrap=False)
+    plugins = d["plugins"]
+    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    t.add_column("node", overflow="fold")
+    t.add_column("zone", overflow="fold")
+    t.add_column("verdict", overflow="fold")
+    weights: dict[str, int] = {}
+    for r in d["nodes"]:
+        for p, s in r["scores"].items():
+            weights[p] = s["weight"]
+    for p in plugins:
+        t.add_column(f"{_SHORT_PLUGINS.get(p, p)}\nx{weights.get(p, 1)}", justify="right")
+    t.add_column("total", justify="right")
+    notes: dict[str, int] = {}
+    for r in d["nodes"]:
+        cells = [str(r["scores"][p]["normalized"]) if p in r["scores"] else "" for p in plugins]
+        total = "" if r["total"] is None else str(r["total"])
+        name = ("* " if r["winner"] else "  ") + short(r["name"])
+        t.add_row(name, r["zone"] or "-", _verdict(r, notes), *cells, total)
+    out.print(t)
+    legend = "* the chosen node; scores are normalized (0-100) and multiplied by the weight under "
+    legend += "each plugin for the total"
+    if note:
+        legend += f"; {note}"
+    out.print(Text(legend, style="dim"), soft_wrap=False)
+    for text, n in notes.items():
+        out.print(f"[{n}] {text}", markup=False, highlight=False, soft_wrap=False)
+    if d["hints"]:
+        out.print()
+        out.print(Text("hints", style="bold"))
+        for h in d["hints"]:
+            out.print(Text("- " + h), soft_wrap=False)
+
+
+def explain_command(
+    pod: Annotated[
+        str, typer.Argument(help="The pod: namespace/name (or name, in default), or a Pod manifest.")
+    ],
+    files: FilesOption,
+    output: OutputOption = Output.table,
+    scheduler_config: SchedulerConfigOption = None,
+    seed: SeedOption = 0,
+    report: ReportOption = None,
+    progress: ProgressOption = True,
+) -> None:
+    """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
+    reason) and score per plugin, best first, with hints for the failures seen."""
+    result = run_placement(files, scheduler_config, seed, progress)
+    path = Path(pod)
+    if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
+        if not path.is_file():
+            err.print(f"error: {pod}: no such file")
+            raise typer.Exit(2)
+        e = _from_manifest(result, path)
+    else:
+        key = pod if "/" in pod else f"default/{pod}"
+        try:
+            e = explain_key(result, key)
+        except KeyError:
+            pending = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
+            err.print(f"error: pod {key} not found in the input or among the pods its workloads create")
+            if pending:
+                err.print("pending pods: " + ", ".join(pending[:10]), markup=False)
+            raise typer.Exit(1) from None
+    if output is Output.table:
+        _print_explanation(e)
+    else:
+        print_data(e.to_dict(), output)
+    if report is not None:
+        written = write_placement_report(report, result, f"kubespread explain {pod}", e.to_dict())
+        err.print(f"report: {written}", markup=False, highlight=False)

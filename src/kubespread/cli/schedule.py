@@ -1,0 +1,259 @@
+"""``kubespread schedule -f CLUSTER -f PODS``: where these pods land, how they spread, what
+stays pending and why. Also home of what ``explain`` shares with it: running the placement
+with a progress bar and shortening node names for an 80-column terminal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from kubespread.cli.common import (
+    FilesOption,
+    Output,
+    OutputOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+    print_problems,
+    progress_bar,
+    scheduler_profiles_or_exit,
+)
+
+if TYPE_CHECKING:
+    from kubespread.api.core import Pod
+    from kubespread.sim.placement import PlacementResult
+
+__all__ = [
+    "ProgressOption",
+    "ReportOption",
+    "SchedulerConfigOption",
+    "SeedOption",
+    "node_namer",
+    "run_placement",
+    "schedule_command",
+    "spread_rows",
+]
+
+SchedulerConfigOption = Annotated[
+    Path | None,
+    typer.Option("--scheduler-config", help="A KubeSchedulerConfiguration file (default: v1.35's defaults)."),
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed for generated pod names and score ties.")]
+ProgressOption = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
+]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option("--report", help="Write DIR/report.html: one self-contained page with pictures."),
+]
+
+
+def run_placement(
+    files: list[Path], scheduler_config: Path | None, seed: int, progress: bool
+) -> PlacementResult:
+    """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
+    from kubespread.sim.placement import PlacementError, place
+
+    profiles = scheduler_profiles_or_exit(scheduler_config)
+    manifests = load_or_exit(files)
+    with progress_bar(progress) as bar:
+        task = bar.add_task("placing", total=None)
+
+        def on_step(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=max(total, 1), description=what[:40])
+
+        try:
+            return place(manifests, profiles=profiles, seed=seed, on_step=on_step)
+        except PlacementError as e:
+            bar.stop()
+            print_problems(e.problems, "in the input; nothing was placed")
+            raise typer.Exit(1) from None
+
+
+def node_namer(names: list[str]) -> tuple[Any, str]:
+    """(short, note): node names without their shared DNS suffix (``.eu-west-1.compute.internal``)
+    so tables fit 80 columns; the note says what was cut. Names stay whole when cutting would
+    make two of them equal."""
+    parts = [n.split(".", 1) for n in names]
+    suffixes = {p[1] for p in parts if len(p) == 2}
+    if len(suffixes) != 1 or any(len(p) != 2 for p in parts):
+        return (lambda n: n), ""
+    (suffix,) = suffixes
+    if len({p[0] for p in parts}) != len(names):
+        return (lambda n: n), ""
+    cut = "." + suffix
+    return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
+
+
+def _short_ns(namespace: str, name: str) -> str:
+    return name if namespace == "default" else f"{namespace}/{name}"
+
+
+_SHORT_KINDS = {"ReplicaSet": "rs", "StatefulSet": "sts", "Job": "job", "Deployment": "deploy"}
+
+
+def _workload_label(namespace: str, workload: dict[str, str] | None, pod_name: str) -> str:
+    if not workload:
+        return f"pod/{_short_ns(namespace, pod_name)}"
+    kind = _SHORT_KINDS.get(workload["kind"], workload["kind"].lower())
+    return f"{kind}/{_short_ns(namespace, workload['name'])}"
+
+
+def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
+    """Per workload placed or pending in this run, each spread constraint of its newest pod as
+    the scheduler counts it now (pods per eligible domain, global minimum, skew vs maxSkew)."""
+    from kubespread.scheduler.plugins.podtopologyspread.domains import constraint_views
+    from kubespread.sim.run import top_owner
+
+    sim = result.sim
+    pods: dict[tuple[str, str], Pod] = {}
+    keys = [f"{p['namespace']}/{p['name']}" for p in result.placements]
+    keys += [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
+    for key in keys:
+        pod = sim.cluster.pods.get(key)
+        if pod is None:
+            continue
+        kind, name = top_owner(sim, pod)
+        ns = pod.metadata.namespace or "default"
+        pods[(ns, f"{kind}/{name}" if kind else f"Pod/{pod.metadata.name}")] = pod
+    rows = []
+    for (ns, _), pod in pods.items():
+        profile = sim.profiles.get(pod.spec.scheduler_name or "default-scheduler")
+        pts = profile.plugins.get("PodTopologySpread") if profile is not None else None
+        if pts is None:
+            continue
+        kind, name = top_owner(sim, pod)
+        for view in constraint_views(sim.cluster, pod, pts.default_constraints):  # type: ignore[attr-defined]
+            rows.append(
+                {
+                    "namespace": ns,
+                    "workload": {"kind": kind, "name": name} if kind else None,
+                    "pod": pod.metadata.name,
+                    **view.to_dict(),
+                }
+            )
+    return rows
+
+
+def _domains_text(domains: dict[str, int], short: Any) -> str:
+    """Every domain when few; a count of domains per pod count when many (hostname keys)."""
+    if len(domains) <= 6:
+        return "  ".join(f"{short(d)}={n}" for d, n in domains.items()) or "(no eligible domain)"
+    hist = Counter(domains.values())
+    return f"{len(domains)} domains: " + ", ".join(f"{hist[n]}x{n}" for n in sorted(hist, reverse=True))
+
+
+def _table(*columns: tuple[str, str]) -> Table:
+    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for name, justify in columns:
+        t.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    return t
+
+
+def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
+    if not rows:
+        return
+    t = _table(("workload", "left"), ("key", "left"), ("pods per domain", "left"), ("skew", "right"))
+    for r in rows:
+        mark = "" if r["withinMaxSkew"] else " [red]over[/]"
+        hard = "" if r["whenUnsatisfiable"] == "DoNotSchedule" else " soft"
+        t.add_row(
+            _workload_label(r["namespace"], r["workload"], r["pod"]),
+            r["topologyKey"].rsplit("/", 1)[-1] + (" (default)" if r["defaulted"] else ""),
+            _domains_text(r["domains"], short if "hostname" in r["topologyKey"] else str),
+            f"{r['skew']}/{r['maxSkew']}{hard}{mark}",
+        )
+    out.print(Text("spread (as the scheduler counts it; skew/maxSkew)", style="bold"))
+    out.print(t)
+
+
+def print_pending(pending: list[dict[str, Any]]) -> None:
+    for p in pending:
+        why = p["message"] or "not tried (scheduling gates, or no scheduler with its schedulerName)"
+        line = Text.assemble(("pending ", "yellow"), _short_ns(p["namespace"], p["name"]), ": ", why)
+        out.print(line, soft_wrap=False)
+
+
+def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
+    short, note = node_namer(list(result.sim.cluster.nodes))
+    placed = result.placements
+    pending = result.final.pending
+    head = f"placed {len(placed)} pod(s), {len(pending)} pending"
+    if note:
+        head += f" ({note})"
+    out.print(Text(head, style="bold"))
+    if placed:
+        t = _table(("pod", "left"), ("node", "left"), ("zone", "left"), ("score", "right"))
+        for p in placed:
+            score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
+            t.add_row(_short_ns(p["namespace"], p["name"]), short(p["node"]), p["zone"] or "-", score)
+        out.print(t)
+    out.print()
+    print_spread(spread, short)
+    if pending:
+        out.print()
+        print_pending(pending)
+    for r in result.rejections:
+        out.print(Text.assemble(("refused ", "red"), f"{r['source']}: {r['object']}: {r['message']}"))
+
+
+def write_placement_report(
+    directory: Path, result: PlacementResult, title: str, explanation: dict[str, Any] | None
+) -> Path:
+    from kubespread.report import write_report
+
+    steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
+    steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
+    rows = [
+        [_short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
+        for p in result.placements
+    ]
+    tables = [("Placements", ["pod", "node", "zone", "score"], rows)] if rows else []
+    return write_report(directory, title=title, steps=steps, explanation=explanation, tables=tables)
+
+
+def report_explanation(result: PlacementResult) -> dict[str, Any] | None:
+    """The pod a report explains: the first pending one, else the last one placed."""
+    from kubespread.cli.explain import explain_key
+
+    if result.final.pending:
+        p = result.final.pending[0]
+    elif result.placements:
+        p = result.placements[-1]
+    else:
+        return None
+    return explain_key(result, f"{p['namespace']}/{p['name']}").to_dict()
+
+
+def schedule_command(
+    files: FilesOption,
+    output: OutputOption = Output.table,
+    scheduler_config: SchedulerConfigOption = None,
+    seed: SeedOption = 0,
+    report: ReportOption = None,
+    progress: ProgressOption = True,
+) -> None:
+    """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
+    and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
+    order. Shows each placement, the spread per topology key and why pods stay pending."""
+    result = run_placement(files, scheduler_config, seed, progress)
+    spread = spread_rows(result)
+    if output is Output.table:
+        _print_table(result, spread)
+    else:
+        doc = result.to_dict()
+        doc["spread"] = spread
+        print_data(doc, output)
+    if report is not None:
+        path = write_placement_report(report, result, "kubespread schedule", report_explanation(result))
+        err.print(f"report: {path}", markup=False, highlight=False)
+    if result.rejections:
+        n = len(result.rejections)
+        err.print(f"error: the API server refused {n} object(s)", markup=False)
+        raise typer.Exit(1)

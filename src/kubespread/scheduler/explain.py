@@ -1,0 +1,258 @@
+"""Why a pod goes where it goes, or nowhere: a Decision as a table a person reads, plus hints.
+
+DESIGN: "The CLI's explain is just a view of [the decision]". Every node gets a row: the
+filter verdict (stage, plugin, kube-scheduler's reasons) or each score plugin's normalized
+and weighted score and the total, sorted best first with the winner marked. Under it, hints
+in plain language for the failures seen, drawn from the Kubernetes documentation and KEPs
+(../shared/spec): conflicting spread constraints, bypassed nodes without the topology key,
+minDomains, nodeTaintsPolicy, required (anti-)affinity and its symmetry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from kubespread.api.core import Node, Pod
+from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.plugins.interpodaffinity import (
+    ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+)
+from kubespread.scheduler.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, IGNORE
+from kubespread.scheduler.plugins.podtopologyspread.domains import ConstraintView, constraint_views
+from kubespread.scheduler.plugins.podtopologyspread.filtering import (
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+)
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.scheduler import Decision
+
+__all__ = ["Explanation", "explain"]
+
+_PTS = "PodTopologySpread"
+_DOCS = "Kubernetes docs, Pod Topology Spread Constraints"
+
+
+@dataclass
+class Explanation:
+    decision: Decision
+    #: score plugins that ran, in profile order (the table's columns)
+    plugins: list[str]
+    #: one per node, best first (see ``explain``)
+    nodes: list[dict[str, Any]]
+    spread: list[ConstraintView]
+    hints: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.decision
+        return {
+            "pod": d.pod_key,
+            "scheduled": d.scheduled,
+            "selectedNode": d.selected,
+            "selectionReason": d.selection_reason or None,
+            "fitError": d.fit_error or None,
+            "plugins": self.plugins,
+            "nodes": self.nodes,
+            "spreadConstraints": [v.to_dict() for v in self.spread],
+            "hints": self.hints,
+        }
+
+
+def _zone(node: Node | None) -> str | None:
+    if node is None:
+        return None
+    return node.metadata.labels.get(LABEL_ZONE) or node.metadata.labels.get(LABEL_ZONE_LEGACY)
+
+
+def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[dict[str, Any]]:
+    """Scored nodes by total (highest first, then name), the only feasible node, then the
+    rejected ones: those that passed more filters first (a later rejecting plugin)."""
+    rejections = decision.rejections
+    order = {pl.name: i for i, pl in enumerate(profile.filter)}
+    feasible = set(decision.feasible)
+    rows = []
+    for name in decision.nodes.tolist():
+        row: dict[str, Any] = {
+            "name": name,
+            "zone": _zone(cluster.nodes.get(name)),
+            "feasible": name in feasible,
+            "winner": name == decision.selected,
+            "scores": {},
+            "total": None,
+        }
+        rej = rejections.get(name)
+        if rej is not None:
+            row.update(rejectedAt=rej.stage, plugin=rej.status.plugin, reasons=list(rej.status.reasons))
+        elif decision.scored and name in decision.scored:
+            row["scores"] = decision.node_scores(name)
+            row["total"] = decision.total(name)
+        rows.append(row)
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        if r["feasible"]:
+            return (0, -(r["total"] or 0), r["name"])
+        return (1, -order.get(r["plugin"], -1), r["name"])
+
+    return sorted(rows, key=key)
+
+
+def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Explanation:
+    """Read ``decision`` (made on ``cluster`` as it is now, under ``profile``)."""
+    pts = profile.plugins.get(_PTS)
+    defaults = getattr(pts, "default_constraints", None) if pts is not None else None
+    views = constraint_views(cluster, decision.pod, defaults) if pts is not None else []
+    plugins = [p for p in decision.scores]
+    return Explanation(
+        decision, plugins, _rows(decision, cluster, profile), views, hints(decision, cluster, views)
+    )
+
+
+# ------------------------------------------------------------------ hints
+
+
+def _few(names: list[str] | tuple[str, ...], n: int = 3) -> str:
+    shown = ", ".join(names[:n])
+    return shown + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def _domains(domains: dict[str, int]) -> str:
+    return " ".join(f"{d}={n}" for d, n in domains.items()) or "(none)"
+
+
+def _reason_counts(decision: Decision) -> Counter[tuple[str, str]]:
+    """(plugin, reason) -> number of nodes it rejected."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for ids, rej in decision.rejected:
+        for reason in rej.status.reasons:
+            counts[(rej.status.plugin, reason)] += len(ids)
+    return counts
+
+
+def _spread_hints(
+    decision: Decision, views: list[ConstraintView], seen: Counter[tuple[str, str]]
+) -> list[str]:
+    out = []
+    hard = [v for v in views if v.when_unsatisfiable == DO_NOT_SCHEDULE]
+    if seen[(_PTS, ERR_REASON_CONSTRAINTS_NOT_MATCH)]:
+        for v in hard:
+            c = v.constraint
+            own = "this pod counts itself" if v.self_match else "this pod does not match its own selector"
+            allowed = _few(list(v.allowed), 6) if v.allowed else "none"
+            out.append(
+                f"Spread on {c.topology_key} (maxSkew {c.max_skew}): matching pods per domain "
+                f"{_domains(v.domains)}, global minimum {v.min_match}; {own}, so only domains with at "
+                f"most {v.min_match + c.max_skew - v.self_match} matching pods keep the skew within maxSkew: "
+                f"{allowed}."
+            )
+        open_ = [v for v in hard if v.allowed]
+        if len(hard) > 1 and len(open_) == len(hard) and not decision.feasible:
+            out.append(
+                "These spread constraints conflict: each one alone leaves somewhere to go, but no node "
+                "satisfies all of them at once. Raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway "
+                f"on one of them ({_DOCS}: conflicting topology spread constraints)."
+            )
+        elif not decision.scheduled:
+            out.append(
+                "To let the pod in, raise maxSkew, or use whenUnsatisfiable: ScheduleAnyway so the "
+                "scheduler only prefers the domains with fewer matching pods "
+                f"({_DOCS}: maxSkew, whenUnsatisfiable)."
+            )
+    if seen[(_PTS, ERR_REASON_NODE_LABEL_NOT_MATCH)]:
+        for v in views:
+            if v.missing_key:
+                out.append(
+                    f"{len(v.missing_key)} node(s) have no {v.constraint.topology_key} label "
+                    f"({_few(v.missing_key)}): the scheduler bypasses them, so their pods do not count "
+                    "toward maxSkew and this pod cannot go there. Label them, or check topologyKey for "
+                    f"a typo ({_DOCS}: implicit conventions)."
+                )
+    for v in views:
+        c = v.constraint
+        if c.min_domains > 1 and len(v.domains) < c.min_domains and v.when_unsatisfiable == DO_NOT_SCHEDULE:
+            out.append(
+                f"minDomains {c.min_domains} on {c.topology_key}, but only {len(v.domains)} eligible "
+                "domain(s): the global minimum is taken as 0, so no domain may hold more than "
+                f"maxSkew ({c.max_skew}) matching pods until more domains exist (KEP-3022, minDomains)."
+            )
+        if not v.self_match and seen[(_PTS, ERR_REASON_CONSTRAINTS_NOT_MATCH)]:
+            out.append(
+                f"The labelSelector of the {c.topology_key} constraint does not match the pod's own "
+                "labels: placing it will not change the skew it is checked against "
+                f"({_DOCS}: implicit conventions)."
+            )
+    if seen[(_PTS, ERR_REASON_CONSTRAINTS_NOT_MATCH)]:
+        for v in hard:
+            if v.tainted_counted and v.constraint.node_taints_policy == IGNORE:
+                out.append(
+                    f"{len(v.tainted_counted)} node(s) have taints this pod does not tolerate "
+                    f"({_few(v.tainted_counted)}), yet with nodeTaintsPolicy: Ignore (the default) their "
+                    f"{v.constraint.topology_key} domains still count: a domain the pod cannot enter can "
+                    "hold the global minimum down. Set nodeTaintsPolicy: Honor to leave them out "
+                    "(KEP-3094)."
+                )
+    return out
+
+
+def _other_hints(decision: Decision, cluster: ClusterState, seen: Counter[tuple[str, str]]) -> list[str]:
+    out = []
+    pod: Pod = decision.pod
+    if seen[("InterPodAffinity", ERR_REASON_AFFINITY_RULES_NOT_MATCH)]:
+        out.append(
+            "Required pod affinity: the pod may only go to a topology domain that already runs a pod "
+            "matching the term's labelSelector in the term's namespaces; no open node is in such a "
+            "domain. Only when no matching pod exists anywhere may a pod matching its own term go "
+            "anywhere (the first pod of a group; pod affinity design)."
+        )
+    if n := seen[("InterPodAffinity", ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)]:
+        out.append(
+            f"Required pod anti-affinity closes {n} node(s): every topology domain already running a "
+            "matching pod is out, so at most one such pod fits per domain. Use "
+            "preferredDuringSchedulingIgnoredDuringExecution, or a finer topologyKey such as "
+            "kubernetes.io/hostname."
+        )
+    if n := seen[("InterPodAffinity", ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)]:
+        out.append(
+            f"Pods already running have required anti-affinity against this pod's labels: their "
+            f"domains are closed to it ({n} node(s); anti-affinity is symmetric, pod affinity design)."
+        )
+    by_plugin: Counter[str] = Counter()
+    for (plugin, _), n in seen.items():
+        by_plugin[plugin] += n
+    if n := by_plugin["TaintToleration"]:
+        out.append(
+            f"{n} node(s) have taints the pod does not tolerate; add a toleration if it is meant "
+            "to run there."
+        )
+    if n := by_plugin["NodeAffinity"]:
+        out.append(
+            f"{n} node(s) do not match the pod's nodeSelector or required node affinity"
+            + (
+                "; with nodeAffinityPolicy: Honor (the default) spread constraints count only the "
+                "domains of the nodes that match."
+                if pod.spec.topology_spread_constraints
+                else "."
+            )
+        )
+    if n := by_plugin["NodeResourcesFit"]:
+        out.append(
+            f"{n} node(s) lack free allocatable resources for the pod's requests: lower the requests, "
+            "or add capacity where the other rules allow the pod."
+        )
+    if n := by_plugin["NodeUnschedulable"]:
+        out.append(f"{n} node(s) are cordoned (spec.unschedulable).")
+    if decision.pre_filter_status is not None:
+        out.append(
+            f"{decision.pre_filter_status.plugin} rejected the pod before any node was looked at "
+            "(PreFilter): every node gets that reason."
+        )
+    return out
+
+
+def hints(decision: Decision, cluster: ClusterState, views: list[ConstraintView]) -> list[str]:
+    """Plain-language reasons and remedies for what rejected nodes (empty when none did)."""
+    seen = _reason_counts(decision)
+    return _spread_hints(decision, views, seen) + _other_hints(decision, cluster, seen)

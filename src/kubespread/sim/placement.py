@@ -1,0 +1,184 @@
+"""Placing pods onto a cluster as given: the ``kubespread schedule`` job.
+
+The input mixes what exists with what the user wants to create. What exists is loaded as it
+is: nodes, namespaces and everything a kubectl dump holds (objects with a uid or a
+creationTimestamp), and pods bound to a node, which stay where they are. Pods of the dump
+still pending are placed when the cluster first settles. What is new (manifests with no
+identity) is created through the API server in the order given (defaulting, admission,
+validation) and the cluster settles after each, so a Deployment becomes its ReplicaSet and
+pods, placed before the next object arrives.
+
+Every new object is validated before anything runs: a bad manifest stops the run with every
+problem located, and nothing is half-applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubespread.admission.framework import AdmissionOptions, Rejection
+from kubespread.api.core import Namespace, Node, Pod
+from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.api.meta import KubeObject
+from kubespread.io.loader import LoadedObject, Manifests
+from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.scheduler import Decision
+from kubespread.sim.engine import Controller, Simulation
+from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
+from kubespread.sim.scenario import creation_problems
+
+__all__ = ["PlacementError", "PlacementResult", "is_existing", "node_zone", "place"]
+
+
+class PlacementError(Exception):
+    """The input cannot be placed; ``problems`` are located messages, all of them."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def is_existing(obj: KubeObject) -> bool:
+    """Whether an object is part of the cluster as it is, rather than something to create:
+    nodes and namespaces, objects an API server has stored (uid or creationTimestamp: a
+    kubectl dump) and pods already bound to a node."""
+    if isinstance(obj, Node | Namespace):
+        return True
+    meta = obj.metadata
+    if meta.uid or meta.creation_timestamp:
+        return True
+    return isinstance(obj, Pod) and bool(obj.spec.node_name)
+
+
+def node_zone(node: Node | None) -> str | None:
+    """The node's zone label, the key users spread over most."""
+    if node is None:
+        return None
+    labels = node.metadata.labels
+    return labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_LEGACY)
+
+
+@dataclass
+class PlacementResult:
+    """``initial``: the cluster as given, settled (its pending pods placed); one step per
+    created object; ``placements``: every pod placed during the run, in order, with the
+    node, its zone and the winning total score (None when it was the only feasible node)."""
+
+    initial: StepResult
+    steps: list[StepResult]
+    placements: list[dict[str, Any]]
+    final: Snapshot
+    sim: Simulation
+
+    @property
+    def rejections(self) -> list[dict[str, str]]:
+        return [r for s in (self.initial, *self.steps) for r in s.rejections]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``-o json|yaml`` document: placements, pending pods with their FitError, the
+        final distribution, refused objects, then every step's snapshot."""
+        return {
+            "placements": self.placements,
+            "pending": self.final.pending,
+            "distribution": self.final.distribution,
+            "rejections": self.rejections,
+            "initial": self.initial.to_dict(),
+            "steps": [s.to_dict() for s in self.steps],
+            "final": self.final.to_dict(),
+        }
+
+
+def _split(loaded: Sequence[LoadedObject]) -> tuple[list[LoadedObject], list[LoadedObject]]:
+    existing, new = [], []
+    for lo in loaded:
+        (existing if is_existing(lo.obj) else new).append(lo)
+    return existing, new
+
+
+def place(
+    objects: Manifests | Sequence[LoadedObject],
+    *,
+    profiles: Mapping[str, Profile] | None = None,
+    seed: int = 0,
+    controllers: Sequence[Controller] | None = None,
+    admission: AdmissionOptions | None = None,
+    on_step: Callable[[int, int, str], None] | None = None,
+) -> PlacementResult:
+    """Settle the cluster as given, then create each new object in order (see the module
+    notes). ``on_step(done, total, what)`` reports progress. Raises PlacementError (every problem,
+    located) when the input does not make a cluster or a new object is invalid."""
+    loaded = objects.objects if isinstance(objects, Manifests) else list(objects)
+    existing, new = _split(loaded)
+    problems = creation_problems(loaded)
+    try:
+        cluster = cluster_from_manifests(existing)
+    except SnapshotError as e:
+        problems += [str(p) for p in e.problems]
+    if problems:
+        raise PlacementError(problems)
+    if admission is None:
+        admission = AdmissionOptions(hard_anti_affinity_limit=True)
+    sim = Simulation(cluster, profiles=profiles, seed=seed, controllers=controllers, admission=admission)
+    placements: list[dict[str, Any]] = []
+    step = [-1]
+
+    def observe(decision: Decision) -> None:
+        if decision.selected is None:
+            return
+        score = None if decision.selection_reason != "scored" else decision.total(decision.selected)
+        meta = decision.pod.metadata
+        placements.append(
+            {
+                "namespace": meta.namespace or "default",
+                "name": meta.name,
+                "node": decision.selected,
+                "zone": node_zone(sim.cluster.nodes.get(decision.selected)),
+                "score": score,
+                "feasibleNodes": len(decision.feasible),
+                "step": step[0],
+            }
+        )
+
+    sim.decision_observers.append(observe)
+    total = len(new)
+    if on_step is not None:
+        on_step(0, total, "settling the cluster as given")
+    first = len(sim.events)
+    sim.run_until_quiet()
+    initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), sim.events[first:])
+    steps = []
+    for i, lo in enumerate(new):
+        step[0] = i
+        if on_step is not None:
+            on_step(i, total, f"create {lo.ref}")
+        first = len(sim.events)
+        rejections = _create(sim, lo)
+        sim.run_until_quiet()
+        steps.append(
+            StepResult(i, "create", f"create {lo.ref}", snapshot(sim), sim.events[first:], rejections)
+        )
+    if on_step is not None:
+        on_step(total, total, "done")
+    for p in placements:  # the workload each placed pod belongs to, now that all exist
+        pod = sim.cluster.pods.get(f"{p['namespace']}/{p['name']}")
+        p["workload"] = _workload(sim, pod)
+    return PlacementResult(initial, steps, placements, snapshot(sim), sim)
+
+
+def _create(sim: Simulation, lo: LoadedObject) -> list[dict[str, str]]:
+    outcome = sim.create(lo.obj.copy())
+    if not isinstance(outcome, Rejection):
+        return []
+    where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
+    sim.record(lo.obj, "FailedCreate", outcome.message, type="Warning")
+    return [{"object": lo.ref, "source": where, "message": outcome.message}]
+
+
+def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
+    if pod is None:
+        return None
+    kind, name = top_owner(sim, pod)
+    return {"kind": kind, "name": name} if kind else None
