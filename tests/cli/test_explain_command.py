@@ -179,9 +179,8 @@ def test_a_bound_pod_is_explained_without_itself_and_stays_bound(tmp_path: Path)
     """q (node spread, maxSkew 1) is bound to node2 beside p3. Taken off for the decision it
     no longer counts: node1=2 node2=1 node3=2, so node2 alone keeps the skew; counting itself
     every node would pass. The NodeName filter does not pin it to its own node either."""
-    from kubespread.cli.explain import explain_key
     from kubespread.io import load
-    from kubespread.sim.placement import place
+    from kubespread.sim.placement import explain_key, place
 
     cluster = docs_conflict_cluster(tmp_path)
     q = write(
@@ -192,7 +191,7 @@ def test_a_bound_pod_is_explained_without_itself_and_stays_bound(tmp_path: Path)
     assert doc["spreadConstraints"][0]["domains"] == {"node1": 2, "node2": 1, "node3": 2}
     assert [n["name"] for n in doc["nodes"] if n["feasible"]] == ["node2"]
     result = place(load([cluster, q]))
-    assert explain_key(result, "default/q").decision.selected == "node2"
+    assert explain_key(result.sim, "default/q").decision.selected == "node2"
     assert result.sim.cluster.pods["default/q"].spec.node_name == "node2"
 
 

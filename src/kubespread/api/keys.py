@@ -1,5 +1,6 @@
 """Well-known label, annotation and taint keys used across kubespread."""
 
+from collections.abc import Mapping
 from typing import Final
 
 LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
@@ -22,3 +23,9 @@ TAINT_UNSCHEDULABLE: Final = "node.kubernetes.io/unschedulable"
 
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 DEFAULT_NAMESPACE: Final = "default"
+
+
+def zone_of(labels: Mapping[str, str]) -> str | None:
+    """A node's zone from its labels: the GA key, else the deprecated beta one still seen on
+    older clusters."""
+    return labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_LEGACY)

@@ -7,7 +7,7 @@ were being scheduled now without itself, a pod manifest as if it were created no
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,11 +27,10 @@ from kubespread.cli.schedule import (
 )
 
 if TYPE_CHECKING:
-    from kubespread.api.core import Pod
     from kubespread.scheduler.explain import Explanation
     from kubespread.sim.placement import PlacementResult
 
-__all__ = ["explain_command", "explain_key", "explain_pod"]
+__all__ = ["explain_command"]
 
 #: short column titles so a default profile's seven score plugins fit 80 columns
 _SHORT_PLUGINS = {
@@ -46,49 +45,12 @@ _SHORT_PLUGINS = {
 }
 
 
-def _profile(result: PlacementResult, pod: Pod) -> Any:
-    name = pod.spec.scheduler_name or "default-scheduler"
-    profile = result.sim.profiles.get(name)
-    if profile is None:
-        err.print(f"error: no scheduler profile named {name!r} (the pod's spec.schedulerName)")
-        raise typer.Exit(1)
-    return profile
-
-
-def explain_pod(result: PlacementResult, pod: Pod) -> Explanation:
-    """Decide ``pod`` (unbound) on the final cluster and read the decision."""
-    from kubespread.scheduler.explain import explain
-    from kubespread.scheduler.scheduler import schedule_one
-
-    cluster = result.sim.cluster
-    profile = _profile(result, pod)
-    return explain(schedule_one(pod, cluster, profile), cluster, profile)
-
-
-def explain_key(result: PlacementResult, key: str) -> Explanation:
-    """A pod of the cluster by ``namespace/name``; a bound one is taken off its node for the
-    decision and put back after, so the cluster is as it was."""
-    cluster = result.sim.cluster
-    pod = cluster.pods.get(key)
-    if pod is None:
-        raise KeyError(key)
-    if not pod.spec.node_name:
-        return explain_pod(result, pod)
-    unbound = copy.copy(pod)
-    unbound.spec = copy.copy(pod.spec)
-    unbound.spec.node_name = ""
-    cluster.update_pod(unbound)
-    try:
-        return explain_pod(result, unbound)
-    finally:
-        cluster.update_pod(pod)
-
-
 def _from_manifest(result: PlacementResult, path: Path) -> Explanation:
     """A pod manifest, admitted as if created now (defaults, matchLabelKeys merge, webhooks)."""
     from kubespread.admission.apiserver import create as admit_create
     from kubespread.admission.framework import Rejection
     from kubespread.api.core import Pod
+    from kubespread.sim.placement import explain_pod
 
     manifests = load_or_exit([path])
     pods = [lo for lo in manifests.objects if isinstance(lo.obj, Pod)]
@@ -105,7 +67,17 @@ def _from_manifest(result: PlacementResult, path: Path) -> Explanation:
         err.print(f"error: {path}: {pods[0].ref}: the API server would refuse it: {outcome.message}")
         raise typer.Exit(1)
     pod.spec.node_name = ""
-    return explain_pod(result, pod)
+    return _or_exit(lambda: explain_pod(sim, pod))
+
+
+def _or_exit(run: Callable[[], Explanation]) -> Explanation:
+    from kubespread.sim.placement import NoProfile
+
+    try:
+        return run()
+    except NoProfile as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(1) from None
 
 
 def _verdict(row: dict[str, Any], notes: dict[str, int]) -> str:
@@ -173,6 +145,8 @@ def explain_command(
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen."""
+    from kubespread.sim.placement import explain_key
+
     result = run_placement(files, scheduler_config, seed, progress)
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
@@ -183,7 +157,7 @@ def explain_command(
     else:
         key = pod if "/" in pod else f"default/{pod}"
         try:
-            e = explain_key(result, key)
+            e = _or_exit(lambda: explain_key(result.sim, key))
         except KeyError:
             pending = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
             err.print(f"error: pod {key} not found in the input or among the pods its workloads create")

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from kubespread.api.core import Node, Pod
-from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.api.keys import zone_of
 from kubespread.api.quantity import Format, Quantity
 from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import EVERYTHING, parse_selector
@@ -26,7 +26,7 @@ class Resource(StrEnum):
 
 
 def _zone(labels: dict[str, str]) -> str:
-    return labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_LEGACY) or "<none>"
+    return zone_of(labels) or "<none>"
 
 
 def _labels(labels: dict[str, str]) -> str:

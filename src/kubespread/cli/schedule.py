@@ -218,19 +218,6 @@ def write_placement_report(
     return write_report(directory, title=title, steps=steps, explanation=explanation, tables=tables)
 
 
-def report_explanation(result: PlacementResult) -> dict[str, Any] | None:
-    """The pod a report explains: the first pending one, else the last one placed."""
-    from kubespread.cli.explain import explain_key
-
-    if result.final.pending:
-        p = result.final.pending[0]
-    elif result.placements:
-        p = result.placements[-1]
-    else:
-        return None
-    return explain_key(result, f"{p['namespace']}/{p['name']}").to_dict()
-
-
 def schedule_command(
     files: FilesOption,
     output: OutputOption = Output.table,
@@ -251,7 +238,11 @@ def schedule_command(
         doc["spread"] = spread
         print_data(doc, output)
     if report is not None:
-        path = write_placement_report(report, result, "kubespread schedule", report_explanation(result))
+        from kubespread.sim.placement import report_explanation
+
+        explained = report_explanation(result.sim)
+        title = "kubespread schedule"
+        path = write_placement_report(report, result, title, explained.to_dict() if explained else None)
         err.print(f"report: {path}", markup=False, highlight=False)
     if result.rejections:
         n = len(result.rejections)

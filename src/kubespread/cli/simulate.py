@@ -153,6 +153,10 @@ def simulate_command(
             help="How long a broken RequiredDuringExecution pod affinity may last before the pod is evicted.",
         ),
     ] = "60s",
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write DIR/report.html: one self-contained page with pictures."),
+    ] = None,
     workloadspread_flavour: Annotated[
         str,
         typer.Option(
@@ -221,3 +225,22 @@ def simulate_command(
         _print_table(doc)
     else:
         print_data(doc, output)
+    if report is not None:
+        path = _write_report(report, doc, result)
+        err.print(f"report: {path}", markup=False, highlight=False)
+
+
+def _write_report(directory: Path, doc: dict[str, Any], result: Any) -> Path:
+    from kubespread.report import write_report
+    from kubespread.sim.placement import report_explanation
+
+    steps = [{**doc["initial"], "label": "initial cluster"}]
+    steps += [{**s, "label": f"step {s['index'] + 1}: {s['description']}"} for s in doc["steps"]]
+    explained = report_explanation(result.sim) if result.sim is not None else None
+    return write_report(
+        directory,
+        title=f"kubespread simulate: {doc['scenario'] or 'scenario'}",
+        subtitle=f"seed {doc['seed']}, {len(doc['steps'])} steps",
+        steps=steps,
+        explanation=explained.to_dict() if explained is not None else None,
+    )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubespread.api.core import Node, Pod
-from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.api.keys import zone_of
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -65,7 +65,7 @@ class Explanation:
 def _zone(node: Node | None) -> str | None:
     if node is None:
         return None
-    return node.metadata.labels.get(LABEL_ZONE) or node.metadata.labels.get(LABEL_ZONE_LEGACY)
+    return zone_of(node.metadata.labels)
 
 
 def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[dict[str, Any]]:

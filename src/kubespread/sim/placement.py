@@ -14,23 +14,34 @@ problem located, and nothing is half-applied.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Namespace, Node, Pod
-from kubespread.api.keys import LABEL_ZONE, LABEL_ZONE_LEGACY
+from kubespread.api.keys import zone_of
 from kubespread.api.meta import KubeObject
 from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
+from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.scheduler import Decision
+from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.sim.engine import Controller, Simulation
 from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
 from kubespread.sim.scenario import creation_problems
 
-__all__ = ["PlacementError", "PlacementResult", "is_existing", "node_zone", "place"]
+__all__ = [
+    "NoProfile",
+    "PlacementError",
+    "PlacementResult",
+    "explain_key",
+    "explain_pod",
+    "is_existing",
+    "place",
+    "report_explanation",
+]
 
 
 class PlacementError(Exception):
@@ -51,14 +62,6 @@ def is_existing(obj: KubeObject) -> bool:
     if meta.uid or meta.creation_timestamp:
         return True
     return isinstance(obj, Pod) and bool(obj.spec.node_name)
-
-
-def node_zone(node: Node | None) -> str | None:
-    """The node's zone label, the key users spread over most."""
-    if node is None:
-        return None
-    labels = node.metadata.labels
-    return labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_LEGACY)
 
 
 @dataclass
@@ -135,7 +138,7 @@ def place(
                 "namespace": meta.namespace or "default",
                 "name": meta.name,
                 "node": decision.selected,
-                "zone": node_zone(sim.cluster.nodes.get(decision.selected)),
+                "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
                 "score": score,
                 "feasibleNodes": len(decision.feasible),
                 "step": step[0],
@@ -182,3 +185,56 @@ def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
         return None
     kind, name = top_owner(sim, pod)
     return {"kind": kind, "name": name} if kind else None
+
+
+class NoProfile(Exception):
+    """The pod names a scheduler the simulation does not run."""
+
+
+def explain_pod(sim: Simulation, pod: Pod) -> Explanation:
+    """Decide ``pod`` (unbound) on the simulation's cluster as it is now, and read the decision."""
+    name = pod.spec.scheduler_name or "default-scheduler"
+    profile = sim.profiles.get(name)
+    if profile is None:
+        raise NoProfile(f"no scheduler profile named {name!r} (the pod's spec.schedulerName)")
+    return explain(schedule_one(pod, sim.cluster, profile), sim.cluster, profile)
+
+
+def explain_key(sim: Simulation, key: str) -> Explanation:
+    """A pod of the cluster by ``namespace/name`` (KeyError if absent): a pending one as the
+    scheduler would retry it now; a bound one as if scheduled now without itself (taken off its
+    node for the decision and put back, so the cluster is as it was)."""
+    cluster = sim.cluster
+    pod = cluster.pods.get(key)
+    if pod is None:
+        raise KeyError(key)
+    if not pod.spec.node_name:
+        return explain_pod(sim, pod)
+    unbound = copy.copy(pod)
+    unbound.spec = copy.copy(pod.spec)
+    unbound.spec.node_name = ""
+    cluster.update_pod(unbound)
+    try:
+        return explain_pod(sim, unbound)
+    finally:
+        cluster.update_pod(pod)
+
+
+def report_explanation(sim: Simulation) -> Explanation | None:
+    """The pod a report explains: the first pending pod, else the last one scheduled that is
+    still bound; None when there is neither (or its scheduler is not simulated)."""
+    pending = sorted(
+        p.key for p in sim.cluster.unbound_pods.values() if not p.is_terminating and not p.is_finished
+    )
+    keys = (
+        pending[:1]
+        or [
+            key
+            for e in reversed(sim.events)
+            if e.reason == "Scheduled" and (key := f"{e.namespace or 'default'}/{e.name}") in sim.cluster.pods
+        ][:1]
+    )
+    try:
+        return explain_key(sim, keys[0]) if keys else None
+    except NoProfile:
+        return None

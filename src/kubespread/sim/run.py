@@ -271,6 +271,8 @@ class SimulationResult:
     steps: list[StepResult]
     final: Snapshot
     events: list[Event]
+    #: the simulation as the last step left it (for explaining a pod); not part of to_dict
+    sim: Simulation | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -494,4 +496,6 @@ def simulate(
                 step.index, step.action, step.describe(), snapshot(sim), sim.events[first:], rejections
             )
         )
-    return SimulationResult(scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events))
+    return SimulationResult(
+        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim
+    )
