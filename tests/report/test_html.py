@@ -1,0 +1,168 @@
+"""The HTML report: one self-contained, escaped page, and what a browser really shows of it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_plots import PNG_SIGNATURE, count_colour, explanation, pixels, steps
+
+from kubespread.report import plots, render_report, write_report
+
+EVIL = "<script>alert('x')</script>"
+DATA_URI = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">')
+
+
+def evil_steps() -> list[dict[str, Any]]:
+    """The sample steps with markup in a step label, a pending pod's name and its message."""
+    data = steps()
+    data[2]["label"] = f"step 3: {EVIL}"
+    data[2]["pending"] = [{"namespace": "shop", "name": f"web-{EVIL}", "message": f"0/6 nodes: {EVIL}"}]
+    return data
+
+
+def images(page: str) -> list[bytes]:
+    return [base64.b64decode(data) for data, _alt in DATA_URI.findall(page)]
+
+
+def test_page_is_self_contained_with_all_four_pictures() -> None:
+    page = render_report(title="zone failure", subtitle="seed 7", steps=steps(), explanation=explanation())
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.rstrip().endswith("</html>")
+    assert "http://" not in page and "https://" not in page
+    assert "<script" not in page.lower() and "<link" not in page.lower()
+    sources = re.findall(r'src="([^"]*)"', page)
+    assert len(sources) == 4 and all(s.startswith("data:image/png;base64,") for s in sources)
+    pictures = images(page)
+    assert len(pictures) == 4
+    assert all(p[:8] == PNG_SIGNATURE for p in pictures)
+    assert all(alt.strip() for _data, alt in DATA_URI.findall(page))
+    assert page.count("<figcaption>") == 4
+
+
+def test_pictures_follow_the_data() -> None:
+    without_explanation = render_report(title="t", steps=steps())
+    assert len(images(without_explanation)) == 3
+    no_distribution = [dict(s, distribution=[]) for s in steps()]
+    assert len(images(render_report(title="t", steps=no_distribution))) == 1  # pending only
+    only_explanation = render_report(title="t", steps=[], explanation=explanation())
+    assert len(images(only_explanation)) == 1
+    assert "Steps</h2>" not in only_explanation
+
+
+def test_user_strings_are_escaped() -> None:
+    expl = explanation()
+    expl["pod"] = f"shop/{EVIL}"
+    expl["nodes"][-1]["reasons"] = [EVIL]
+    expl["hints"] = [EVIL]
+    page = render_report(
+        title=f"title {EVIL}",
+        subtitle=EVIL,
+        steps=evil_steps(),
+        explanation=expl,
+        tables=[(f"table {EVIL}", ["name", EVIL], [["a", EVIL], [EVIL, 3]])],
+    )
+    assert "<script" not in page
+    escaped = "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;"
+    # title x2, subtitle, table title, header, 2 cells, step label x2 (steps table and pending),
+    # pod name, message, explanation pod x2 (heading, heatmap alt), filtered reason, hint
+    assert page.count(escaped) == 15
+
+
+def test_tables_steps_pending_and_explanation_are_shown() -> None:
+    page = render_report(
+        title="t",
+        steps=steps(),
+        explanation=explanation(),
+        tables=[("Summary", ["metric", "value"], [["evictions", 4]])],
+    )
+    assert "<th>metric</th><th>value</th>" in page and "<td>evictions</td><td>4</td>" in page
+    assert "step 2: scale deploy/web to 7" in page
+    assert '<div class="msg">0/6 nodes are available</div>' in page
+    assert "shop/search-5c-abcde" in page
+    assert "<td>winner</td>" in page and "<td>feasible</td>" in page
+    assert "filtered by PodTopologySpread: node(s) didn&#x27;t match pod topology spread constraints" in page
+    assert "<li>eu-west-1c already holds more search pods than maxSkew allows</li>" in page
+
+
+def test_no_pending_pods_is_said_plainly() -> None:
+    quiet = [dict(s, pending=[]) for s in steps()]
+    assert "No pod was left pending at any step." in render_report(title="t", steps=quiet)
+
+
+def test_write_report_writes_exactly_one_file(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "nested"
+    path = write_report(target, title="t", steps=steps(), explanation=explanation())
+    assert path == target / "report.html"
+    assert [p.name for p in target.iterdir()] == ["report.html"]
+    assert path.read_text(encoding="utf-8") == render_report(
+        title="t", steps=steps(), explanation=explanation()
+    )
+    again = write_report(str(target), title="second", steps=[])  # an existing directory is fine
+    assert again == path and "second" in path.read_text(encoding="utf-8")
+    assert len(list(target.iterdir())) == 1
+
+
+# ------------------------------------------------------------------ a real browser
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    why = "chromium not installed: no chromium or chromium-browser on PATH"
+    if os.environ.get("KUBESPREAD_REQUIRE_CHROMIUM") == "1":
+        pytest.fail(f"{why}, and KUBESPREAD_REQUIRE_CHROMIUM=1")
+    pytest.skip(why)
+
+
+def screenshot(browser: str, page: Path, out: Path, profile: Path) -> None:
+    """Headless Chromium's picture of the page; older builds want --headless, some newer ones
+    --headless=new, so both are tried."""
+    errors = []
+    for headless in ("--headless", "--headless=new"):
+        out.unlink(missing_ok=True)
+        result = subprocess.run(
+            [
+                browser,
+                headless,
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--window-size=1200,2400",
+                f"--screenshot={out}",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if result.returncode == 0 and out.exists() and out.stat().st_size > 0:
+            return
+        errors.append(f"{headless}: exit {result.returncode}: {result.stderr[-800:]}")
+    pytest.fail("chromium made no screenshot:\n" + "\n".join(errors))
+
+
+def test_chromium_renders_the_report(tmp_path: Path) -> None:
+    browser = chromium()
+    page = write_report(tmp_path / "report", title="zone failure", steps=steps(), explanation=explanation())
+    shot = tmp_path / "shot.png"
+    screenshot(browser, page, shot, tmp_path / "profile")
+    img = pixels(shot.read_bytes())
+    assert img.shape[:2] == (2400, 1200)
+    assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50
+    white = np.all(img >= 250, axis=2).mean()
+    assert white < 0.97, f"{white:.1%} of the screenshot is white"
+    # the stacked bars' zone colours (the page's own CSS uses none of green or orange in area)
+    assert count_colour(img, plots.TAB10[2], tolerance=12) > 2000
+    assert count_colour(img, plots.TAB10[1], tolerance=12) > 2000
