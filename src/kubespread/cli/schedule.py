@@ -66,7 +66,7 @@ def run_placement(
         task = bar.add_task("placing", total=None)
 
         def on_step(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=max(total, 1), description=what[:40])
+            bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
 
         try:
             return place(manifests, profiles=profiles, seed=seed, on_step=on_step)
