@@ -132,7 +132,11 @@ def test_a_tainted_nodes_domain_still_counts_unless_honored(tmp_path: Path) -> N
     )
     doc = explain_json("p", "-f", str(cluster), "-f", str(ignore))
     assert not doc["scheduled"]
-    assert any("nodeTaintsPolicy: Ignore" in h and "n3" in h and "Honor" in h for h in doc["hints"])
+    assert any(
+        h.startswith("zone domain(s) c hold the global minimum of 0") and "(n3)" in h and "Honor" in h
+        for h in doc["hints"]
+    )
+    assert doc["spreadConstraints"][0]["taintedDomainsCounted"] == {"c": ["n3"]}
     honor = write(
         tmp_path / "h.yaml",
         [pod("p", {"foo": "bar"}, topologySpreadConstraints=[spread("zone", nodeTaintsPolicy="Honor")])],

@@ -22,7 +22,7 @@ from kubespread.scheduler.plugins.interpodaffinity import (
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
-from kubespread.scheduler.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, IGNORE
+from kubespread.scheduler.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
 from kubespread.scheduler.plugins.podtopologyspread.domains import ConstraintView, constraint_views
 from kubespread.scheduler.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -120,6 +120,12 @@ def _few(names: list[str] | tuple[str, ...], n: int = 3) -> str:
 
 
 def _domains(domains: dict[str, int]) -> str:
+    """Every domain when few, else how many domains hold how many pods (hostname keys)."""
+    if len(domains) > 6:
+        hist = Counter(domains.values())
+        return f"over {len(domains)} domains " + ", ".join(
+            f"{hist[n]} with {n}" for n in sorted(hist, reverse=True)
+        )
     return " ".join(f"{d}={n}" for d, n in domains.items()) or "(none)"
 
 
@@ -141,7 +147,7 @@ def _spread_hints(
         for v in hard:
             c = v.constraint
             own = "this pod counts itself" if v.self_match else "this pod does not match its own selector"
-            allowed = _few(list(v.allowed), 6) if v.allowed else "none"
+            allowed = _few(list(v.allowed), 4) if v.allowed else "none"
             out.append(
                 f"Spread on {c.topology_key} (maxSkew {c.max_skew}): matching pods per domain "
                 f"{_domains(v.domains)}, global minimum {v.min_match}; {own}, so only domains with at "
@@ -186,13 +192,14 @@ def _spread_hints(
             )
     if seen[(_PTS, ERR_REASON_CONSTRAINTS_NOT_MATCH)]:
         for v in hard:
-            if v.tainted_counted and v.constraint.node_taints_policy == IGNORE:
+            at_min = {d: nodes for d, nodes in v.tainted_domains.items() if v.domains[d] == v.min_match}
+            if at_min:
+                nodes = [n for ns in at_min.values() for n in ns]
                 out.append(
-                    f"{len(v.tainted_counted)} node(s) have taints this pod does not tolerate "
-                    f"({_few(v.tainted_counted)}), yet with nodeTaintsPolicy: Ignore (the default) their "
-                    f"{v.constraint.topology_key} domains still count: a domain the pod cannot enter can "
-                    "hold the global minimum down. Set nodeTaintsPolicy: Honor to leave them out "
-                    "(KEP-3094)."
+                    f"{v.constraint.topology_key} domain(s) {_few(list(at_min))} hold the global minimum "
+                    f"of {v.min_match}, yet every node there has a taint this pod does not tolerate "
+                    f"({_few(nodes)}): with nodeTaintsPolicy: Ignore (the default) such domains still "
+                    "count. Set nodeTaintsPolicy: Honor to leave them out (KEP-3094)."
                 )
     return out
 

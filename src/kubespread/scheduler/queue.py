@@ -51,7 +51,9 @@ class QueuedPodInfo:
     def backoff_expiry(self) -> float:
         if self.attempts == 0:
             return self.last_failure
-        seconds = min(INITIAL_BACKOFF_SECONDS * 2 ** (self.attempts - 1), MAX_BACKOFF_SECONDS)
+        # capped before doubling: 2 ** attempts overflows a float after ~1000 retries
+        doublings = min(self.attempts - 1, 32)
+        seconds = min(INITIAL_BACKOFF_SECONDS * 2**doublings, MAX_BACKOFF_SECONDS)
         return self.last_failure + seconds
 
 

@@ -34,15 +34,16 @@ class Timer:
 
 
 class Clock:
-    def __init__(self) -> None:
-        self._now = 0.0
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = float(start)
         self._heap: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._settling = 0  # pending settle timers, cancelled ones included until popped
 
     @property
     def now(self) -> float:
-        """Virtual seconds since the simulation started."""
+        """Virtual seconds since the epoch (0 unless the simulation starts later, e.g. at the
+        time of a cluster snapshot)."""
         return self._now
 
     def at(self, time: float, callback: Callable[[], None], *, settle: bool = False) -> Timer:

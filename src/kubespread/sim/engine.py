@@ -133,7 +133,9 @@ class Simulation:
     ``default-scheduler``); pods naming another scheduler stay pending, as they would with
     no such scheduler running. ``controllers`` default to :func:`kubespread.controllers.default_controllers`;
     ``chain`` to kube-apiserver's plugins plus the webhooks of the controllers that have one
-    (:func:`kubespread.controllers.default_admission_chain`: WorkloadSpread's).
+    (:func:`kubespread.controllers.default_admission_chain`: WorkloadSpread's). ``start``: the
+    virtual time to begin at (seconds after EPOCH); a snapshot's own time, so that its
+    timestamps are in the past.
     """
 
     def __init__(
@@ -145,13 +147,14 @@ class Simulation:
         admission: AdmissionOptions | None = None,
         chain: AdmissionChain | None = None,
         controllers: Sequence[Controller] | None = None,
+        start: float = 0.0,
     ) -> None:
         if profiles is None:
             from kubespread.scheduler.config import default_profile
 
             profiles = {DEFAULT_SCHEDULER_NAME: default_profile()}
         self.cluster = cluster if cluster is not None else ClusterState()
-        self.clock = Clock()
+        self.clock = Clock(start)
         self.profiles = dict(profiles)
         self.seed = seed
         self.rng = random.Random(f"kubespread-names-{seed}")

@@ -15,7 +15,7 @@ problem located, and nothing is half-applied.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.sim.engine import Controller, Simulation
+from kubespread.sim.engine import Controller, Simulation, virtual_seconds
 from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
 from kubespread.sim.scenario import creation_problems
 
@@ -41,6 +41,7 @@ __all__ = [
     "is_existing",
     "place",
     "report_explanation",
+    "snapshot_time",
 ]
 
 
@@ -94,6 +95,14 @@ class PlacementResult:
         }
 
 
+def snapshot_time(objects: Iterable[KubeObject]) -> float:
+    """The virtual time a snapshot was taken at, near enough: its latest creationTimestamp (0
+    when none). Starting there keeps the dump's times in the past, so a ReplicaSet with
+    minReadySeconds does not wait months for pods created "in the future"."""
+    times = (virtual_seconds(obj.metadata.creation_timestamp) for obj in objects)
+    return max((t for t in times if t is not None), default=0.0)
+
+
 def _split(loaded: Sequence[LoadedObject]) -> tuple[list[LoadedObject], list[LoadedObject]]:
     existing, new = [], []
     for lo in loaded:
@@ -124,7 +133,14 @@ def place(
         raise PlacementError(problems)
     if admission is None:
         admission = AdmissionOptions(hard_anti_affinity_limit=True)
-    sim = Simulation(cluster, profiles=profiles, seed=seed, controllers=controllers, admission=admission)
+    sim = Simulation(
+        cluster,
+        profiles=profiles,
+        seed=seed,
+        controllers=controllers,
+        admission=admission,
+        start=snapshot_time(lo.obj for lo in existing),
+    )
     placements: list[dict[str, Any]] = []
     step = [-1]
 

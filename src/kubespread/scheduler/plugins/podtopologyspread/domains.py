@@ -41,8 +41,9 @@ class ConstraintView:
     admit); ``min_match``: the global minimum the Filter uses (0 when fewer than minDomains
     domains); ``allowed``: the domains where one more matching pod keeps the skew within
     maxSkew (``self_match`` is 1 when the pod matches its own selector);
-    ``missing_key``: nodes without the topology key (bypassed); ``tainted_counted``: nodes
-    with a taint the pod does not tolerate whose domains still count (nodeTaintsPolicy Ignore)."""
+    ``missing_key``: nodes without the topology key (bypassed); ``tainted_domains``: domains
+    whose every counted node has a taint the pod does not tolerate, yet count (nodeTaintsPolicy
+    Ignore), with those nodes."""
 
     constraint: SpreadConstraint
     when_unsatisfiable: str
@@ -52,7 +53,7 @@ class ConstraintView:
     self_match: int
     allowed: tuple[str, ...]
     missing_key: tuple[str, ...]
-    tainted_counted: tuple[str, ...]
+    tainted_domains: dict[str, tuple[str, ...]]
 
     @property
     def skew(self) -> int:
@@ -79,7 +80,7 @@ class ConstraintView:
             "withinMaxSkew": self.within,
             "allowedDomains": list(self.allowed),
             "nodesMissingKey": list(self.missing_key),
-            "taintedNodesCounted": list(self.tainted_counted),
+            "taintedDomainsCounted": {d: list(n) for d, n in self.tainted_domains.items()},
         }
 
 
@@ -112,7 +113,12 @@ def constraint_views(
             present[codes[eligible]] = True
             domains = {values[i]: int(cc.domain_counts[i]) for i in np.flatnonzero(present)}
             allowed = tuple(d for d, n in domains.items() if n + cc.self_match - cc.min_match <= c.max_skew)
-            tainted = untolerated & (codes >= 0) if c.node_taints_policy != HONOR else np.zeros(0, bool)
+            tainted: dict[str, tuple[str, ...]] = {}
+            if c.node_taints_policy != HONOR:
+                for i in np.flatnonzero(present):
+                    members = eligible & (codes == i)
+                    if untolerated[members].all():
+                        tainted[values[i]] = tuple(str(n) for n in node_names[members])
             views.append(
                 ConstraintView(
                     constraint=c,
@@ -123,7 +129,7 @@ def constraint_views(
                     self_match=cc.self_match,
                     allowed=allowed,
                     missing_key=tuple(str(n) for n in node_names[codes < 0]),
-                    tainted_counted=tuple(str(n) for n in node_names[tainted]) if len(tainted) else (),
+                    tainted_domains=tainted,
                 )
             )
     return views
