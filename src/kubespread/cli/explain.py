@@ -118,8 +118,8 @@ def _print_explanation(e: Explanation) -> None:
         name = ("* " if r["winner"] else "  ") + short(r["name"])
         t.add_row(name, r["zone"] or "-", _verdict(r, notes), *cells, total)
     out.print(t)
-    legend = "* the chosen node; scores are normalized (0-100) and multiplied by the weight under "
-    legend += "each plugin for the total"
+    legend = "* the chosen node; " if d["scheduled"] else ""
+    legend += "scores are normalized (0-100) and multiplied by the weight under each plugin for the total"
     if note:
         legend += f"; {note}"
     out.print(Text(legend, style="dim"), soft_wrap=False)

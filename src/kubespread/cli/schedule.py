@@ -146,7 +146,7 @@ def _domains_text(domains: dict[str, int], short: Any) -> str:
     if len(domains) <= 6:
         return "  ".join(f"{short(d)}={n}" for d, n in domains.items()) or "(no eligible domain)"
     hist = Counter(domains.values())
-    return f"{len(domains)} domains: " + ", ".join(f"{hist[n]}x{n}" for n in sorted(hist, reverse=True))
+    return f"{len(domains)} domains: " + ", ".join(f"{hist[n]} with {n}" for n in sorted(hist, reverse=True))
 
 
 def _table(*columns: tuple[str, str]) -> Table:
@@ -210,6 +210,16 @@ def write_placement_report(
 
     steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
     steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
+    # the pictures follow the workloads this run placed or left pending, not the whole dump
+    involved = {
+        (r["namespace"], r["workload"]["name"] if r["workload"] else r["pod"]) for r in spread_rows(result)
+    }
+    for step in steps:
+        step["distribution"] = [
+            d
+            for d in step["distribution"]
+            if (d["workload"]["namespace"], d["owner"]["name"] or d["workload"]["name"]) in involved
+        ]
     rows = [
         [_short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
         for p in result.placements
