@@ -34,18 +34,9 @@ def bench_command(
     progress = None
     on_pod = None
     if sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from kubespread.cli.common import progress_bar
 
-        from kubespread.cli.common import err
-
-        progress = Progress(
-            TextColumn("scheduling"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
+        progress = progress_bar()
         task = progress.add_task("scheduling", total=None)
 
         def on_pod(done: int, total: int) -> None:

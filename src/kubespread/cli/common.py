@@ -26,6 +26,8 @@ __all__ = [
     "print_problems",
     "progress_bar",
     "scheduler_profiles_or_exit",
+    "short_kind",
+    "short_ns",
 ]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -114,3 +116,23 @@ def scheduler_profiles_or_exit(path: Path | None) -> dict[str, Profile] | None:
     except ConfigError as e:
         print_problems([f"{path}: {x}" for x in e.errors], "in the scheduler configuration")
         raise typer.Exit(1) from None
+
+
+#: kubectl's short names, so object references fit 80 columns
+_SHORT_KINDS = {
+    "ReplicaSet": "rs",
+    "StatefulSet": "sts",
+    "Job": "job",
+    "Deployment": "deploy",
+    "CloneSet": "cloneset",
+    "DaemonSet": "ds",
+}
+
+
+def short_kind(kind: str) -> str:
+    return _SHORT_KINDS.get(kind, kind.lower())
+
+
+def short_ns(namespace: str, name: str) -> str:
+    """``name`` in the default namespace, else ``namespace/name``."""
+    return name if namespace == "default" else f"{namespace}/{name}"

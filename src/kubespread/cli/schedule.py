@@ -23,6 +23,8 @@ from kubespread.cli.common import (
     print_problems,
     progress_bar,
     scheduler_profiles_or_exit,
+    short_kind,
+    short_ns,
 )
 
 if TYPE_CHECKING:
@@ -91,18 +93,13 @@ def node_namer(names: list[str]) -> tuple[Any, str]:
     return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
 
 
-def _short_ns(namespace: str, name: str) -> str:
-    return name if namespace == "default" else f"{namespace}/{name}"
-
-
-_SHORT_KINDS = {"ReplicaSet": "rs", "StatefulSet": "sts", "Job": "job", "Deployment": "deploy"}
 
 
 def _workload_label(namespace: str, workload: dict[str, str] | None, pod_name: str) -> str:
     if not workload:
-        return f"pod/{_short_ns(namespace, pod_name)}"
-    kind = _SHORT_KINDS.get(workload["kind"], workload["kind"].lower())
-    return f"{kind}/{_short_ns(namespace, workload['name'])}"
+        return f"pod/{short_ns(namespace, pod_name)}"
+    kind = short_kind(workload["kind"])
+    return f"{kind}/{short_ns(namespace, workload['name'])}"
 
 
 def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
@@ -176,7 +173,7 @@ def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
 def print_pending(pending: list[dict[str, Any]]) -> None:
     for p in pending:
         why = p["message"] or "not tried (scheduling gates, or no scheduler with its schedulerName)"
-        line = Text.assemble(("pending ", "yellow"), _short_ns(p["namespace"], p["name"]), ": ", why)
+        line = Text.assemble(("pending ", "yellow"), short_ns(p["namespace"], p["name"]), ": ", why)
         out.print(line, soft_wrap=False)
 
 
@@ -192,7 +189,7 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         t = _table(("pod", "left"), ("node", "left"), ("zone", "left"), ("score", "right"))
         for p in placed:
             score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
-            t.add_row(_short_ns(p["namespace"], p["name"]), short(p["node"]), p["zone"] or "-", score)
+            t.add_row(short_ns(p["namespace"], p["name"]), short(p["node"]), p["zone"] or "-", score)
         out.print(t)
     out.print()
     print_spread(spread, short)
@@ -221,7 +218,7 @@ def write_placement_report(
             if (d["workload"]["namespace"], d["owner"]["name"] or d["workload"]["name"]) in involved
         ]
     rows = [
-        [_short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
+        [short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
         for p in result.placements
     ]
     tables = [("Placements", ["pod", "node", "zone", "score"], rows)] if rows else []

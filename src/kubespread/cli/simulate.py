@@ -8,22 +8,20 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from kubespread.cli.common import Output, OutputOption, err, out, print_data, progress_bar
+from kubespread.cli.common import (
+    Output,
+    OutputOption,
+    err,
+    out,
+    print_data,
+    progress_bar,
+    short_kind,
+    short_ns,
+)
 
 __all__ = ["simulate_command"]
 
 
-def _short_ns(namespace: str, name: str) -> str:
-    return name if namespace == "default" else f"{namespace}/{name}"
-
-
-_SHORT_KINDS = {
-    "ReplicaSet": "rs",
-    "StatefulSet": "sts",
-    "Job": "job",
-    "Deployment": "deploy",
-    "CloneSet": "cloneset",
-}
 
 
 def _distribution_table(rows: list[dict[str, Any]]) -> Table:
@@ -36,10 +34,10 @@ def _distribution_table(rows: list[dict[str, Any]]) -> Table:
     table.add_column("max-min", justify="right")
     for r in rows:
         w = r["workload"]
-        kind = _SHORT_KINDS.get(w["kind"], w["kind"].lower())
+        kind = short_kind(w["kind"])
         domains = "  ".join(f"{d}={n}" for d, n in r["domains"].items()) or "(no node has this key)"
         key = r["topologyKey"].rsplit("/", 1)[-1]
-        table.add_row(f"{kind}/{_short_ns(w['namespace'], w['name'])}", key, domains, str(r["skew"]))
+        table.add_row(f"{kind}/{short_ns(w['namespace'], w['name'])}", key, domains, str(r["skew"]))
     return table
 
 
@@ -47,9 +45,9 @@ def _workload_spread_table(ws: dict[str, Any]) -> Table:
     """One WorkloadSpread: per subset its bound (maxReplicas as resolved now), the active pods,
     missingReplicas (-1: unbounded) and whether it is marked unschedulable."""
     target = ws["target"]
-    title = f"workloadspread/{_short_ns(ws['namespace'], ws['name'])}"
+    title = f"workloadspread/{short_ns(ws['namespace'], ws['name'])}"
     if target:
-        kind = _SHORT_KINDS.get(target["kind"], target["kind"].lower())
+        kind = short_kind(target["kind"])
         title += f" → {kind}/{target['name']} ({ws['workloadReplicas']} replicas)"
     table = Table(
         title=title, title_justify="left", box=None, pad_edge=False, show_edge=False, header_style="bold"
@@ -90,14 +88,14 @@ def _print_step(step: dict[str, Any], title: str) -> None:
     for p in step["pending"]:
         why = p["message"] or "not tried yet (gated, or no scheduler with its schedulerName)"
         out.print(
-            f"  [yellow]pending[/] {_short_ns(p['namespace'], p['name'])}: {why}",
+            f"  [yellow]pending[/] {short_ns(p['namespace'], p['name'])}: {why}",
             markup=True,
             highlight=False,
         )
     for e in step.get("evictions", []):
         o = e["object"]
         out.print(
-            f"  [red]evicted[/] {_short_ns(o['namespace'], o['name'])} ({e['reason']}): {e['message']}",
+            f"  [red]evicted[/] {short_ns(o['namespace'], o['name'])} ({e['reason']}): {e['message']}",
             markup=True,
             highlight=False,
         )
@@ -106,7 +104,7 @@ def _print_step(step: dict[str, Any], title: str) -> None:
         if o["kind"] == "WorkloadSpread":
             colour = "yellow" if e["type"] == "Warning" else "cyan"
             out.print(
-                f"  [{colour}]{e['reason']}[/] {_short_ns(o['namespace'], o['name'])}: {e['message']}",
+                f"  [{colour}]{e['reason']}[/] {short_ns(o['namespace'], o['name'])}: {e['message']}",
                 markup=True,
                 highlight=False,
             )
