@@ -211,3 +211,11 @@ def test_table_fits_80_columns_with_long_node_names(tmp_path: Path) -> None:
     assert "node names end in .eu-west-1.compute.internal" in stdout
     assert "ip-10-20-0-0 " in stdout
     assert max(len(line) for line in stdout.splitlines()) <= 80
+
+
+def test_a_scheduler_configuration_among_the_manifests_points_to_the_option(tmp_path: Path) -> None:
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    code, _, stderr = run("-f", str(EXAMPLES / "cluster"), "-f", str(cfg))
+    assert code == 1
+    assert "is not a cluster object" in stderr and "--scheduler-config" in stderr

@@ -172,7 +172,10 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
     problems = []
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
-            problems.append(f"{lo.source}: {lo.ref}: a KubeSchedulerConfiguration belongs under `scheduler:`")
+            problems.append(
+                f"{lo.source}: {lo.ref}: a KubeSchedulerConfiguration is not a cluster object: give it "
+                "as a scenario's `scheduler:` or with --scheduler-config"
+            )
             continue
         probe = lo.obj.copy()
         apply_defaults(probe)
