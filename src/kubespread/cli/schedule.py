@@ -93,8 +93,6 @@ def node_namer(names: list[str]) -> tuple[Any, str]:
     return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
 
 
-
-
 def _workload_label(namespace: str, workload: dict[str, str] | None, pod_name: str) -> str:
     if not workload:
         return f"pod/{short_ns(namespace, pod_name)}"
@@ -201,16 +199,22 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
 
 
 def write_placement_report(
-    directory: Path, result: PlacementResult, title: str, explanation: dict[str, Any] | None
+    directory: Path,
+    result: PlacementResult,
+    title: str,
+    explanation: dict[str, Any] | None,
+    spread: list[dict[str, Any]] | None = None,
 ) -> Path:
+    """``spread``: the run's ``spread_rows`` when the caller has them already."""
     from kubespread.report import write_report
+
+    if spread is None:
+        spread = spread_rows(result)
 
     steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
     steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
     # the pictures follow the workloads this run placed or left pending, not the whole dump
-    involved = {
-        (r["namespace"], r["workload"]["name"] if r["workload"] else r["pod"]) for r in spread_rows(result)
-    }
+    involved = {(r["namespace"], r["workload"]["name"] if r["workload"] else r["pod"]) for r in spread}
     for step in steps:
         step["distribution"] = [
             d
@@ -249,7 +253,9 @@ def schedule_command(
 
         explained = report_explanation(result.sim)
         title = "kubespread schedule"
-        path = write_placement_report(report, result, title, explained.to_dict() if explained else None)
+        path = write_placement_report(
+            report, result, title, explained.to_dict() if explained else None, spread
+        )
         err.print(f"report: {path}", markup=False, highlight=False)
     if result.rejections:
         n = len(result.rejections)

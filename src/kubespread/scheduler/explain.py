@@ -87,7 +87,7 @@ def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[d
         rej = rejections.get(name)
         if rej is not None:
             row.update(rejectedAt=rej.stage, plugin=rej.status.plugin, reasons=list(rej.status.reasons))
-        elif decision.scored and name in decision.scored:
+        elif name in decision.scored_index:
             row["scores"] = decision.node_scores(name)
             row["total"] = decision.total(name)
         rows.append(row)

@@ -81,6 +81,7 @@ class Decision:
     selection_reason: str = ""
     fit_error: str = ""
     _rejections: dict[str, Rejection] | None = None
+    _scored_index: dict[str, int] | None = None
 
     @property
     def rejections(self) -> dict[str, Rejection]:
@@ -94,6 +95,14 @@ class Decision:
         return self._rejections
 
     @property
+    def scored_index(self) -> dict[str, int]:
+        """Scored node name -> its position in ``scored`` and the score arrays; built once, so
+        reading every node's scores (explain, to_dict) is linear, not quadratic."""
+        if self._scored_index is None:
+            self._scored_index = {n: i for i, n in enumerate(self.scored)}
+        return self._scored_index
+
+    @property
     def scheduled(self) -> bool:
         return self.selected is not None
 
@@ -104,7 +113,7 @@ class Decision:
 
     def node_scores(self, name: str) -> dict[str, dict[str, int]]:
         """{plugin: {raw, normalized, weight, weighted}} for one scored node."""
-        i = self.scored.index(name)
+        i = self.scored_index[name]
         return {
             plugin: {
                 "raw": int(s.raw[i]),
@@ -116,11 +125,11 @@ class Decision:
         }
 
     def total(self, name: str) -> int:
-        return int(self.totals[self.scored.index(name)])
+        return int(self.totals[self.scored_index[name]])
 
     def to_dict(self) -> dict[str, Any]:
         """The conformance answer format (../shared/conformance/README.md)."""
-        scored = {n: i for i, n in enumerate(self.scored)}
+        scored = self.scored_index
         feasible = set(self.feasible)
         nodes = []
         for name in self.nodes.tolist():
