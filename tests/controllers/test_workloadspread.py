@@ -523,6 +523,9 @@ class FakeClient:
         self.writes.append(ws.copy())
         self.cluster.update(ws)
 
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        return self.cluster.get(kind, key)
+
 
 def webhook_world(ws: WorkloadSpread, **client: Any) -> tuple[WorkloadSpreadWebhook, FakeClient]:
     cluster = owner_world()

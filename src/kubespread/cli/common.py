@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from kubespread.scheduler.profile import Profile
 
 __all__ = [
+    "ContextOption",
     "FilesOption",
+    "KubeconfigOption",
     "Output",
     "OutputOption",
     "err",
@@ -49,6 +51,18 @@ FilesOption = Annotated[
     ),
 ]
 OutputOption = Annotated[Output, typer.Option("-o", "--output", help="Output format.")]
+KubeconfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        help="Also read the cluster (nodes, pods, namespaces, workloads, WorkloadSpreads) from the "
+        "API server of this kubeconfig; read-only. Needs kubespread\\[live].",
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option("--context", help="The kubeconfig context to read (default: its current context)."),
+]
 
 
 def print_data(data: Any, fmt: Output) -> None:
@@ -61,12 +75,34 @@ def report_warnings(manifests: Manifests) -> None:
         err.print(f"[yellow]warning:[/] {p}", markup=True, highlight=False)
 
 
-def load_or_exit(files: list[Path], *, allow_errors: bool = False) -> Manifests:
-    """Load every -f path; print warnings; on load errors print them all and exit 1."""
-    if not files:
-        err.print("error: no input: give one or more -f PATH (a file, a directory, or - for stdin)")
+def load_or_exit(
+    files: list[Path],
+    *,
+    allow_errors: bool = False,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+) -> Manifests:
+    """Load the live cluster (with --kubeconfig or --context) then every -f path; print
+    warnings; on load errors print them all and exit 1."""
+    live = kubeconfig is not None or context is not None
+    if not files and not live:
+        err.print(
+            "error: no input: give one or more -f PATH (a file, a directory, or - for stdin) "
+            "or --kubeconfig FILE"
+        )
         raise typer.Exit(2)
-    manifests = load([str(f) for f in files])
+    manifests = Manifests()
+    if live:
+        from kubespread.live.kube import LiveError
+        from kubespread.live.source import read_cluster
+
+        try:
+            manifests.extend(read_cluster(kubeconfig, context))
+        except LiveError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+    if files:
+        manifests.extend(load([str(f) for f in files]))
     report_warnings(manifests)
     if manifests.errors and not allow_errors:
         for p in manifests.errors:

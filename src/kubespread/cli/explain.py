@@ -15,7 +15,17 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
+from kubespread.cli.common import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    Output,
+    OutputOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+)
 from kubespread.cli.schedule import (
     ProgressOption,
     ReportOption,
@@ -136,7 +146,9 @@ def explain_command(
     pod: Annotated[
         str, typer.Argument(help="The pod: namespace/name (or name, in default), or a Pod manifest.")
     ],
-    files: FilesOption,
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: OutputOption = Output.table,
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
@@ -147,7 +159,7 @@ def explain_command(
     reason) and score per plugin, best first, with hints for the failures seen."""
     from kubespread.sim.placement import explain_key
 
-    result = run_placement(files, scheduler_config, seed, progress)
+    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context)
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
         if not path.is_file():

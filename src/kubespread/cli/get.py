@@ -14,7 +14,17 @@ from kubespread.api.keys import zone_of
 from kubespread.api.quantity import Format, Quantity
 from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import EVERYTHING, parse_selector
-from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
+from kubespread.cli.common import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    Output,
+    OutputOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+)
 from kubespread.io.dump import to_list_manifest
 
 __all__ = ["get_command"]
@@ -105,6 +115,8 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Tab
 def get_command(
     resource: Annotated[Resource, typer.Argument(help="What to list.")],
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: OutputOption = Output.table,
     namespace: Annotated[
         str | None, typer.Option("-n", "--namespace", help="Only this namespace (pods).")
@@ -121,7 +133,7 @@ def get_command(
     except ValueError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
-    manifests = load_or_exit(files)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context)
     all_nodes = manifests.of_kind(Node)
     if resource is Resource.nodes:
         nodes = [n for n in all_nodes if sel.matches(n.labels)]

@@ -13,7 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kubespread.cli.common import (
+    ContextOption,
     FilesOption,
+    KubeconfigOption,
     Output,
     OutputOption,
     err,
@@ -57,13 +59,18 @@ ReportOption = Annotated[
 
 
 def run_placement(
-    files: list[Path], scheduler_config: Path | None, seed: int, progress: bool
+    files: list[Path],
+    scheduler_config: Path | None,
+    seed: int,
+    progress: bool,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
 ) -> PlacementResult:
     """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
 
     profiles = scheduler_profiles_or_exit(scheduler_config)
-    manifests = load_or_exit(files)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context)
     with progress_bar(progress) as bar:
         task = bar.add_task("placing", total=None)
 
@@ -230,7 +237,9 @@ def write_placement_report(
 
 
 def schedule_command(
-    files: FilesOption,
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: OutputOption = Output.table,
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
@@ -240,7 +249,7 @@ def schedule_command(
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
-    result = run_placement(files, scheduler_config, seed, progress)
+    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context)
     spread = spread_rows(result)
     if output is Output.table:
         _print_table(result, spread)

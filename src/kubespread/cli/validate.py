@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import typer
 
-from kubespread.cli.common import FilesOption, Output, OutputOption, err, load_or_exit, out, print_data
+from kubespread.cli.common import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    Output,
+    OutputOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+)
 from kubespread.io.loader import LoadProblem
 
 __all__ = ["validate_command"]
 
 
-def collect_problems(files: FilesOption) -> tuple[list[LoadProblem], Counter[str], list[str]]:
+def collect_problems(
+    files: FilesOption, kubeconfig: Path | None = None, context: str | None = None
+) -> tuple[list[LoadProblem], Counter[str], list[str]]:
     """Load and validate; returns (errors, objects per source, sources in order)."""
     from kubespread.api.validation import validate as validate_object
 
-    manifests = load_or_exit(files, allow_errors=True)
+    manifests = load_or_exit(files, allow_errors=True, kubeconfig=kubeconfig, context=context)
     problems = list(manifests.errors)
     per_source: Counter[str] = Counter()
     for lo in manifests.objects:
@@ -31,10 +44,12 @@ def collect_problems(files: FilesOption) -> tuple[list[LoadProblem], Counter[str
 
 def validate_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: OutputOption = Output.table,
 ) -> None:
     """Validate manifests as kube-apiserver would: every error, with its field path."""
-    problems, per_source, sources = collect_problems(files)
+    problems, per_source, sources = collect_problems(files, kubeconfig, context)
     by_source: dict[str, list[LoadProblem]] = defaultdict(list)
     for p in problems:
         by_source[p.source].append(p)

@@ -1,7 +1,7 @@
 """Manifest loading and dumping: files, directories, stdin, multi-document YAML, kubectl lists."""
 
 from kubespread.io.dump import dump_data, dump_objects
-from kubespread.io.loader import LoadedObject, LoadProblem, Manifests, load, load_text
+from kubespread.io.loader import LoadedObject, LoadProblem, Manifests, load, load_data, load_text
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests, load_cluster
 
 __all__ = [
@@ -14,5 +14,6 @@ __all__ = [
     "dump_objects",
     "load",
     "load_cluster",
+    "load_data",
     "load_text",
 ]

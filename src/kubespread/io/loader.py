@@ -22,7 +22,7 @@ from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
 
-__all__ = ["LoadProblem", "LoadedObject", "Manifests", "describe_ref", "load", "load_text"]
+__all__ = ["LoadProblem", "LoadedObject", "Manifests", "describe_ref", "load", "load_data", "load_text"]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -153,6 +153,16 @@ def load_text(text: str, source: str, *, json_only: bool = False) -> Manifests:
     """Load the documents of one file's text; ``source`` names it in messages."""
     out = Manifests(sources=[source])
     docs = _parse_json(text, source, out) if json_only else _parse_yaml(text, source, out)
+    return _decode_documents(docs, source, out)
+
+
+def load_data(items: Iterable[Any], source: str) -> Manifests:
+    """Decode objects already parsed (an API server's answers); ``source`` names them in
+    messages (``cluster kind-dev``), as a file name does."""
+    return _decode_documents([(item, None, []) for item in items], source, Manifests(sources=[source]))
+
+
+def _decode_documents(docs: list[Doc], source: str, out: Manifests) -> Manifests:
     unknown: dict[str, int] = {}
     for data, line, item_lines in docs:
         _add_document(data, line, item_lines, source, out, unknown)

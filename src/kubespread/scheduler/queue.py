@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from kubespread.api.core import Pod
+from kubespread.cluster.events import ClusterEvent, EventType
 
 __all__ = [
     "INITIAL_BACKOFF_SECONDS",
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_UNSCHEDULABLE_SECONDS",
     "QueuedPodInfo",
     "SchedulingQueue",
+    "follow_cluster_event",
 ]
 
 INITIAL_BACKOFF_SECONDS: Final = 1.0
@@ -148,6 +150,17 @@ class SchedulingQueue:
         self._unschedulable.add(key)
         return info
 
+    def errored(self, key: str, now: float) -> None:
+        """The attempt failed for another reason than the cluster (an API error while binding):
+        the pod backs off and is tried again, change or not (kube's backoffQ)."""
+        info = self._infos.get(key)
+        if info is None:
+            return
+        info.attempts += 1
+        info.last_failure = now
+        self._remove_from_pools(key)
+        self._backoff.add(key)
+
     # ------------------------------------------------------------------ moving
     def move_all_to_active_or_backoff(self, now: float) -> list[QueuedPodInfo]:
         """A cluster change: every unschedulable pod gets another try after its backoff.
@@ -181,6 +194,11 @@ class SchedulingQueue:
             self._unschedulable.discard(key)
             self._to_backoff_or_active(info, now)
 
+    def flush_unschedulable_leftovers(self, now: float) -> None:
+        """The 5-minute rule for every pod, for a caller that polls instead of setting timers."""
+        for key in sorted(self._unschedulable):
+            self.flush_unschedulable_leftover(key, now)
+
     # ------------------------------------------------------------------ reading
     def __contains__(self, key: object) -> bool:
         return key in self._infos
@@ -203,3 +221,37 @@ class SchedulingQueue:
             if key in pool:
                 return name
         return ""
+
+
+def follow_cluster_event(
+    queue: SchedulingQueue, ev: ClusterEvent, now: float, wanted: Callable[[Pod], bool]
+) -> bool:
+    """Keep ``queue`` in step with one change of the cluster; True when the change may help
+    pending pods (kube's informer event handlers). ``wanted(pod)``: a pending pod this
+    scheduler schedules. A pending pod's own status updates (its conditions) change nothing,
+    so writing FailedScheduling conditions does not wake every pod again."""
+    if ev.kind != Pod.KIND:
+        return True
+    pod: Pod = ev.obj
+    key = pod.key
+    if ev.type is EventType.ADDED:
+        if not pod.spec.node_name and wanted(pod):
+            queue.add(pod, now)
+        return False
+    if ev.type is EventType.UPDATED:
+        old: Pod | None = ev.old
+        same = old is not None and old.spec is pod.spec and old.metadata.labels == pod.metadata.labels
+        if pod.spec.node_name:
+            return not same or pod.is_terminating != (old is not None and old.is_terminating)
+        if pod.is_terminating or pod.is_finished:
+            queue.delete(key)
+        elif key not in queue:
+            if wanted(pod):
+                queue.add(pod, now)
+        elif not same:
+            queue.update(pod, now)
+        return False
+    if ev.type is EventType.DELETED or ev.type is EventType.BOUND:
+        queue.delete(key)
+        return True
+    return ev.type is EventType.UNBOUND

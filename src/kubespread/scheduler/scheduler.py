@@ -33,6 +33,7 @@ __all__ = [
     "Scheduler",
     "fit_error_message",
     "schedule_one",
+    "tie_break_rng",
 ]
 
 PRE_FILTER: Final = "PreFilter"
@@ -294,6 +295,12 @@ def schedule_one(
     decision.selected = str(names[best[0] if rng is None else rng.choice(best.tolist())])
     decision.selection_reason = "scored"
     return decision
+
+
+def tie_break_rng(seed: int) -> random.Random:
+    """The generator a scheduler breaks ties with: the simulation and the live scheduler use
+    the same one, so the same seed and the same sequence of pods give the same placements."""
+    return random.Random(f"kubespread-scheduler-{seed}")
 
 
 class Scheduler:

@@ -40,8 +40,8 @@ from kubespread.cluster.errors import ClusterError, Conflict
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
-from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue, follow_cluster_event
+from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
 from kubespread.sim.clock import Clock, Timer
 
 __all__ = [
@@ -158,7 +158,7 @@ class Simulation:
         self.profiles = dict(profiles)
         self.seed = seed
         self.rng = random.Random(f"kubespread-names-{seed}")
-        self._tie_rng = random.Random(f"kubespread-scheduler-{seed}")
+        self._tie_rng = tie_break_rng(seed)
         self._uid_rng = random.Random(f"kubespread-uids-{seed}")
         self.admission_options = admission or AdmissionOptions()
         self._resource_version = 0
@@ -421,37 +421,18 @@ class Simulation:
         return (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in self.profiles
 
     def _maybe_queue(self, pod: Pod) -> None:
-        if self._ours(pod) and not pod.spec.node_name and not pod.is_terminating and not pod.is_finished:
+        if not pod.spec.node_name and self._wanted(pod):
             self.queue.add(pod, self.now)
 
     def _on_event(self, ev: ClusterEvent) -> None:
         """Keep the queue in step with the cluster; note changes that may help pending pods."""
-        if ev.kind != Pod.KIND:
+        if follow_cluster_event(self.queue, ev, self.now, self._wanted):
             self._changed = True
-            return
-        pod: Pod = ev.obj
-        key = pod.key
-        if ev.type is EventType.ADDED:
-            if not pod.spec.node_name:
-                self._maybe_queue(pod)
-        elif ev.type is EventType.UPDATED:
-            old: Pod | None = ev.old
-            same = old is not None and old.spec is pod.spec and old.metadata.labels == pod.metadata.labels
-            if pod.spec.node_name:
-                if not same or pod.is_terminating != (old is not None and old.is_terminating):
-                    self._changed = True
-            elif pod.is_terminating or pod.is_finished:
-                self.queue.delete(key)
-            elif key not in self.queue:
-                self._maybe_queue(pod)
-            elif not same:
-                self.queue.update(pod, self.now)
-        elif ev.type is EventType.DELETED or ev.type is EventType.BOUND:
-            self.queue.delete(key)
-            self.pending_reasons.pop(key, None)
-            self._changed = True
-        elif ev.type is EventType.UNBOUND:
-            self._changed = True
+        if ev.kind == Pod.KIND and ev.type in (EventType.DELETED, EventType.BOUND):
+            self.pending_reasons.pop(ev.obj.key, None)
+
+    def _wanted(self, pod: Pod) -> bool:
+        return self._ours(pod) and not pod.is_terminating and not pod.is_finished
 
     def _move_unschedulable(self) -> None:
         """One wake-up timer per distinct backoff expiry, however many pods share it."""

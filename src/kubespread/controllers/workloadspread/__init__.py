@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.workloadspread.controller import (
     NO_SUBSET,
@@ -62,3 +63,6 @@ class SimulationClient:
 
     def update_status(self, ws: WorkloadSpread) -> None:
         self.sim.update(ws, precondition=True)
+
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        return self.sim.cluster.get(kind, key)

@@ -69,6 +69,10 @@ class WorkloadSpreadClient(Protocol):
 
     def update_status(self, ws: WorkloadSpread) -> None: ...
 
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        """The object as stored now (a live client may read through its cache to the API)."""
+        ...
+
 
 def subset_statuses(ws: WorkloadSpread, replicas: int) -> list[WorkloadSpreadSubsetStatus]:
     """The status of each subset in spec order (copies, safe to change): the recorded one, or a
@@ -107,7 +111,7 @@ class WorkloadSpreadWebhook:
         self.conflicts = 0
 
     def _get(self, kind: str, key: str) -> KubeObject | None:
-        return self.client.cluster.get(kind, key)
+        return self.client.get(kind, key)
 
     # ------------------------------------------------------------------ creation
     def mutate(self, obj: KubeObject, ctx: AdmissionContext) -> Rejection | None:

@@ -1,0 +1,255 @@
+"""A secondary scheduler on a live cluster: kubespread's engine deciding, the API binding.
+
+It schedules the pending pods whose ``spec.schedulerName`` is one of its profiles, as a second
+kube-scheduler would:
+
+- the cluster comes from list+watch (:mod:`.informer`); pods wait in the same
+  :class:`~kubespread.scheduler.queue.SchedulingQueue` as in the simulator (priority, then
+  arrival; backoff 1 s doubling to 10 s; unschedulable pods retried when the cluster changes
+  or after 5 minutes);
+- each decision is :func:`~kubespread.scheduler.scheduler.schedule_one` with the seeded
+  tie-break generator of the simulator, so the same pods in the same order on the same nodes
+  land where ``kubespread schedule`` puts them;
+- a chosen pod is assumed onto its node in the cache, then bound through ``pods/binding``
+  (with its uid, so a pod recreated under the same name is not bound by mistake). Success
+  records ``Scheduled``; 409 means someone else bound it (or a lost answer to our own bind was
+  applied): the pod is read again and left as the API says, never bound twice; an unreachable
+  API server sends the pod to backoff, and the watches list again when it is back;
+- a pod that fits nowhere gets kube-scheduler's FitError as a ``FailedScheduling`` Event and
+  as the ``PodScheduled=False`` condition with reason ``Unschedulable``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from kubespread.api.core import Pod
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.cluster.events import ClusterEvent
+from kubespread.live.informer import ClusterCache, Reflector, start_reflectors
+from kubespread.live.kube import STRATEGIC_MERGE_PATCH, ApiError, KubeApi
+from kubespread.live.leader import LeaderElector
+from kubespread.live.recorder import EventRecorder, now_stamp
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.queue import SchedulingQueue, follow_cluster_event
+from kubespread.scheduler.scheduler import schedule_one, tie_break_rng
+
+__all__ = ["SchedulerStats", "SecondaryScheduler", "instance_name"]
+
+log = logging.getLogger("kubespread.scheduler")
+
+#: what the scheduler watches: nodes and every pod (topology counts, resources), namespaces
+#: (namespaceSelector) and PriorityClasses are read by the API server's admission already
+WATCHED_KINDS: Final = ("Node", "Namespace", "Pod")
+IDLE_WAIT_SECONDS: Final = 0.5
+
+
+def instance_name() -> str:
+    """hostname_pid-ish identity for Events and the Lease, as kube components use."""
+    return f"{socket.gethostname()}_{os.getpid()}"
+
+
+@dataclass
+class SchedulerStats:
+    """What happened, for logs, tests and the exit summary."""
+
+    attempts: int = 0
+    bound: int = 0
+    unschedulable: int = 0
+    bind_conflicts: int = 0
+    bind_errors: int = 0
+
+
+class SecondaryScheduler:
+    """Schedules the pods of ``profiles`` (schedulerName -> Profile) until ``stop`` is set."""
+
+    def __init__(
+        self,
+        api: KubeApi,
+        profiles: Mapping[str, Profile],
+        *,
+        seed: int = 0,
+        stop: threading.Event | None = None,
+        identity: str | None = None,
+    ) -> None:
+        self.api = api
+        self.profiles = dict(profiles)
+        self.stop = stop or threading.Event()
+        self.identity = identity or instance_name()
+        self.cache = ClusterCache()
+        self.queue = SchedulingQueue(gate=self._gate)
+        self.rng = tie_break_rng(seed)
+        self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity)
+        self.stats = SchedulerStats()
+        self.reflectors: list[Reflector] = []
+        self._changed = False
+        self._conditions: dict[str, str] = {}  # pod key -> the Unschedulable message it carries
+        self._last_leftover_sweep = 0.0
+        self.cache.cluster.subscribe(self._on_event)
+
+    # ------------------------------------------------------------------ queue upkeep
+    def _profile_of(self, pod: Pod) -> Profile | None:
+        return self.profiles.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+    def _wanted(self, pod: Pod) -> bool:
+        return self._profile_of(pod) is not None and not pod.is_terminating and not pod.is_finished
+
+    def _gate(self, pod: Pod) -> bool:
+        profile = self._profile_of(pod)
+        return profile is not None and all(p.pre_enqueue(pod).is_success for p in profile.pre_enqueue)
+
+    def _on_event(self, ev: ClusterEvent) -> None:
+        # runs in a reflector thread, under the cache lock
+        if follow_cluster_event(self.queue, ev, time.monotonic(), self._wanted):
+            self._changed = True
+
+    # ------------------------------------------------------------------ running
+    def start(self, timeout: float = 60.0) -> None:
+        """List and watch; returns once every kind has been listed."""
+        self.reflectors = start_reflectors(self.api, WATCHED_KINDS, self.cache, self.stop, timeout=timeout)
+        log.info(
+            "scheduler %s: watching %d nodes, %d pods; profiles %s",
+            self.identity,
+            len(self.cache.cluster.nodes),
+            len(self.cache.cluster.pods),
+            ", ".join(sorted(self.profiles)),
+        )
+
+    def run(self, leader: LeaderElector | None = None) -> None:
+        """Schedule until ``stop`` (or, with a leader elector, until leadership is lost)."""
+        if not self.reflectors:
+            self.start()
+        while not self.stop.is_set():
+            if leader is not None and not leader.leading.is_set():
+                if leader.lost.is_set():
+                    return
+                leader.leading.wait(0.5)
+                continue
+            if not self.step():
+                self.cache.changed.wait(IDLE_WAIT_SECONDS)
+                self.cache.changed.clear()
+
+    def step(self) -> bool:
+        """Try the next pod; False when none is ready."""
+        now = time.monotonic()
+        with self.cache.lock:
+            if self._changed:
+                self._changed = False
+                self.queue.move_all_to_active_or_backoff(now)
+            self.queue.flush_backoff_completed(now)
+            if now - self._last_leftover_sweep > 10.0:
+                self._last_leftover_sweep = now
+                self.queue.flush_unschedulable_leftovers(now)
+            info = self.queue.pop()
+            if info is None:
+                return False
+            pod = self.cache.cluster.pods.get(info.key)
+            if pod is None or pod.spec.node_name or pod.is_terminating:
+                self.queue.delete(info.key)
+                return True
+            profile = self._profile_of(pod)
+            if profile is None:
+                self.queue.delete(info.key)
+                return True
+            self.stats.attempts += 1
+            decision = schedule_one(pod, self.cache.cluster, profile, rng=self.rng)
+            if decision.selected is not None:
+                self.cache.assume(pod.key, decision.selected)
+        if decision.selected is None:
+            self._unschedulable(pod, decision.fit_error or "no nodes available")
+        else:
+            self._bind(pod, decision.selected)
+        return True
+
+    # ------------------------------------------------------------------ outcomes
+    def _bind(self, pod: Pod, node: str) -> None:
+        key = pod.key
+        meta = pod.metadata
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": meta.name, "namespace": meta.namespace or "default", "uid": meta.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        try:
+            self.api.request(
+                "POST",
+                f"/api/v1/namespaces/{meta.namespace or 'default'}/pods/{meta.name}/binding",
+                body=binding,
+            )
+        except ApiError as e:
+            self._bind_failed(pod, node, e)
+            return
+        self.stats.bound += 1
+        self._conditions.pop(key, None)
+        log.info("bound %s to %s", key, node)
+        self.recorder.record(pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node}")
+
+    def _bind_failed(self, pod: Pod, node: str, e: ApiError) -> None:
+        key = pod.key
+        now = time.monotonic()
+        if e.status == 409:
+            # bound meanwhile: by someone else, or by us with the answer lost in a restart
+            self.stats.bind_conflicts += 1
+            log.info("binding %s to %s: %s; reading it again", key, node, e.message)
+            try:
+                current = self.api.get("Pod", key)
+            except ApiError as again:
+                log.warning("reading %s after a conflict: %s", key, again)
+                with self.cache.lock:
+                    self.cache.forget(key)
+                    self.queue.errored(key, now)
+                return
+            with self.cache.lock:
+                self.cache.forget(key)
+                self.cache.apply("MODIFIED", current)
+                if (current.get("spec") or {}).get("nodeName"):
+                    self.queue.delete(key)
+                else:
+                    self.queue.errored(key, now)
+            return
+        with self.cache.lock:
+            self.cache.forget(key)
+            if e.status == 404:
+                self.queue.delete(key)  # the pod is gone
+                return
+            self.stats.bind_errors += 1
+            self.queue.errored(key, now)
+        log.warning("binding %s to %s failed: %s; retrying after backoff", key, node, e)
+
+    def _unschedulable(self, pod: Pod, message: str) -> None:
+        key = pod.key
+        self.stats.unschedulable += 1
+        with self.cache.lock:
+            if key in self.queue:
+                self.queue.failed(key, time.monotonic())
+        log.info("%s is unschedulable: %s", key, message)
+        self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message)
+        if self._conditions.get(key) == message:
+            return
+        patch = {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": message,
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now_stamp(),
+                    }
+                ]
+            }
+        }
+        try:
+            self.api.patch("Pod", key, patch, subresource="status", content_type=STRATEGIC_MERGE_PATCH)
+            self._conditions[key] = message
+        except ApiError as e:
+            log.warning("could not set PodScheduled=False on %s: %s", key, e)

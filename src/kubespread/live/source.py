@@ -1,0 +1,53 @@
+"""A live cluster as the input of any command: what ``-f`` reads from files, read from the API.
+
+Every object comes back with its uid and creationTimestamp, so placement takes it as already
+existing (bound pods stay on their nodes, pending pods are placed), exactly as a kubectl dump
+of the same cluster would be. Nothing is written: ``schedule`` and ``explain`` against a live
+cluster are read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from kubespread.io.loader import Manifests, load_data
+from kubespread.live.kube import ApiError, KubeApi, LiveError
+
+__all__ = ["SOURCE_KINDS", "read_cluster"]
+
+#: what a cluster contributes, in the order a dump lists it (namespaces and nodes first)
+SOURCE_KINDS: Final = (
+    "Namespace",
+    "Node",
+    "PriorityClass",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+    "CloneSet",
+    "WorkloadSpread",
+    "Service",
+    "Pod",
+)
+#: kinds that live only where their CustomResourceDefinition is installed
+OPTIONAL_KINDS: Final = frozenset({"CloneSet", "WorkloadSpread"})
+
+
+def read_cluster(kubeconfig: Path | str | None = None, context: str | None = None) -> Manifests:
+    """Everything kubespread models, listed once. Raises LiveError (a message for the user)
+    when the cluster cannot be reached or read."""
+    api = KubeApi.connect(kubeconfig, context)
+    source = f"cluster {api.context or api.host}"
+    items = []
+    for kind in SOURCE_KINDS:
+        try:
+            listed, _ = api.list(kind)
+        except ApiError as e:
+            if e.status == 404 and kind in OPTIONAL_KINDS:
+                continue  # no such CRD in this cluster
+            if e.unreachable:
+                raise LiveError(f"{source}: cannot reach the API server: {e.message}") from None
+            raise LiveError(f"{source}: listing {kind}: {e}") from None
+        items += listed
+    return load_data(items, source)

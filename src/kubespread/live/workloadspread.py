@@ -1,0 +1,252 @@
+"""WorkloadSpread on a real API server: the webhook's client and the controller's host.
+
+The webhook and the controller are the simulator's own (:mod:`kubespread.controllers.
+workloadspread`); only what they read and write changes:
+
+- :class:`LiveWorkloadSpreadClient` serves the webhook. Owners and nodes come from watches;
+  the WorkloadSpread itself is read from the API server on every admission, so the status
+  update carries the resourceVersion just read (the proposal's "Pod creation" steps), and a
+  409 Conflict makes the webhook read again and retry.
+- :class:`LiveController` runs the reconcile loop: a work queue of WorkloadSpread keys fed by
+  the watches, timers on the wall clock for the controller's deadlines, status written with
+  the resourceVersion read (409: sync again), pods deleted to reschedule them, and
+  deletion-cost annotations patched.
+
+Times: the controller counts seconds from the simulator's epoch, so ``now`` here is the wall
+clock on that scale and the stamps it writes are real RFC 3339 times.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from kubespread.api.core import Pod
+from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.meta import KubeObject
+from kubespread.cluster.errors import Conflict
+from kubespread.cluster.state import ClusterState
+from kubespread.controllers.workloadspread import WorkloadSpreadController, WorkloadSpreadOptions
+from kubespread.live.informer import ClusterCache, Reflector, decode, start_reflectors
+from kubespread.live.kube import ApiError, KubeApi
+from kubespread.live.recorder import EventRecorder
+from kubespread.live.scheduler import instance_name
+from kubespread.sim.engine import EPOCH, timestamp
+
+__all__ = ["CONTROLLER_KINDS", "WEBHOOK_KINDS", "LiveController", "LiveWorkloadSpreadClient", "wall_seconds"]
+
+log = logging.getLogger("kubespread.workloadspread")
+
+#: what the webhook needs to know: owner chains (pod -> ReplicaSet -> Deployment, ...), the
+#: WorkloadSpreads, and nodes for Adaptive's simulation schedule
+WEBHOOK_KINDS: Final = (
+    "Namespace",
+    "Node",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+    "CloneSet",
+    "WorkloadSpread",
+)
+#: the controller also counts pods
+CONTROLLER_KINDS: Final = (*WEBHOOK_KINDS, "Pod")
+#: a zero-delay "after this burst" timer of the simulator becomes this debounce
+SETTLE_SECONDS: Final = 0.5
+
+
+def wall_seconds() -> float:
+    """The wall clock on the simulator's time scale (seconds since its epoch)."""
+    return (datetime.now(UTC) - EPOCH).total_seconds()
+
+
+def _write_status(api: KubeApi, ws: WorkloadSpread, cache: ClusterCache) -> None:
+    """PUT status with the resourceVersion ``ws`` was read at; Conflict when it moved."""
+    try:
+        stored = api.replace(ws.to_dict(), subresource="status")
+    except ApiError as e:
+        if e.status == 409:
+            raise Conflict(e.message) from None
+        raise
+    cache.apply("MODIFIED", stored)
+
+
+class LiveWorkloadSpreadClient:
+    """The WorkloadSpreadClient of the webhook on a live cluster."""
+
+    def __init__(self, api: KubeApi, cache: ClusterCache | None = None) -> None:
+        self.api = api
+        self.cache = cache or ClusterCache()
+        self.reflectors: list[Reflector] = []
+
+    def start(self, stop: threading.Event, timeout: float = 60.0) -> None:
+        self.reflectors = start_reflectors(self.api, WEBHOOK_KINDS, self.cache, stop, timeout=timeout)
+
+    @property
+    def cluster(self) -> ClusterState:
+        return self.cache.cluster
+
+    def now(self) -> float:
+        return wall_seconds()
+
+    def stamp(self, seconds: float) -> str:
+        return timestamp(seconds)
+
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        """WorkloadSpreads fresh from the API server (their resourceVersion guards the update);
+        anything else from the watches, or from the API server when the watch has not shown it
+        yet (a ReplicaSet created a moment before its pods)."""
+        if kind != WorkloadSpread.KIND:
+            with self.cache.lock:
+                obj = self.cache.cluster.get(kind, key)
+            if obj is not None:
+                return obj
+        try:
+            data = self.api.get(kind, key)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+        obj = decode(data)
+        if obj is not None and kind != Pod.KIND:
+            self.cache.apply("MODIFIED", data)
+        return obj
+
+    def update_status(self, ws: WorkloadSpread) -> None:
+        _write_status(self.api, ws, self.cache)
+
+
+class LiveController:
+    """Hosts the simulator's WorkloadSpreadController on the API (the ``sim`` it drives)."""
+
+    def __init__(
+        self,
+        api: KubeApi,
+        *,
+        stop: threading.Event | None = None,
+        options: WorkloadSpreadOptions | None = None,
+    ) -> None:
+        self.api = api
+        self.stop = stop or threading.Event()
+        self.cache = ClusterCache()
+        self.controller = WorkloadSpreadController(options)
+        self.recorder = EventRecorder(api, "kubespread-workloadspread", instance_name())
+        self.reflectors: list[Reflector] = []
+        self._work: deque[tuple[Any, str]] = deque()
+        self._queued: set[str] = set()
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._wake = threading.Condition()
+        #: syncs done and status writes refused with 409 (for tests and the log)
+        self.syncs = 0
+        self.conflicts = 0
+
+    # ------------------------------------------------------------------ what the controller calls
+    @property
+    def cluster(self) -> ClusterState:
+        return self.cache.cluster
+
+    @property
+    def now(self) -> float:
+        return wall_seconds()
+
+    def enqueue(self, controller: Any, key: str) -> None:
+        with self._wake:
+            if key not in self._queued:
+                self._queued.add(key)
+                self._work.append((controller, key))
+            self._wake.notify()
+
+    def after(self, delay: float, callback: Callable[[], None], *, settle: bool = False) -> None:
+        wait = max(delay, SETTLE_SECONDS if settle and delay <= 0 else 0.0)
+        with self._wake:
+            heapq.heappush(self._timers, (time.monotonic() + wait, next(self._seq), callback))
+            self._wake.notify()
+
+    def update(self, obj: KubeObject, *, precondition: bool = False) -> None:
+        if isinstance(obj, WorkloadSpread):
+            try:
+                _write_status(self.api, obj, self.cache)
+            except Conflict:
+                self.conflicts += 1
+                raise
+            return
+        if isinstance(obj, Pod):
+            meta = obj.metadata
+            patch: dict[str, Any] = {"metadata": {"labels": meta.labels, "annotations": meta.annotations}}
+            if precondition:
+                patch["metadata"]["resourceVersion"] = meta.resource_version
+            try:
+                stored = self.api.patch("Pod", obj.key, patch)
+            except ApiError as e:
+                if e.status == 409:
+                    raise Conflict(e.message) from None
+                if e.status != 404:
+                    log.warning("patching pod %s: %s", obj.key, e)
+                return
+            self.cache.apply("MODIFIED", stored)
+            return
+        raise TypeError(f"the WorkloadSpread controller does not update {obj.KIND} objects")
+
+    def delete_pod(self, key: str) -> None:
+        try:
+            self.api.delete("Pod", key)
+            log.info("deleted pod %s to reschedule it", key)
+        except ApiError as e:
+            if e.status != 404:
+                log.warning("deleting pod %s: %s", key, e)
+
+    def record(self, obj: KubeObject, reason: str, message: str, *, type: str = "Normal") -> None:
+        self.recorder.record(obj, type, reason, reason, message)
+
+    # ------------------------------------------------------------------ running
+    def start(self, timeout: float = 60.0) -> None:
+        self.reflectors = start_reflectors(self.api, CONTROLLER_KINDS, self.cache, self.stop, timeout=timeout)
+        with self.cache.lock:
+            self.controller.start(self)  # type: ignore[arg-type]  # the host has the simulation's surface
+        log.info(
+            "controller: watching %d WorkloadSpreads, %d pods",
+            len(self.cache.cluster.objects(WorkloadSpread.KIND)),
+            len(self.cache.cluster.pods),
+        )
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.run_once(timeout=0.5)
+
+    def run_once(self, timeout: float = 0.0) -> bool:
+        """Fire due timers, then one sync; wait up to ``timeout`` when idle. True if work ran."""
+        due: list[Callable[[], None]] = []
+        with self._wake:
+            now = time.monotonic()
+            while self._timers and self._timers[0][0] <= now:
+                due.append(heapq.heappop(self._timers)[2])
+            item = None
+            if not due and self._work:
+                item = self._work.popleft()
+                self._queued.discard(item[1])
+            if not due and item is None:
+                wait = timeout
+                if self._timers:
+                    wait = min(wait, max(0.0, self._timers[0][0] - now))
+                self._wake.wait(wait)
+                return False
+        with self.cache.lock:
+            for fire in due:
+                fire()
+            if item is not None:
+                controller, key = item
+                self.syncs += 1
+                try:
+                    controller.sync(key)
+                except ApiError as e:
+                    log.warning("sync %s: %s; retrying", key, e)
+                    self.after(1.0, lambda k=key, c=controller: self.enqueue(c, k))
+        return True
