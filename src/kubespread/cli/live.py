@@ -21,7 +21,7 @@ from kubespread.cli.common import ContextOption, err, scheduler_profiles_or_exit
 if TYPE_CHECKING:
     from kubespread.live.kube import KubeApi
 
-__all__ = ["controller_command", "scheduler_command", "stop_on_signals"]
+__all__ = ["controller_command", "scheduler_command", "stop_on_signals", "webhook_app"]
 
 
 class LogLevel(StrEnum):
@@ -160,3 +160,160 @@ def controller_command(
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     controller.run()
+
+
+class MatchLabelKeys(StrEnum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+class HardAntiAffinityLimit(StrEnum):
+    off = "off"
+    design = "design"
+    strict = "strict"
+
+
+#: the first kube-apiserver that merges matchLabelKeys itself (KEP-3243's
+#: MatchLabelKeysInPodTopologySpreadSelectorMerge, on by default)
+MERGING_MINOR = 34
+
+webhook_app = typer.Typer(
+    help="The admission webhook (HTTPS AdmissionReview v1): run it, or print its manifests.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+
+@webhook_app.callback()
+def webhook_command(
+    ctx: typer.Context,
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="PEM certificate (chain).")] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key.")] = None,
+    port: Annotated[int, typer.Option("--port", help="HTTPS port.")] = 9443,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "0.0.0.0",
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    workload_spread: Annotated[
+        bool,
+        typer.Option(
+            "--workloadspread/--no-workloadspread",
+            help="Place pods into WorkloadSpread subsets (needs the API: watches and status updates).",
+        ),
+    ] = True,
+    match_label_keys: Annotated[
+        MatchLabelKeys,
+        typer.Option(
+            "--match-label-keys",
+            help="Merge matchLabelKeys into selectors; auto: only where the API server does not "
+            f"(before v1.{MERGING_MINOR}).",
+        ),
+    ] = MatchLabelKeys.auto,
+    hard_anti_affinity: Annotated[
+        HardAntiAffinityLimit,
+        typer.Option(
+            "--hard-anti-affinity",
+            help="Refuse required anti-affinity beyond a node: design (terms over all namespaces), "
+            "strict (every term), or off.",
+        ),
+    ] = HardAntiAffinityLimit.design,
+    request_timeout: Annotated[
+        float, typer.Option("--request-timeout", help="Seconds a connection may stay silent.")
+    ] = 10.0,
+    log_level: LogLevelOption = LogLevel.info,
+) -> None:
+    """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from kubespread.admission.framework import AdmissionOptions
+    from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
+    from kubespread.live.kube import ApiError
+    from kubespread.live.webhook import AdmissionHandlers, WebhookConfigError, serve, tls_context
+    from kubespread.live.workloadspread import LiveWorkloadSpreadClient
+
+    setup_logging(log_level)
+    if tls_cert is None or tls_key is None:
+        err.print("error: the webhook serves TLS only: give --tls-cert FILE and --tls-key FILE")
+        raise typer.Exit(2)
+    try:  # a bad certificate is reported before anything connects
+        tls_context(tls_cert, tls_key)
+    except WebhookConfigError as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    stop = stop_on_signals()
+    api = None
+    if workload_spread or match_label_keys is MatchLabelKeys.auto:
+        api = connect_or_exit(kubeconfig, context)
+    merge = match_label_keys is MatchLabelKeys.on
+    if match_label_keys is MatchLabelKeys.auto and api is not None:
+        minor = api.server_minor_version()
+        merge = minor is not None and minor < MERGING_MINOR
+        logging.getLogger("kubespread.webhook").info(
+            "API server v1.%s: matchLabelKeys merged by %s",
+            minor if minor is not None else "?",
+            "this webhook" if merge else "the API server",
+        )
+    ws_webhook = None
+    lock = None
+    if workload_spread and api is not None:
+        client = LiveWorkloadSpreadClient(api)
+        try:
+            client.start(stop)
+        except ApiError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        ws_webhook = WorkloadSpreadWebhook(client)
+        lock = client.cache.lock
+    options = AdmissionOptions(
+        hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
+        limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
+    )
+    handlers = AdmissionHandlers(ws_webhook, options=options, merge_match_label_keys=merge, lock=lock)
+    try:
+        serve(
+            handlers,
+            cert=tls_cert,
+            key=tls_key,
+            host=host,
+            port=port,
+            request_timeout=request_timeout,
+            stop=stop,
+        )
+    except (WebhookConfigError, OSError) as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+
+
+@webhook_app.command("manifests")
+def webhook_manifests_command(
+    namespace: Annotated[str, typer.Option("--namespace", help="Where it runs.")] = "kubespread-system",
+    image: Annotated[str, typer.Option("--image", help="Container image.")] = "kubespread:latest",
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="Call the webhook at this base URL instead of its in-cluster Service."),
+    ] = None,
+    ca_bundle: Annotated[
+        Path | None, typer.Option("--ca-bundle", help="PEM CA the API server verifies the webhook with.")
+    ] = None,
+    failure_policy: Annotated[
+        str, typer.Option("--failure-policy", help="Fail or Ignore when the webhook cannot answer.")
+    ] = "Fail",
+) -> None:
+    """Print the WorkloadSpread CRD, RBAC, Service, Deployment and webhook configurations."""
+    from kubespread.live.manifests import render, webhook_manifests
+
+    bundle = None
+    if ca_bundle is not None:
+        try:
+            bundle = ca_bundle.read_bytes()
+        except OSError as e:
+            err.print(f"error: {ca_bundle}: {e.strerror}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+    try:
+        docs = webhook_manifests(
+            namespace=namespace, image=image, url=url, ca_bundle=bundle, failure_policy=failure_policy
+        )
+    except ValueError as e:
+        err.print(f"error: --failure-policy: {e}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    typer.echo(render(docs), nl=False)

@@ -266,7 +266,10 @@ class KubeApi:
                     line, buf = buf.split(b"\n", 1)
                     if not line.strip():
                         continue
-                    event = json.loads(line)
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        raise ApiError(0, "Unreachable", f"{self.host}: a watch event cut short") from None
                     type_, obj = event.get("type", ""), event.get("object") or {}
                     if type_ == "ERROR":
                         raise ApiError(

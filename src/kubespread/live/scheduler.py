@@ -204,25 +204,33 @@ class SecondaryScheduler:
             except ApiError as again:
                 log.warning("reading %s after a conflict: %s", key, again)
                 with self.cache.lock:
-                    self.cache.forget(key)
-                    self.queue.errored(key, now)
+                    self._retry_later(pod, now)
                 return
             with self.cache.lock:
                 self.cache.forget(key)
                 self.cache.apply("MODIFIED", current)
-                if (current.get("spec") or {}).get("nodeName"):
-                    self.queue.delete(key)
-                else:
-                    self.queue.errored(key, now)
+                if not (current.get("spec") or {}).get("nodeName"):
+                    self._retry_later(pod, now)
             return
         with self.cache.lock:
-            self.cache.forget(key)
             if e.status == 404:
+                self.cache.forget(key)
                 self.queue.delete(key)  # the pod is gone
                 return
             self.stats.bind_errors += 1
-            self.queue.errored(key, now)
+            self._retry_later(pod, now)
         log.warning("binding %s to %s failed: %s; retrying after backoff", key, node, e)
+
+    def _retry_later(self, pod: Pod, now: float) -> None:
+        """The binding did not happen: the pod is pending again and backs off. (Assuming it
+        took it out of the queue, as every bound pod leaves it.)"""
+        self.cache.forget(pod.key)
+        current = self.cache.cluster.pods.get(pod.key)
+        if current is None or current.spec.node_name:
+            return
+        if pod.key not in self.queue:
+            self.queue.add(current, now)
+        self.queue.errored(pod.key, now)
 
     def _unschedulable(self, pod: Pod, message: str) -> None:
         key = pod.key

@@ -1,0 +1,669 @@
+"""The admission webhook server: AdmissionReview v1 over HTTPS, answered by kubespread's plugins.
+
+Two layers, so the admission logic is tested without sockets:
+
+- :class:`AdmissionHandlers` turns a request path and body into an HTTP status and answer. It
+  runs the matchLabelKeys merge and the WorkloadSpread subset injection on ``/mutate-pods``,
+  HardAntiAffinity and the WorkloadSpread accounting of deletions, evictions and finished pods
+  on ``/validate-pods``, and WorkloadSpread validation on ``/validate-workloadspreads``.
+- :class:`WebhookServer` serves it over TLS only; :func:`serve` runs it until a signal.
+
+The API server sends a review per request and waits at most ``timeoutSeconds``; a review this
+server cannot read is answered 400 (the API server then applies the failurePolicy), while an
+object that does not decode is refused in the review itself, as kube-apiserver would refuse it.
+Object contents never reach the log at INFO or above: pods carry secrets in env and annotations.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import json
+import logging
+import secrets
+import signal
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Final, TypeVar
+from urllib.parse import urlsplit
+
+import jsonpatch
+
+from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Operation, Rejection, handles
+from kubespread.admission.hard_anti_affinity import HardAntiAffinity
+from kubespread.admission.match_label_keys import merge_match_label_keys
+from kubespread.api.core import Pod
+from kubespread.api.errors import DecodeError, FieldError
+from kubespread.api.kinds import class_for
+from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.meta import KubeObject
+from kubespread.api.selectors import LabelSelector
+from kubespread.api.validation import validate
+from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
+from kubespread.sim.engine import NAME_ALPHABET
+
+__all__ = [
+    "ADMISSION_API_VERSION",
+    "HEALTHZ",
+    "MAX_BODY_BYTES",
+    "MUTATE_PODS",
+    "VALIDATE_PODS",
+    "VALIDATE_WORKLOADSPREADS",
+    "AdmissionHandlers",
+    "WebhookConfigError",
+    "WebhookServer",
+    "merge_match_label_keys_once",
+    "serve",
+]
+
+logger = logging.getLogger("kubespread.webhook")
+
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+HEALTHZ: Final = "/healthz"
+MUTATE_PODS: Final = "/mutate-pods"
+VALIDATE_PODS: Final = "/validate-pods"
+VALIDATE_WORKLOADSPREADS: Final = "/validate-workloadspreads"
+#: kube-apiserver's own request body limit; nothing legitimate is larger
+MAX_BODY_BYTES: Final = 3 * 1024 * 1024
+#: tries at a free generated name before giving the last one (the API server would refuse a clash)
+_NAME_TRIES: Final = 8
+
+K = TypeVar("K", bound=KubeObject)
+
+
+class BadReview(Exception):
+    """A request body that is not a readable AdmissionReview: answered HTTP 400 with the message."""
+
+
+class _Refused(Exception):
+    """Ends a review early with this refusal (an object that does not decode)."""
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.message)
+        self.rejection = rejection
+
+
+# --- the matchLabelKeys merge, once ------------------------------------------------------------------------
+
+
+def _selectors(pod: Pod) -> Iterator[LabelSelector]:
+    """The selectors the merge may extend, as :func:`merge_match_label_keys` walks them."""
+    affinity = pod.spec.affinity
+    if affinity is not None:
+        for pa in (affinity.pod_affinity, affinity.pod_anti_affinity):
+            if pa is None:
+                continue
+            terms = [
+                *pa.required_during_scheduling_ignored_during_execution,
+                *pa.required_during_scheduling_required_during_execution,
+                *(w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution),
+            ]
+            yield from (t.label_selector for t in terms if t.label_selector is not None)
+    for constraint in pod.spec.topology_spread_constraints:
+        if constraint.label_selector is not None:
+            yield constraint.label_selector
+
+
+def merge_match_label_keys_once(pod: Pod) -> None:
+    """The KEP-3243 merge, skipping in each selector the expressions it already carries.
+
+    Why: an API server that merges too (the feature gate on), a reinvoked webhook or a client
+    that merged itself must not end up with the requirement twice.
+    """
+    selectors = list(_selectors(pod))
+    before = [[e.to_dict() for e in s.match_expressions] for s in selectors]
+    merge_match_label_keys(pod)
+    for selector, had in zip(selectors, before, strict=True):
+        added = selector.match_expressions[len(had) :]
+        if added:
+            selector.match_expressions[len(had) :] = [e for e in added if e.to_dict() not in had]
+
+
+# --- reading a review --------------------------------------------------------------------------------------
+
+
+def _operation(value: Any) -> Operation:
+    if not value:
+        raise BadReview("request.operation: required")
+    try:
+        return Operation(value)
+    except ValueError:
+        supported = ", ".join(o.value for o in Operation)
+        raise BadReview(f"request.operation: unsupported value, supported values: {supported}") from None
+
+
+def _string(request: dict[str, Any], key: str) -> str:
+    value = request.get(key) or ""
+    if not isinstance(value, str):
+        raise BadReview(f"request.{key}: must be a string")
+    return value
+
+
+@dataclass
+class _Review:
+    """The request part of an AdmissionReview, checked as far as every path needs it."""
+
+    uid: str
+    operation: Operation
+    resource: str | None
+    subresource: str
+    namespace: str
+    name: str
+    dry_run: bool
+    request: dict[str, Any]
+    #: ``namespace/name`` for the log line (names only, never contents)
+    label: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.label = f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @classmethod
+    def parse(cls, body: bytes) -> _Review:
+        if len(body) > MAX_BODY_BYTES:
+            raise BadReview(f"body: larger than the limit of {MAX_BODY_BYTES} bytes")
+        try:
+            review = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise BadReview(f"body: not JSON ({type(e).__name__})") from None
+        if not isinstance(review, dict):
+            raise BadReview("body: must be a JSON object")
+        if review.get("apiVersion") != ADMISSION_API_VERSION:
+            raise BadReview(f"apiVersion: must be {ADMISSION_API_VERSION}")
+        if review.get("kind") != "AdmissionReview":
+            raise BadReview("kind: must be AdmissionReview")
+        request = review.get("request")
+        if request is None:
+            raise BadReview("request: required")
+        if not isinstance(request, dict):
+            raise BadReview("request: must be an object")
+        uid = request.get("uid")
+        if not uid:
+            raise BadReview("request.uid: required")
+        if not isinstance(uid, str):
+            raise BadReview("request.uid: must be a string")
+        resource = request.get("resource")
+        if resource is not None and not isinstance(resource, dict):
+            raise BadReview("request.resource: must be an object")
+        return cls(
+            uid=uid,
+            operation=_operation(request.get("operation")),
+            resource=resource.get("resource") if resource else None,
+            subresource=_string(request, "subResource"),
+            namespace=_string(request, "namespace"),
+            name=_string(request, "name"),
+            dry_run=request.get("dryRun") is True,
+            request=request,
+        )
+
+    def is_resource(self, plural: str) -> bool:
+        """Whether the review is about ``plural``; a review without ``resource`` is taken to be
+        about the one its path serves (the API server always sends it)."""
+        return self.resource is None or self.resource == plural
+
+    def raw(self, key: str) -> dict[str, Any]:
+        """``request.object`` or ``request.oldObject``, required."""
+        value = self.request.get(key)
+        if value is None:
+            raise BadReview(f"request.{key}: required")
+        if not isinstance(value, dict):
+            raise BadReview(f"request.{key}: must be an object")
+        return value
+
+
+def _decode(cls: type[K], raw: dict[str, Any]) -> K:
+    """The object as kubespread models it, or a 400 refusal (as kube-apiserver refuses a body
+    that does not decode)."""
+    kind = raw.get("kind")
+    if kind and class_for(str(raw.get("apiVersion") or ""), str(kind)) is not cls:
+        raise _Refused(Rejection.bad_request(f"kind: expected {cls.API_VERSION} {cls.KIND}"))
+    try:
+        return cls.from_dict(raw)
+    except DecodeError as e:
+        message = f"{e.field}: {e.message}" if e.field else e.message
+        raise _Refused(Rejection.bad_request(message)) from None
+
+
+def _refusal(obj: KubeObject, outcome: Rejection | list[FieldError] | None) -> Rejection | None:
+    if isinstance(outcome, Rejection):
+        return outcome
+    return Rejection.invalid(obj, outcome) if outcome else None
+
+
+@dataclass
+class _Outcome:
+    rejection: Rejection | None = None
+    patch: list[dict[str, Any]] = field(default_factory=list)
+
+
+# --- the handlers ------------------------------------------------------------------------------------------
+
+
+class AdmissionHandlers:
+    """Answers admission reviews; the pure layer under :class:`WebhookServer`.
+
+    Every review runs under ``lock``: the live client's ClusterState, which the WorkloadSpread
+    webhook reads and books into, is not thread-safe, and the server answers reviews on many
+    threads. Requests with ``dryRun`` never book WorkloadSpread status: that is a write, and the
+    webhooks are registered with ``sideEffects: NoneOnDryRun``.
+    """
+
+    def __init__(
+        self,
+        workload_spread: WorkloadSpreadWebhook | None,
+        *,
+        options: AdmissionOptions,
+        merge_match_label_keys: bool,
+        lock: contextlib.AbstractContextManager[Any] | None = None,
+    ) -> None:
+        self.workload_spread = workload_spread
+        self.options = options
+        self.merge_match_label_keys = merge_match_label_keys
+        self.lock: contextlib.AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
+        self._hard_anti_affinity = HardAntiAffinity()
+        self._routes: dict[str, Callable[[_Review], _Outcome]] = {
+            MUTATE_PODS: self._mutate_pods,
+            VALIDATE_PODS: self._validate_pods,
+            VALIDATE_WORKLOADSPREADS: self._validate_workload_spreads,
+        }
+
+    def handle(self, path: str, body: bytes, *, method: str = "POST") -> tuple[int, dict[str, Any] | str]:
+        """The HTTP status and the answer: an AdmissionReview dict, or a plain message."""
+        path = urlsplit(path).path  # the API server appends ?timeout=10s
+        if path == HEALTHZ:
+            return (200, "ok") if method in ("GET", "HEAD") else (405, "method not allowed")
+        route = self._routes.get(path)
+        if route is None:
+            return 404, "not found"
+        if method != "POST":
+            return 405, "method not allowed"
+        started = time.perf_counter()
+        try:
+            review = _Review.parse(body)
+        except BadReview as e:
+            logger.info("review path=%s status=400 (unreadable review)", path)
+            logger.debug("unreadable review on %s: %s", path, e)
+            return 400, str(e)
+        try:
+            with self.lock:
+                outcome = route(review)
+        except BadReview as e:
+            logger.info("review path=%s uid=%s status=400 (unreadable review)", path, review.uid)
+            logger.debug("unreadable review %s: %s", review.uid, e)
+            return 400, str(e)
+        except _Refused as e:
+            outcome = _Outcome(e.rejection)
+        except Exception as e:
+            # the exception's text may quote the object: its type only, the trace at DEBUG
+            logger.error("review path=%s uid=%s failed: %s", path, review.uid, type(e).__name__)
+            logger.debug("review %s failed", review.uid, exc_info=True)
+            outcome = _Outcome(Rejection(500, "InternalError", "kubespread webhook: internal error"))
+        rejection = outcome.rejection
+        logger.info(
+            "review path=%s uid=%s operation=%s resource=%s allowed=%s code=%d elapsed_ms=%.1f",
+            path,
+            review.uid,
+            review.operation.value + (f"/{review.subresource}" if review.subresource else ""),
+            review.label or "-",
+            rejection is None,
+            200 if rejection is None else rejection.code,
+            (time.perf_counter() - started) * 1000,
+        )
+        if outcome.patch:
+            logger.debug("review %s patch: %s", review.uid, json.dumps(outcome.patch))
+        return 200, self._answer(review.uid, outcome)
+
+    @staticmethod
+    def _answer(uid: str, outcome: _Outcome) -> dict[str, Any]:
+        response: dict[str, Any] = {"uid": uid, "allowed": outcome.rejection is None}
+        if outcome.rejection is not None:
+            r = outcome.rejection
+            status: dict[str, Any] = {"code": r.code, "reason": r.reason, "message": r.message}
+            if r.causes:
+                status["details"] = {"causes": list(r.causes)}
+            response["status"] = status
+        if outcome.patch:
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(outcome.patch).encode()).decode()
+        return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": response}
+
+    def _context(self, review: _Review, old: KubeObject | None = None) -> AdmissionContext:
+        return AdmissionContext.create(
+            operation=review.operation, subresource=review.subresource, old=old, options=self.options
+        )
+
+    # ------------------------------------------------------------------ /mutate-pods
+    def _mutate_pods(self, review: _Review) -> _Outcome:
+        if not review.is_resource("pods") or review.subresource or review.operation is not Operation.CREATE:
+            return _Outcome()
+        raw = review.raw("object")
+        meta = raw.get("metadata")
+        if review.namespace and isinstance(meta, dict) and not meta.get("namespace"):
+            # decide in the request's namespace without patching it in
+            raw = {**raw, "metadata": {**meta, "namespace": review.namespace}}
+        before = _decode(Pod, copy.deepcopy(raw)).to_dict()
+        pod = _decode(Pod, copy.deepcopy(raw))
+        review.label = f"{review.namespace or pod.metadata.namespace}/{pod.metadata.name or '-'}"
+        if self.merge_match_label_keys:
+            merge_match_label_keys_once(pod)
+        webhook = self.workload_spread
+        if webhook is not None and not review.dry_run and webhook.workload_spread_for(pod) is not None:
+            if not pod.metadata.name and pod.metadata.generate_name:
+                # the subset books the pod by name; the API server keeps a name a webhook sets
+                pod.metadata.name = self._generate_name(webhook, pod)
+                review.label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+            rejection = webhook.mutate(pod, self._context(review))
+            if rejection is not None:
+                return _Outcome(rejection)
+        return _Outcome(patch=jsonpatch.make_patch(before, pod.to_dict()).patch)
+
+    @staticmethod
+    def _generate_name(webhook: WorkloadSpreadWebhook, pod: Pod) -> str:
+        namespace = pod.metadata.namespace or "default"
+        name = ""
+        for _ in range(_NAME_TRIES):
+            suffix = "".join(secrets.choice(NAME_ALPHABET) for _ in range(5))
+            name = pod.metadata.generate_name + suffix
+            if webhook.client.get(Pod.KIND, f"{namespace}/{name}") is None:
+                break
+        return name
+
+    # ------------------------------------------------------------------ /validate-pods
+    def _validate_pods(self, review: _Review) -> _Outcome:
+        if not review.is_resource("pods"):
+            return _Outcome()
+        op, sub = review.operation, review.subresource
+        if not sub and op in (Operation.CREATE, Operation.UPDATE):
+            raw = review.raw("object")
+            raw_old = review.raw("oldObject") if op is Operation.UPDATE else None
+            pod = _decode(Pod, raw)
+            review.label = f"{pod.metadata.namespace or review.namespace}/{pod.metadata.name or review.name}"
+            old = _decode(Pod, raw_old) if raw_old is not None else None
+            ctx = self._context(review, old)
+            plugin = self._hard_anti_affinity
+            return _Outcome(plugin.validate(pod, ctx) if handles(plugin, ctx) else None)
+        if not sub and op is Operation.DELETE:
+            pod = _decode(Pod, review.raw("oldObject"))
+            return self._workload_spread_give_back(review, pod, pod)
+        if sub == "eviction" and op is Operation.CREATE:
+            return self._eviction(review)
+        if sub == "status" and op is Operation.UPDATE:
+            raw, raw_old = review.raw("object"), review.raw("oldObject")
+            pod, old = _decode(Pod, raw), _decode(Pod, raw_old)
+            return self._workload_spread_give_back(review, pod, old)
+        return _Outcome()
+
+    def _eviction(self, review: _Review) -> _Outcome:
+        """The review carries an Eviction; the pod it evicts is read from the cluster."""
+        name = review.name
+        if not name:
+            meta = review.raw("object").get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if not name or not isinstance(name, str):
+                raise BadReview("request.name: required")
+            review.label = f"{review.namespace}/{name}"
+        webhook = self.workload_spread
+        if webhook is None or review.dry_run:
+            return _Outcome()
+        pod = webhook.client.get(Pod.KIND, f"{review.namespace or 'default'}/{name}")
+        if not isinstance(pod, Pod):
+            return _Outcome()  # already gone: nothing to give back
+        return self._workload_spread_give_back(review, pod, pod)
+
+    def _workload_spread_give_back(self, review: _Review, pod: Pod, old: Pod) -> _Outcome:
+        review.label = f"{pod.metadata.namespace or review.namespace}/{pod.metadata.name or review.name}"
+        webhook = self.workload_spread
+        if webhook is None or review.dry_run:
+            return _Outcome()
+        return _Outcome(_refusal(pod, webhook.validate(pod, self._context(review, old))))
+
+    # ------------------------------------------------------------------ /validate-workloadspreads
+    def _validate_workload_spreads(self, review: _Review) -> _Outcome:
+        if (
+            not review.is_resource("workloadspreads")
+            or review.subresource
+            or review.operation not in (Operation.CREATE, Operation.UPDATE)
+        ):
+            return _Outcome()
+        ws = _decode(WorkloadSpread, review.raw("object"))
+        review.label = f"{ws.metadata.namespace or review.namespace}/{ws.metadata.name or review.name}"
+        errors = validate(ws)
+        if errors:
+            return _Outcome(Rejection.invalid(ws, errors))
+        if self.workload_spread is None:
+            return _Outcome()
+        old = None
+        if review.operation is Operation.UPDATE and review.request.get("oldObject") is not None:
+            old = _decode(WorkloadSpread, review.raw("oldObject"))
+        return _Outcome(_refusal(ws, self.workload_spread.validate(ws, self._context(review, old))))
+
+
+# --- the server --------------------------------------------------------------------------------------------
+
+
+class WebhookConfigError(Exception):
+    """The server cannot start as configured (a certificate or key that does not load)."""
+
+
+def _no_password() -> bytes:
+    # an encrypted key would otherwise make OpenSSL prompt on the terminal
+    return b""
+
+
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A TLS 1.2+ server context; a :class:`WebhookConfigError` naming the file that is wrong."""
+    cert, key = Path(cert), Path(key)
+    for what, path in (("certificate", cert), ("key", key)):
+        if not path.is_file():
+            raise WebhookConfigError(f"TLS {what} file {path}: not found")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(cert, key, password=_no_password)
+    except (ssl.SSLError, OSError) as e:
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=cert)
+        except (ssl.SSLError, OSError) as cert_error:
+            raise WebhookConfigError(
+                f"TLS certificate file {cert}: not a PEM certificate ({cert_error})"
+            ) from None
+        raise WebhookConfigError(
+            f"TLS key file {key}: not an unencrypted PEM private key of certificate {cert} ({e})"
+        ) from None
+    return context
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 with keep-alive (the API server reuses connections to its webhooks)."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "kubespread-webhook"
+    sys_version = ""
+    server: WebhookServer
+
+    def do_POST(self) -> None:
+        self._respond("POST")
+
+    def do_GET(self) -> None:
+        self._respond("GET")
+
+    def do_HEAD(self) -> None:
+        self._respond("HEAD")
+
+    def do_PUT(self) -> None:
+        self._respond("PUT")
+
+    def do_PATCH(self) -> None:
+        self._respond("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._respond("DELETE")
+
+    def _body(self) -> bytes | str:
+        """The body, or why it is not read (the connection is then closed: the rest of the
+        request is still on it)."""
+        if self.headers.get("Transfer-Encoding", "identity").lower() != "identity":
+            return "Transfer-Encoding: not supported, send Content-Length"
+        length = self.headers.get("Content-Length")
+        if length is None:
+            return b""
+        try:
+            n = int(length)
+        except ValueError:
+            n = -1
+        if n < 0:
+            return "Content-Length: not a length"
+        if n > MAX_BODY_BYTES:
+            return f"body: larger than the limit of {MAX_BODY_BYTES} bytes"
+        return self.rfile.read(n)
+
+    def _respond(self, method: str) -> None:
+        body = self._body()
+        if isinstance(body, str):
+            self.close_connection = True
+            status, answer = 400, body
+        else:
+            status, answer = self.server.handlers.handle(self.path, body, method=method)
+        if isinstance(answer, dict):
+            payload, content_type = json.dumps(answer).encode(), "application/json"
+        else:
+            payload, content_type = (answer + "\n").encode(), "text/plain; charset=utf-8"
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        if status == 405:
+            path = urlsplit(self.path).path
+            self.send_header("Allow", "GET, HEAD" if path == HEALTHZ else "POST")
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if method != "HEAD":
+            self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("%s %s", self.address_string(), format % args)
+
+
+class WebhookServer(ThreadingHTTPServer):
+    """The handlers over HTTPS, one daemon thread per connection.
+
+    The TLS handshake runs in the connection's thread with the socket's timeout set, so a
+    plaintext or stalled client costs one thread for at most ``request_timeout`` and never
+    blocks the accept loop. ``shutdown()`` may be called from any thread but the one in
+    ``serve_forever()``, before or after it started.
+    """
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        handlers: AdmissionHandlers,
+        *,
+        cert: Path,
+        key: Path,
+        host: str = "0.0.0.0",
+        port: int = 9443,
+        request_timeout: float = 10.0,
+    ) -> None:
+        self.handlers = handlers
+        self.request_timeout = request_timeout
+        self.tls = tls_context(cert, key)
+        self._state = threading.Lock()
+        self._serving = False
+        self._closed = False
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), _RequestHandler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def server_bind(self) -> None:
+        # HTTPServer's resolves the host's FQDN, a DNS lookup at start for nothing
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        request.settimeout(self.request_timeout)
+        try:
+            conn = self.tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        except OSError as e:
+            logger.debug("connection from %s closed before TLS: %s", client_address, e)
+            return
+        try:
+            conn.do_handshake()
+            self.RequestHandlerClass(conn, client_address, self)
+        except (ssl.SSLError, OSError) as e:
+            logger.debug("connection from %s: %s", client_address, e)
+        finally:
+            conn.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # the exception's text may quote a request: its type only, the trace at DEBUG
+        logger.error("connection from %s failed: %s", client_address, type(sys.exc_info()[1]).__name__)
+        logger.debug("connection from %s failed", client_address, exc_info=True)
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        with self._state:
+            if self._closed:
+                return
+            self._serving = True
+        super().serve_forever(poll_interval)
+
+    def shutdown(self) -> None:
+        """Stop serving and close the listening socket; connections in flight finish on their
+        (daemon) threads."""
+        with self._state:
+            if self._closed:
+                return
+            self._closed = True
+            serving = self._serving
+        if serving:
+            super().shutdown()
+        self.server_close()
+
+
+def serve(
+    handlers: AdmissionHandlers,
+    *,
+    cert: Path,
+    key: Path,
+    host: str = "0.0.0.0",
+    port: int = 9443,
+    request_timeout: float = 10.0,
+    stop: threading.Event | None = None,
+) -> None:
+    """Serve until SIGTERM or SIGINT (handled only when called from the main thread) or until
+    ``stop`` is set, then shut down and return."""
+    server = WebhookServer(
+        handlers, cert=cert, key=key, host=host, port=port, request_timeout=request_timeout
+    )
+    stop = stop if stop is not None else threading.Event()
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, lambda signum, frame: stop.set())
+    thread = threading.Thread(target=server.serve_forever, name="kubespread-webhook", daemon=True)
+    thread.start()
+    logger.info("serving admission reviews on https://%s:%d", host, server.port)
+    try:
+        while not stop.wait(0.5):
+            if not thread.is_alive():
+                break
+    finally:
+        server.shutdown()
+        thread.join()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        logger.info("webhook server stopped")

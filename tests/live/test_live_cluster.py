@@ -1,0 +1,609 @@
+"""kubespread against a real kube-apiserver: the secondary scheduler, the admission webhook with
+WorkloadSpread, and an API server restart.
+
+Needs ``KUBESPREAD_TEST_KUBECONFIG`` (a cluster admin's kubeconfig of a disposable API server:
+the tests create and delete Nodes, CRDs and webhook configurations). The restart test also
+needs ``KUBESPREAD_TEST_APISERVER_RESTART``, a shell command that restarts that API server and
+returns once it is ready. Without them every test here is skipped, and the run says so.
+
+The commands run as a user runs them (``kubespread scheduler``, ``webhook``, ``controller`` in
+subprocesses); what they did is read back from the API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+KUBECONFIG = os.environ.get("KUBESPREAD_TEST_KUBECONFIG", "")
+RESTART = os.environ.get("KUBESPREAD_TEST_APISERVER_RESTART", "")
+SKIP_REASON = (
+    "live tests need a real kube-apiserver: set KUBESPREAD_TEST_KUBECONFIG to a cluster admin's kubeconfig"
+)
+pytestmark = pytest.mark.skipif(not KUBECONFIG, reason=SKIP_REASON)
+
+KUBESPREAD = str(Path(sys.executable).with_name("kubespread"))
+NODE_LABEL = "kubespread-test/node"
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+SUBSET_ANNOTATION = "apps.kruise.io/matched-workloadspread"
+N_NODES = 50
+
+
+# ---------------------------------------------------------------------------------------- helpers
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 120.0, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
+
+
+class Process:
+    """A kubespread command in the background, its log in a file."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.log_path = log
+        self._file = log.open("w")
+        self.proc = subprocess.Popen([KUBESPREAD, *args], stdout=self._file, stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self._file.close()
+        return code
+
+
+@pytest.fixture(scope="module")
+def api() -> Any:
+    from kubespread.live.kube import KubeApi
+
+    return KubeApi.connect(KUBECONFIG)
+
+
+def create_retrying(api: Any, obj: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    """Create as a controller would: retried while the API server is away."""
+    from kubespread.live.kube import ApiError
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return api.create(obj)
+        except ApiError as e:
+            if (e.status and e.status < 500) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def namespace(api: Any) -> Iterator[str]:
+    name = f"ks-{uuid.uuid4().hex[:8]}"
+    api.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubespread-test": name}},
+        }
+    )
+    # no controller manager: the ServiceAccount admission plugin needs the default account
+    api.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": name}}
+    )
+    yield name
+    delete_pods(api, name)
+    api.delete("Namespace", name)  # stays Terminating without a namespace controller: harmless
+
+
+def delete_pods(api: Any, namespace: str) -> None:
+    """At once: with no kubelet, a graceful deletion of a bound pod would never finish."""
+    api.request(
+        "DELETE",
+        f"/api/v1/namespaces/{namespace}/pods",
+        body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+    )
+
+
+def node_manifest(i: int) -> dict[str, Any]:
+    name = f"ks-node-{i:02d}"
+    zone = "abc"[i % 3]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                NODE_LABEL: "true",
+                HOSTNAME: name,
+                ZONE: f"zone-{zone}",
+                "rack": f"rack-{zone}{i % 4}",
+                "node.kubernetes.io/instance-type": "large" if i % 5 == 0 else "medium",
+            },
+        },
+        "status": {
+            "capacity": {"cpu": "8" if i % 5 == 0 else "4", "memory": "16Gi", "pods": "110"},
+            "allocatable": {"cpu": "8" if i % 5 == 0 else "4", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def nodes(api: Any) -> Iterator[list[dict[str, Any]]]:
+    """50 labelled Node objects; the not-ready taint the API server puts on a new node is
+    lifted, as the node lifecycle controller does for a Ready node."""
+    from kubespread.live.kube import ApiError
+
+    for ns in api.list("Namespace")[0]:  # what earlier runs left
+        if "kubespread-test" in (ns["metadata"].get("labels") or {}):
+            delete_pods(api, ns["metadata"]["name"])
+    for old in api.list("Node")[0]:
+        if NODE_LABEL in (old["metadata"].get("labels") or {}):
+            api.delete("Node", old["metadata"]["name"])
+    others = [n["metadata"]["name"] for n in api.list("Node")[0]]
+    assert not others, f"the test API server must be disposable: it has other nodes {others}"
+    manifests = [node_manifest(i) for i in range(N_NODES)]
+    for m in manifests:
+        api.create(m)
+        api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
+    yield manifests
+    for m in manifests:
+        with contextlib.suppress(ApiError):
+            api.delete("Node", m["metadata"]["name"])
+
+
+def pod_manifest(namespace: str, name: str, app: str, i: int) -> dict[str, Any]:
+    """Four kinds of pods that stress the spread and affinity rules."""
+    labels = {"app": app, "kubespread-test/owner": "s3cr3t-label-value"}
+    spec: dict[str, Any] = {
+        "schedulerName": "kubespread",
+        "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],
+    }
+    requests = {"cpu": "250m", "memory": "256Mi"}
+    if app == "web":
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": app}},
+            },
+            {
+                "maxSkew": 2,
+                "topologyKey": HOSTNAME,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": app}},
+            },
+        ]
+    elif app == "api":
+        requests = {"cpu": "500m", "memory": "512Mi"}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "podAffinityTerm": {
+                            "topologyKey": HOSTNAME,
+                            "labelSelector": {"matchLabels": {"app": app}},
+                        },
+                    }
+                ]
+            },
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 50,
+                        "podAffinityTerm": {
+                            "topologyKey": ZONE,
+                            "labelSelector": {"matchLabels": {"app": "web"}},
+                        },
+                    }
+                ]
+            },
+        }
+    elif app == "cache":
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": HOSTNAME, "labelSelector": {"matchLabels": {"app": app}}}
+                ]
+            }
+        }
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": app}},
+                "minDomains": 3,
+            }
+        ]
+    elif app == "batch":
+        requests = {"cpu": "1", "memory": "1Gi"}
+        spec["nodeSelector"] = {"node.kubernetes.io/instance-type": "large"} if i % 2 else {}
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 3,
+                "topologyKey": "rack",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": app}},
+                "nodeTaintsPolicy": "Honor",
+            }
+        ]
+    elif app == "huge":
+        requests = {"cpu": "64"}
+    elif app == "nvme":
+        spec["nodeSelector"] = {"disk": "nvme"}
+    spec["containers"][0]["resources"] = {"requests": requests}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+def events_for(api: Any, namespace: str, reason: str) -> list[dict[str, Any]]:
+    items = api.request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")["items"]
+    return [e for e in items if e.get("reason") == reason]
+
+
+# ---------------------------------------------------------------------------------------- scheduler
+def test_scheduler_binds_200_pods_where_offline_schedule_puts_them(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    apps = ["web"] * 80 + ["api"] * 50 + ["cache"] * 30 + ["batch"] * 40
+    pods = [pod_manifest(namespace, f"p{i:03d}", app, i) for i, app in enumerate(apps)]
+    unfit = [pod_manifest(namespace, "huge-0", "huge", 0), pod_manifest(namespace, "nvme-0", "nvme", 0)]
+    order = pods[:60] + unfit[:1] + pods[60:140] + unfit[1:] + pods[140:]
+
+    scheduler = Process(
+        ["scheduler", "--kubeconfig", KUBECONFIG, "--scheduler-name", "kubespread", "--seed", "7"],
+        tmp_path / "scheduler.log",
+    )
+    try:
+        wait_for("the scheduler to list the cluster", lambda: "watching" in scheduler.log(), 60)
+        started = time.monotonic()
+        for pod in order:
+            api.create(pod)
+        names = {p["metadata"]["name"] for p in pods}
+
+        def bound() -> dict[str, str] | None:
+            items = api.list("Pod", namespace)[0]
+            placed = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in items}
+            return placed if all(placed.get(n) for n in names) else None
+
+        live = wait_for("200 pods bound", bound, 180)
+        elapsed = time.monotonic() - started
+    finally:
+        code = scheduler.terminate()
+    log = scheduler.log()
+    assert code == 0, log[-2000:]
+    assert "stopped:" in log
+    print(f"\n200 pods bound {elapsed:.1f}s after the first was created; scheduler: {log.splitlines()[-1]}")
+
+    # the same objects, offline
+    cfg = tmp_path / "scheduler-config.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: kubespread\n"
+    )
+    inputs = tmp_path / "objects.yaml"
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    inputs.write_text(yaml.safe_dump_all([ns, *nodes, *order]))
+    offline = subprocess.run(
+        [KUBESPREAD, "schedule", "-f", str(inputs), "--scheduler-config", str(cfg), "--seed", "7", "-o", "json"],  # noqa: E501
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert offline.returncode == 0, offline.stderr
+    result = json.loads(offline.stdout)
+    planned = {p["name"]: p["node"] for p in result["placements"]}
+    assert len(planned) == 200
+    assert {n: live[n] for n in planned} == planned
+    print(f"placements equal to `kubespread schedule`: {len(planned)}/200")
+
+    # the pods that fit nowhere: kube-scheduler's message, as an Event and as the condition
+    pending = {p["name"]: p["message"] for p in result["pending"]}
+    assert set(pending) == {"huge-0", "nvme-0"}
+    failed = events_for(api, namespace, "FailedScheduling")
+    for name, message in pending.items():
+        notes = {e["note"] for e in failed if e["regarding"]["name"] == name}
+        assert notes == {message}, (name, notes)
+        pod = api.get("Pod", f"{namespace}/{name}")
+        cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
+        assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
+        print(f"FailedScheduling {name}: {message}")
+    scheduled = Counter(e["regarding"]["name"] for e in events_for(api, namespace, "Scheduled"))
+    assert set(scheduled) == names and set(scheduled.values()) == {1}
+
+
+# ---------------------------------------------------------------------------------------- restart
+@pytest.mark.skipif(not RESTART, reason="needs KUBESPREAD_TEST_APISERVER_RESTART, a command restarting it")
+def test_api_server_restart_loses_no_pod_and_binds_none_twice(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    pods = [pod_manifest(namespace, f"r{i:03d}", "web" if i % 2 else "api", i) for i in range(120)]
+    scheduler = Process(["scheduler", "--kubeconfig", KUBECONFIG, "--log-level", "info"], tmp_path / "s.log")
+    restarted = threading.Event()
+    try:
+        wait_for("the scheduler to list the cluster", lambda: "watching" in scheduler.log(), 60)
+
+        def create_all() -> None:
+            for i, pod in enumerate(pods):
+                create_retrying(api, pod)
+                if i == 40:
+                    subprocess.run(RESTART, shell=True, check=True, timeout=120)
+                    restarted.set()
+
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(create_all).result(timeout=300)
+        assert restarted.is_set()
+        names = {p["metadata"]["name"] for p in pods}
+
+        def all_bound() -> dict[str, str] | None:
+            from kubespread.live.kube import ApiError
+
+            try:
+                items = api.list("Pod", namespace)[0]
+            except ApiError:
+                return None
+            placed = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in items}
+            return placed if set(placed) == names and all(placed.values()) else None
+
+        live = wait_for("120 pods bound after the restart", all_bound, 180)
+    finally:
+        code = scheduler.terminate()
+    log = scheduler.log()
+    assert code == 0, log[-2000:]
+    binds = re.findall(rf"bound {namespace}/(\S+) to (\S+)", log)
+    per_pod = Counter(name for name, _ in binds)
+    assert max(per_pod.values()) == 1, [n for n, c in per_pod.items() if c > 1]
+    for name, node in binds:
+        assert live[name] == node
+    scheduled = Counter(e["regarding"]["name"] for e in events_for(api, namespace, "Scheduled"))
+    assert max(scheduled.values()) == 1
+    print(
+        f"\nrestart: {len(live)} pods, all bound; {len(binds)} bound by one POST each, "
+        f"{len(live) - len(binds)} found bound after a lost answer; "
+        f"{log.count('listed again')} re-lists; scheduler: {log.splitlines()[-1]}"
+    )
+
+
+# ---------------------------------------------------------------------------------------- webhook
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_certs(d: Path) -> tuple[Path, Path, Path]:
+    """A CA and a serving certificate for 127.0.0.1, made by the openssl command."""
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    for args in (
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=kubespread-test-ca",
+        "req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj /CN=127.0.0.1",
+        "x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out tls.crt -extfile san.ext",
+    ):
+        subprocess.run(["openssl", *args.split()], check=True, capture_output=True, cwd=d)
+    return d / "ca.crt", d / "tls.crt", d / "tls.key"
+
+
+def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_subset(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    from kubespread.live.kube import ApiError
+
+    ca, cert, key = make_certs(tmp_path)
+    port = free_port()
+    printed = subprocess.run(
+        [KUBESPREAD, "webhook", "manifests", "--url", f"https://127.0.0.1:{port}", "--ca-bundle", str(ca)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    docs = [d for d in yaml.safe_load_all(printed) if d]
+    crd = next(d for d in docs if d["kind"] == "CustomResourceDefinition")
+    try:
+        api.create(crd)
+    except ApiError as e:
+        if e.status != 409:
+            raise
+    wait_for(
+        "the WorkloadSpread CRD to be established",
+        lambda: any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in (api.get("CustomResourceDefinition", crd["metadata"]["name"]).get("status") or {}).get(
+                "conditions"
+            )
+            or []
+        ),
+        60,
+    )
+    configs = []
+    for d in docs:
+        if d["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            d["metadata"]["name"] = f"{d['metadata']['name']}-{namespace}"
+            for hook in d["webhooks"]:
+                hook["namespaceSelector"] = {"matchLabels": {"kubespread-test": namespace}}
+            configs.append(d)
+    assert len(configs) == 2
+
+    webhook = Process(
+        ["webhook", "--kubeconfig", KUBECONFIG, "--tls-cert", str(cert), "--tls-key", str(key), "--port", str(port)],  # noqa: E501
+        tmp_path / "webhook.log",
+    )
+    controller = Process(["controller", "--kubeconfig", KUBECONFIG], tmp_path / "controller.log")
+    try:
+        wait_for("the webhook to listen", lambda: "serving admission reviews" in webhook.log(), 60)
+        wait_for("the controller to list the cluster", lambda: "watching" in controller.log(), 60)
+        for c in configs:
+            api.create(c)
+        labels = {"app": "web", "kubespread-test/owner": "s3cr3t-label-value"}
+        template = {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]},
+        }
+        deploy = api.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": namespace},
+                "spec": {"replicas": 100, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+            }
+        )
+        rs = api.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": "web-5d8f6c",
+                    "namespace": namespace,
+                    "labels": {"app": "web"},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "Deployment",
+                            "name": "web",
+                            "uid": deploy["metadata"]["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": {"replicas": 100, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+            }
+        )
+        ws_body = {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": "web-spread", "namespace": namespace},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": [
+                    {
+                        "name": "zone-a",
+                        "maxReplicas": 30,
+                        "requiredNodeSelectorTerm": {
+                            "matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-a"]}]
+                        },
+                    },
+                    {
+                        "name": "elsewhere",
+                        "requiredNodeSelectorTerm": {
+                            "matchExpressions": [{"key": ZONE, "operator": "NotIn", "values": ["zone-a"]}]
+                        },
+                    },
+                ],
+            },
+        }
+        # a WorkloadSpread the validating webhook refuses: a subset without a name
+        bad = json.loads(json.dumps(ws_body))
+        bad["metadata"]["name"] = "bad"
+        del bad["spec"]["subsets"][0]["name"]
+        with pytest.raises(ApiError) as refused:
+            api.create(bad)
+        assert "subsets[0].name" in refused.value.message
+        api.create(ws_body)
+        time.sleep(2)  # the webhook's watch sees the new WorkloadSpread
+
+        def create_pod(i: int) -> dict[str, Any]:
+            return api.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "generateName": "web-5d8f6c-",
+                        "namespace": namespace,
+                        "labels": labels,
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "apps/v1",
+                                "kind": "ReplicaSet",
+                                "name": rs["metadata"]["name"],
+                                "uid": rs["metadata"]["uid"],
+                                "controller": True,
+                                "blockOwnerDeletion": True,
+                            }
+                        ],
+                    },
+                    "spec": template["spec"],
+                }
+            )
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(25) as pool:
+            created = list(pool.map(create_pod, range(100)))
+        elapsed = time.monotonic() - started
+        assert len(created) == 100
+        items = api.list("Pod", namespace)[0]
+        subsets = Counter(
+            json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"]
+            for p in items
+            if SUBSET_ANNOTATION in (p["metadata"].get("annotations") or {})
+        )
+        assert subsets == {"zone-a": 30, "elsewhere": 70}
+        for p in items:
+            subset = json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"]
+            terms = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            values = terms["nodeSelectorTerms"][0]["matchExpressions"]
+            wanted = {"key": ZONE, "operator": "In" if subset == "zone-a" else "NotIn", "values": ["zone-a"]}
+            assert wanted in values
+
+        def reconciled() -> dict[str, Any] | None:
+            ws = api.get("WorkloadSpread", f"{namespace}/web-spread")
+            st = {s["name"]: s for s in (ws.get("status") or {}).get("subsetStatuses", [])}
+            a, b = st.get("zone-a", {}), st.get("elsewhere", {})
+            ok = (
+                a.get("replicas") == 30
+                and a.get("missingReplicas", 0) == 0  # zero is left out
+                and not a.get("creatingPods")
+                and b.get("replicas") == 70
+                and b.get("missingReplicas") == -1
+            )
+            return st if ok else None
+
+        status = wait_for("the controller's status to match the pods", reconciled, 60)
+    finally:
+        for c in configs:
+            with contextlib.suppress(ApiError):
+                api.delete(c["kind"], c["metadata"]["name"])
+        codes = (webhook.terminate(), controller.terminate())
+    wlog, clog = webhook.log(), controller.log()
+    assert codes == (0, 0), (wlog[-1500:], clog[-1500:])
+    assert "s3cr3t-label-value" not in wlog  # object contents are never logged at the default level
+    print(
+        "\nstatus as replicas/missingReplicas; "
+        f"100 pods created concurrently in {elapsed:.1f}s: {dict(subsets)}; "
+        f"status zone-a={status['zone-a']['replicas']}/{status['zone-a'].get('missingReplicas', 0)}, "
+        f"elsewhere={status['elsewhere']['replicas']}/{status['elsewhere']['missingReplicas']}; "
+        f"webhook log lines {len(wlog.splitlines())}, controller log lines {len(clog.splitlines())}"
+    )
