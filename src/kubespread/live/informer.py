@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
@@ -67,6 +67,8 @@ class ClusterCache:
         self.lock = threading.RLock()
         #: pod key -> node it was assumed onto, until the watch shows it bound
         self.assumed: dict[str, str] = {}
+        #: pods bound to a node the cache does not have (yet): added when it comes
+        self.orphans: dict[str, Pod] = {}
         #: set on every change: the scheduler's wake-up
         self.changed = threading.Event()
 
@@ -84,9 +86,7 @@ class ClusterCache:
     def _apply(self, type_: str, obj: KubeObject) -> None:
         key = obj.key
         if type_ == "DELETED":
-            self.assumed.pop(key, None)
-            if self.cluster.get(obj.KIND, key) is not None:
-                self.cluster.delete(obj.KIND, key)
+            self.remove(obj.KIND, key)
             return
         if isinstance(obj, Pod):
             node = self.assumed.get(key)
@@ -97,7 +97,19 @@ class ClusterCache:
             old = self.cluster.pods.get(key)
             if old is not None and old.spec == obj.spec:
                 obj.spec = old.spec  # the same spec decoded again: the queue sees "unchanged"
+            if obj.spec.node_name and obj.spec.node_name not in self.cluster.nodes:
+                # its node is not (or no longer) here: held aside until the node appears
+                if old is not None:
+                    self.cluster.delete_pod(key)
+                self.orphans[key] = obj
+                return
+            self.orphans.pop(key, None)
         self.upsert(obj)
+        if isinstance(obj, Node):
+            for pod_key, pod in list(self.orphans.items()):
+                if pod.spec.node_name == obj.metadata.name:
+                    del self.orphans[pod_key]
+                    self.upsert(pod)
 
     def upsert(self, obj: KubeObject) -> None:
         with self.lock:
@@ -105,6 +117,22 @@ class ClusterCache:
                 self.cluster.add(obj)
             else:
                 self.cluster.update(obj)
+
+    def remove(self, kind: str, key: str) -> None:
+        """Forget an object. A Node goes even with pods still bound to it (the API deletes the
+        node first, its pods later): they wait aside, as pods of an unknown node do."""
+        with self.lock:
+            if kind == Pod.KIND:
+                self.assumed.pop(key, None)
+                self.orphans.pop(key, None)
+            if self.cluster.get(kind, key) is None:
+                return
+            if kind == Node.KIND:
+                for pod_key, pod in list(self.cluster.pods_on_node(key).items()):
+                    self.cluster.delete_pod(pod_key)
+                    self.assumed.pop(pod_key, None)
+                    self.orphans[pod_key] = pod
+            self.cluster.delete(kind, key)
 
     def keys(self, kind: str) -> set[str]:
         with self.lock:
@@ -154,6 +182,10 @@ class Reflector(threading.Thread):
                 self.synced.set()
                 delay = INITIAL_RETRY_SECONDS
                 version = self._watch(version)
+            except ClusterError as e:  # a bug, not the API: keep following, from a new list
+                log.error("%s: the cache refused a change (%s); listing again", self.kind, e)
+                self.stop.wait(delay)
+                delay = min(delay * 2, MAX_RETRY_SECONDS)
             except ApiError as e:
                 if self.stop.is_set():
                     return
@@ -178,9 +210,11 @@ class Reflector(threading.Thread):
             seen.add(obj.key)
             self.cache.apply("MODIFIED", item)
         with self.cache.lock:
-            for key in self.cache.keys(self.kind) - seen:
-                self.cache.assumed.pop(key, None)
-                self.cache.cluster.delete(self.kind, key)
+            gone = self.cache.keys(self.kind) - seen
+            if self.kind == Pod.KIND:
+                gone |= set(self.cache.orphans) - seen
+            for key in gone:
+                self.cache.remove(self.kind, key)
         self.cache.changed.set()
 
     def _watch(self, version: str) -> str:

@@ -32,7 +32,7 @@ from typing import Final
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
-from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.live.informer import ClusterCache, Reflector, start_reflectors
 from kubespread.live.kube import STRATEGIC_MERGE_PATCH, ApiError, KubeApi
 from kubespread.live.leader import LeaderElector
@@ -90,7 +90,7 @@ class SecondaryScheduler:
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
         self._changed = False
-        self._conditions: dict[str, str] = {}  # pod key -> the Unschedulable message it carries
+        self._conditions: dict[str, str] = {}  # pod uid -> the Unschedulable message it carries
         self._last_leftover_sweep = 0.0
         self.cache.cluster.subscribe(self._on_event)
 
@@ -109,6 +109,8 @@ class SecondaryScheduler:
         # runs in a reflector thread, under the cache lock
         if follow_cluster_event(self.queue, ev, time.monotonic(), self._wanted):
             self._changed = True
+        if ev.kind == Pod.KIND and ev.type in (EventType.DELETED, EventType.BOUND):
+            self._conditions.pop(ev.obj.metadata.uid, None)
 
     # ------------------------------------------------------------------ running
     def start(self, timeout: float = 60.0) -> None:
@@ -188,7 +190,6 @@ class SecondaryScheduler:
             self._bind_failed(pod, node, e)
             return
         self.stats.bound += 1
-        self._conditions.pop(key, None)
         log.info("bound %s to %s", key, node)
         self.recorder.record(pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node}")
 
@@ -240,7 +241,8 @@ class SecondaryScheduler:
                 self.queue.failed(key, time.monotonic())
         log.info("%s is unschedulable: %s", key, message)
         self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message)
-        if self._conditions.get(key) == message:
+        uid = pod.metadata.uid or key
+        if self._conditions.get(uid) == message:
             return
         patch = {
             "status": {
@@ -258,6 +260,6 @@ class SecondaryScheduler:
         }
         try:
             self.api.patch("Pod", key, patch, subresource="status", content_type=STRATEGIC_MERGE_PATCH)
-            self._conditions[key] = message
+            self._conditions[uid] = message
         except ApiError as e:
             log.warning("could not set PodScheduled=False on %s: %s", key, e)
