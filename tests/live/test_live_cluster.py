@@ -44,6 +44,7 @@ NODE_LABEL = "kubespread-test/node"
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 SUBSET_ANNOTATION = "apps.kruise.io/matched-workloadspread"
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 N_NODES = 50
 
 
@@ -592,6 +593,15 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
             return st if ok else None
 
         status = wait_for("the controller's status to match the pods", reconciled, 60)
+        costs = Counter(
+            (
+                json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"],
+                p["metadata"]["annotations"].get(DELETION_COST),
+            )
+            for p in api.list("Pod", namespace)[0]
+        )
+        # scale-down takes the later subset's pods first: the first subset's carry a higher cost
+        assert costs == {("zone-a", "100"): 30, ("elsewhere", None): 70}
     finally:
         for c in configs:
             with contextlib.suppress(ApiError):
@@ -601,9 +611,108 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
     assert codes == (0, 0), (wlog[-1500:], clog[-1500:])
     assert "s3cr3t-label-value" not in wlog  # object contents are never logged at the default level
     print(
-        "\nstatus as replicas/missingReplicas; "
+        f"\ndeletion costs {dict(costs)}; status as replicas/missingReplicas; "
         f"100 pods created concurrently in {elapsed:.1f}s: {dict(subsets)}; "
         f"status zone-a={status['zone-a']['replicas']}/{status['zone-a'].get('missingReplicas', 0)}, "
         f"elsewhere={status['elsewhere']['replicas']}/{status['elsewhere']['missingReplicas']}; "
         f"webhook log lines {len(wlog.splitlines())}, controller log lines {len(clog.splitlines())}"
     )
+
+
+# ---------------------------------------------------------------------------------------- leader election
+def test_only_the_leader_schedules_and_a_successor_takes_over(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    args = ["scheduler", "--kubeconfig", KUBECONFIG, "--leader-elect", "--leader-elect-namespace", namespace]
+    first = Process(args, tmp_path / "first.log")
+    wait_for("the first scheduler to lead", lambda: "now leads" in first.log(), 60)
+    second = Process(args, tmp_path / "second.log")
+    try:
+        wait_for("the second scheduler to list the cluster", lambda: "watching" in second.log(), 60)
+        batch1 = [pod_manifest(namespace, f"l{i:02d}", "web", i) for i in range(20)]
+        for pod in batch1:
+            api.create(pod)
+
+        def bound(names: set[str]) -> bool:
+            placed = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in api.list("Pod", namespace)[0]}
+            return all(placed.get(n) for n in names)
+
+        wait_for("the leader to bind 20 pods", lambda: bound({p["metadata"]["name"] for p in batch1}), 60)
+        assert first.log().count(" bound ") == 20
+        assert " bound " not in second.log() and "now leads" not in second.log()
+        assert first.terminate() == 0  # releases the Lease on its way out
+        lease = api.get("Lease", f"{namespace}/kubespread")["spec"]
+        wait_for("the second scheduler to lead", lambda: "now leads" in second.log(), 30)
+        batch2 = [pod_manifest(namespace, f"m{i:02d}", "web", i) for i in range(10)]
+        for pod in batch2:
+            api.create(pod)
+        wait_for("the successor to bind 10 pods", lambda: bound({p["metadata"]["name"] for p in batch2}), 60)
+        assert second.log().count(" bound ") == 10
+    finally:
+        first.terminate()
+        code = second.terminate()
+    assert code == 0
+    after = api.get("Lease", f"{namespace}/kubespread")["spec"]
+    assert after["leaseTransitions"] == lease["leaseTransitions"] + 1
+    print(f"\nleader election: 20 pods bound by the first leader, 10 by its successor; lease {after}")
+
+
+# ---------------------------------------------------------------------------------------- read-only source
+def test_schedule_and_explain_read_a_live_cluster_and_write_nothing(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    for i in range(6):  # running pods, bound by hand
+        pod = pod_manifest(namespace, f"run-{i}", "web", i)
+        pod["spec"]["nodeName"] = f"ks-node-{i % 2:02d}"  # zones a and b only
+        pod["spec"].pop("schedulerName")
+        api.create(pod)
+    waiting = pod_manifest(namespace, "waiting", "web", 0)
+    waiting["spec"]["schedulerName"] = "default-scheduler"  # none runs here: it stays pending
+    api.create(waiting)
+    new = tmp_path / "web.yaml"
+    template = pod_manifest(namespace, "x", "web", 0)
+    template["spec"].pop("schedulerName")
+    labels = template["metadata"]["labels"]
+    new.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": namespace},
+                "spec": {
+                    "replicas": 6,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": labels}, "spec": template["spec"]},
+                },
+            }
+        )
+    )
+    before = {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in api.list("Pod", namespace)[0]}
+    ran = subprocess.run(
+        [KUBESPREAD, "schedule", "--kubeconfig", KUBECONFIG, "-f", str(new), "-o", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    placed = [p for p in result["placements"] if p["namespace"] == namespace]
+    zones = Counter(p["zone"] for p in placed)
+    # 6 running (3 in a, 3 in b) + the waiting pod + 6 new, zone skew at most 1 over 13 pods
+    assert len(placed) == 7 and {p["name"] for p in placed} >= {"waiting"}
+    existing = Counter({"zone-a": 3, "zone-b": 3})
+    total = existing + zones
+    assert max(total.values()) - min(total.get(z, 0) for z in ("zone-a", "zone-b", "zone-c")) <= 1
+    explained = subprocess.run(
+        [KUBESPREAD, "explain", f"{namespace}/waiting", "--kubeconfig", KUBECONFIG],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert explained.returncode == 0, explained.stderr
+    chosen = next(p["node"] for p in placed if p["name"] == "waiting")
+    assert chosen in explained.stdout
+    after = {p["metadata"]["name"]: p["metadata"]["resourceVersion"] for p in api.list("Pod", namespace)[0]}
+    assert after == before  # nothing was created, bound or changed
+    assert not api.list("Deployment", namespace)[0]
+    print(f"\nschedule --kubeconfig: new pods by zone {dict(zones)}; the API unchanged ({len(after)} pods)")
