@@ -563,6 +563,9 @@ class WebhookServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    #: the listen backlog: socketserver's 5 drops connections of a burst (the client retries
+    #: its SYN after 1 s, then 3 s), which is what an API server admitting a rollout sends
+    request_queue_size = 1024
 
     def __init__(
         self,
