@@ -602,6 +602,30 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
         )
         # scale-down takes the later subset's pods first: the first subset's carry a higher cost
         assert costs == {("zone-a", "100"): 30, ("elsewhere", None): 70}
+
+        # two zone-a pods leave (a deletion, an eviction): the webhook gives their places back
+        # and the two next pods of the workload take them
+        zone_a = sorted(
+            p["metadata"]["name"]
+            for p in api.list("Pod", namespace)[0]
+            if json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"] == "zone-a"
+        )
+        api.delete("Pod", f"{namespace}/{zone_a[0]}", body={"gracePeriodSeconds": 0})
+        api.create(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": zone_a[1], "namespace": namespace},
+            },
+            subresource="eviction",
+            name=zone_a[1],
+            kind="Pod",
+        )
+        wait_for("the two pods to be gone", lambda: len(api.list("Pod", namespace)[0]) == 98, 30)
+        replaced = [create_pod(i) for i in range(2)]
+        for p in replaced:
+            assert json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"] == "zone-a"
+        status = wait_for("the status after the replacements", reconciled, 60)
     finally:
         for c in configs:
             with contextlib.suppress(ApiError):

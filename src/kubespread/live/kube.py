@@ -283,8 +283,12 @@ class KubeApi:
         finally:
             resp.release_conn()
 
-    def create(self, obj: Mapping[str, Any], *, subresource: str = "", name: str = "") -> dict[str, Any]:
-        res = resource_for(str(obj.get("kind")))
+    def create(
+        self, obj: Mapping[str, Any], *, subresource: str = "", name: str = "", kind: str = ""
+    ) -> dict[str, Any]:
+        """POST ``obj``; with ``subresource``, to that subresource of ``kind``/``name`` (an
+        Eviction to ``pods/<name>/eviction``)."""
+        res = resource_for(kind or str(obj.get("kind")))
         ns = (obj.get("metadata") or {}).get("namespace") or ("default" if res.namespaced else None)
         return self.request("POST", res.path(ns, name or None, subresource), body=obj)
 
