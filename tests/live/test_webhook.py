@@ -9,6 +9,7 @@ import base64
 import http.client
 import json
 import logging
+import os
 import shutil
 import socket
 import ssl
@@ -647,6 +648,8 @@ def test_the_log_holds_one_line_per_review_and_no_object_contents(caplog: pytest
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
+        if os.environ.get("KUBESPREAD_REQUIRE_OPENSSL"):
+            pytest.fail("KUBESPREAD_REQUIRE_OPENSSL is set but the openssl command is missing")
         pytest.skip("the openssl command-line tool is needed to make a test certificate")
     d = tmp_path_factory.mktemp("tls")
     cert, key = d / "tls.crt", d / "tls.key"
