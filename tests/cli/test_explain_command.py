@@ -38,8 +38,14 @@ def test_conflicting_constraints_name_the_plugin_and_the_docs_remedy(tmp_path: P
     assert max(len(line) for line in stdout.splitlines()) <= 80
     doc = explain_json("mypod", *files)
     assert not doc["scheduled"] and doc["selectedNode"] is None
+    assert doc["fitError"] == (
+        "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: "
+        "3 No preemption victims found for incoming pod."
+    )
     assert (
-        doc["fitError"] == "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
+        doc["fitErrorWithoutPostFilter"]
+        == "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
     )
     assert {(n["plugin"], n["feasible"]) for n in doc["nodes"]} == {("PodTopologySpread", False)}
     zone, host = doc["spreadConstraints"]

@@ -38,7 +38,9 @@ def test_conflicting_constraints_leave_the_pod_pending_with_kube_schedulers_mess
         {
             "namespace": "default",
             "name": "mypod",
-            "message": "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.",
+            "message": "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. "
+            "no new claims to deallocate, preemption: 0/3 nodes are available: "
+            "3 No preemption victims found for incoming pod.",
         }
     ]
 

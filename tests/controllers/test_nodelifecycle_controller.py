@@ -68,7 +68,10 @@ def test_cordon_keeps_new_pods_off_and_uncordon_lets_them_back() -> None:
     create(sim, make_pod("new"))
     sim.run_until_quiet()
     assert sim.cluster.pods["default/new"].spec.node_name == ""
-    assert sim.pending_reasons["default/new"] == "0/1 nodes are available: 1 node(s) were unschedulable."
+    assert sim.pending_reasons["default/new"] == (
+        "0/1 nodes are available: 1 node(s) were unschedulable. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     assert not terminating(sim, "default/old")  # cordon moves nothing
 
     ctrl.uncordon("n1")

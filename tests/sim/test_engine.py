@@ -55,7 +55,10 @@ def test_unschedulable_pod_waits_then_retries_on_a_cluster_change() -> None:
     assert sim.queue.where("default/p") == "unschedulable"
     assert "Insufficient cpu" in sim.pending_reasons["default/p"]
     failures = [e for e in sim.events if e.reason == "FailedScheduling"]
-    assert len(failures) == 1 and failures[0].message.startswith("0/1 nodes are available")
+    assert len(failures) == 1 and failures[0].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
     sim.advance(60)  # nothing changed: no retry before the 5-minute flush
     assert len([e for e in sim.events if e.reason == "FailedScheduling"]) == 1
     sim.delete("Pod", "default/big")

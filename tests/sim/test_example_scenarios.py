@@ -64,7 +64,11 @@ def test_kep_895_anti_affinity_cannot_roll_but_a_spread_constraint_can() -> None
     stuck = doc["steps"][1]
     (pending,) = stuck["pending"]
     assert pending["name"].startswith("anti-")
-    assert pending["message"] == "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+    assert pending["message"] == (
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. "
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
+    )
     old_anti = [p for p in pods_of(stuck, "anti-") if p["node"]]
     assert len(old_anti) == 2 and {p["node"] for p in old_anti} == {"node1", "node2"}
     final = doc["final"]

@@ -77,6 +77,7 @@ _POINT_ATTRS: Final = {
     "queueSort": "queue_sort",
     "preFilter": "pre_filter",
     "filter": "filter",
+    "postFilter": "post_filter",
     "preScore": "pre_score",
     "score": "score",
 }
@@ -472,6 +473,7 @@ def build_profile(
         queue_sort=lists["queueSort"][0],  # type: ignore[arg-type]
         pre_filter=tuple(lists["preFilter"]),  # type: ignore[arg-type]
         filter=tuple(lists["filter"]),  # type: ignore[arg-type]
+        post_filter=tuple(lists["postFilter"]),  # type: ignore[arg-type]
         pre_score=tuple(lists["preScore"]),  # type: ignore[arg-type]
         score=tuple(lists["score"]),  # type: ignore[arg-type]
         weights=weights,

@@ -55,6 +55,7 @@ class Explanation:
             "selectedNode": d.selected,
             "selectionReason": d.selection_reason or None,
             "fitError": d.fit_error or None,
+            "fitErrorWithoutPostFilter": d.fit_error_without_post_filter or None,
             "plugins": self.plugins,
             "nodes": self.nodes,
             "spreadConstraints": [v.to_dict() for v in self.spread],

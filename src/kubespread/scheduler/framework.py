@@ -15,7 +15,7 @@ with the plugin's name. Two departures, both for speed, neither visible in the r
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "NO_NODE_AVAILABLE",
     "SKIP",
     "SUCCESS",
     "Code",
@@ -38,7 +39,9 @@ __all__ = [
     "FilterPlugin",
     "FilterResult",
     "NodeSetCache",
+    "NodeStatuses",
     "Plugin",
+    "PostFilterPlugin",
     "PreEnqueuePlugin",
     "PreFilterPlugin",
     "PreFilterResult",
@@ -48,10 +51,13 @@ __all__ = [
     "ScorePlugin",
     "Status",
     "default_normalize_score",
+    "fit_error_text",
 ]
 
 MAX_NODE_SCORE: Final = 100
 MIN_NODE_SCORE: Final = 0
+#: FitError's opening, formatted with the number of all nodes
+NO_NODE_AVAILABLE: Final = "0/{} nodes are available"
 
 
 class Code(StrEnum):
@@ -230,6 +236,43 @@ class FilterResult:
         return self.which >= 0
 
 
+def fit_error_text(num_nodes: int, counts: Mapping[str, int]) -> str:
+    """FitError.Error() over a reason histogram: "0/N nodes are available: " then the "count
+    reason" strings sorted as strings (Go's sort.Strings, so "10 b" before "2 a"), then ".".
+    Shared by the scheduler and DefaultPreemption, whose message nests one."""
+    msg = NO_NODE_AVAILABLE.format(num_nodes) + ":"
+    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
+    if parts:
+        msg += f" {', '.join(parts)}."
+    return msg
+
+
+class NodeStatuses:
+    """NodeToStatusReader, as PostFilter sees it: the status each node was rejected with,
+    as (node ids, status) groups. For an unschedulable pod the groups cover every node: after
+    a PreFilter rejection they all carry the PreFilter status; nodes a PreFilterResult left
+    out carry UnschedulableAndUnresolvable."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: Iterable[tuple[np.ndarray, Status]]) -> None:
+        self.groups = tuple(groups)
+
+    def nodes_with_code(self, code: Code) -> np.ndarray:
+        """NodesForStatusCode: ids of the nodes rejected with ``code``, in id order."""
+        picked = [ids for ids, st in self.groups if st.code is code and len(ids)]
+        if not picked:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate(picked).astype(np.int64))
+
+    def status_at(self, index: int) -> Status | None:
+        """The status node ``index`` was rejected with; None when it was not rejected."""
+        for ids, st in self.groups:
+            if np.any(ids == index):
+                return st
+        return None
+
+
 class Plugin:
     """A named plugin; ``args`` is its defaulted, validated args object (or None)."""
 
@@ -275,6 +318,15 @@ class FilterPlugin(Plugin):
         """Filter for a batch of node ids; override for a vectorized form."""
         info_at = state.cluster.node_info_at
         return FilterResult.from_statuses(self.filter(state, pod, info_at(int(i))) for i in nodes)
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
+        """Run when no node fits (after a PreFilter rejection too), to make the pod fit in a
+        later cycle (preemption). The returned reasons end kube-scheduler's FitError message.
+        None: kubespread cannot tell what kube-scheduler would answer (it would act, e.g.
+        evict pods), so the message is left without its PostFilter part."""
+        raise NotImplementedError
 
 
 class PreScorePlugin(Plugin):

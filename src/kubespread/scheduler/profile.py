@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kubespread.scheduler.framework import (
     FilterPlugin,
     Plugin,
+    PostFilterPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -28,6 +29,7 @@ EXTENSION_POINTS: dict[str, type[Plugin]] = {
     "queueSort": QueueSortPlugin,
     "preFilter": PreFilterPlugin,
     "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
     "preScore": PreScorePlugin,
     "score": ScorePlugin,
 }
@@ -40,6 +42,8 @@ class Profile:
     queue_sort: QueueSortPlugin | None = None
     pre_filter: tuple[PreFilterPlugin, ...] = ()
     filter: tuple[FilterPlugin, ...] = ()
+    #: run in order when no node fits; the default profile's: DynamicResources, DefaultPreemption
+    post_filter: tuple[PostFilterPlugin, ...] = ()
     pre_score: tuple[PreScorePlugin, ...] = ()
     score: tuple[ScorePlugin, ...] = ()
     weights: Mapping[str, int] = field(default_factory=dict)
@@ -58,6 +62,7 @@ class Profile:
                 "preEnqueue": "pre_enqueue",
                 "queueSort": "queue_sort",
                 "preFilter": "pre_filter",
+                "postFilter": "post_filter",
                 "preScore": "pre_score",
             }.get(point, point),
         )

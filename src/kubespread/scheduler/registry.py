@@ -38,6 +38,8 @@ REGISTRY: Final[dict[str, str]] = {
     "ImageLocality": _P + "imagelocality:ImageLocality",
     "PodTopologySpread": _P + "podtopologyspread:PodTopologySpread",
     "InterPodAffinity": _P + "interpodaffinity:InterPodAffinity",
+    "DynamicResources": _P + "dynamicresources:DynamicResources",
+    "DefaultPreemption": _P + "defaultpreemption:DefaultPreemption",
     **{name: _P + f"inert:INERT_PLUGINS[{name}]" for name in INERT_PLUGINS},
 }
 

@@ -1,9 +1,11 @@
-"""One scheduling cycle: PreFilter, Filter, PreScore, Score, NormalizeScore, selection.
+"""One scheduling cycle: PreFilter, Filter, PreScore, Score, NormalizeScore, selection, and
+PostFilter when no node fits.
 
 ``schedule_one`` reads the cluster and returns a :class:`Decision`; it never binds (the
-caller applies the decision). The decision keeps what ``explain`` needs: per node the
-stage and plugin that rejected it with kube-scheduler's reasons, per plugin the raw,
-normalized and weighted scores, and the FitError message for an unschedulable pod.
+caller applies the decision) and never preempts. The decision keeps what ``explain`` needs:
+per node the stage and plugin that rejected it with kube-scheduler's reasons, per plugin the
+raw, normalized and weighted scores, and for an unschedulable pod the FitError message, with
+the PostFilter plugins' part when they can tell what kube-scheduler would say.
 
 Selection: highest total score; ties go to the lexicographically smallest node name, or to
 a seeded random choice among the tied nodes when ``rng`` is given (kube-scheduler picks at
@@ -21,7 +23,15 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import Code, CycleState, NodeSetCache, PreFilterResult, Status
+from kubespread.scheduler.framework import (
+    Code,
+    CycleState,
+    NodeSetCache,
+    NodeStatuses,
+    PreFilterResult,
+    Status,
+    fit_error_text,
+)
 from kubespread.scheduler.profile import Profile
 
 __all__ = [
@@ -34,12 +44,12 @@ __all__ = [
     "fit_error_message",
     "schedule_one",
     "tie_break_rng",
+    "with_post_filter",
 ]
 
 PRE_FILTER: Final = "PreFilter"
 PRE_FILTER_RESULT: Final = "PreFilterResult"
 FILTER: Final = "Filter"
-NO_NODE_AVAILABLE: Final = "0/{} nodes are available"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +82,8 @@ class Decision:
     #: (node ids, why) per rejecting step, in the order they rejected; see ``rejections``
     rejected: list[tuple[np.ndarray, Rejection]] = field(default_factory=list)
     pre_filter_status: Status | None = None
+    #: the PostFilter plugins' combined answer; None when none ran or one could not say
+    post_filter_status: Status | None = None
     #: nodes that were scored (the feasible ones when more than one), in node id order
     scored: list[str] = field(default_factory=list)
     scores: dict[str, PluginScores] = field(default_factory=dict)
@@ -80,7 +92,10 @@ class Decision:
     selected: str | None = None
     #: "scored", "onlyFeasibleNode" or "" (unschedulable)
     selection_reason: str = ""
+    #: kube-scheduler's FitError message, the PostFilter part included when known
     fit_error: str = ""
+    #: the same without the PostFilter part (what the filters alone say)
+    fit_error_without_post_filter: str = ""
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
 
@@ -158,6 +173,9 @@ class Decision:
                 out["skippedScorePlugins"] = list(self.skipped_score_plugins)
         else:
             out["fitError"] = self.fit_error
+            out["fitErrorWithoutPostFilter"] = self.fit_error_without_post_filter
+            if self.post_filter_status is not None:
+                out["postFilter"] = {"status": self.post_filter_status.to_dict()}
         return out
 
 
@@ -166,29 +184,39 @@ def fit_error_message(
 ) -> str:
     """FitError.Error() without the PostFilter (preemption) part: the PreFilter message, or
     the reasons counted over nodes as "N reason", sorted as strings."""
-    msg = NO_NODE_AVAILABLE.format(num_nodes) + ":"
     if pre_filter_status is not None and pre_filter_status.is_rejected:
-        return msg + f" {pre_filter_status.message}."
+        return fit_error_text(num_nodes, {}) + f" {pre_filter_status.message}."
     counts: Counter[str] = Counter()
     for rej in rejections.values():
         counts.update(rej.status.reasons)
-    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
-    if parts:
-        msg += f" {', '.join(parts)}."
-    return msg
+    return fit_error_text(num_nodes, counts)
+
+
+def with_post_filter(message: str, post_filter_status: Status | None) -> str:
+    """FitError.Error(): the PostFilter message, when there is one, follows after a space."""
+    if post_filter_status is None or not post_filter_status.message:
+        return message
+    return f"{message} {post_filter_status.message}"
 
 
 def _run_pre_filter(
     profile: Profile, state: CycleState, pod: Pod
 ) -> tuple[PreFilterResult, Status | None, list[str]]:
     """RunPreFilterPlugins: (merged node set, the rejecting status or None, plugins that
-    narrowed the node set). An empty intersection of node sets rejects the pod."""
+    narrowed the node set). UnschedulableAndUnresolvable stops the loop at once (the later
+    plugins' PreFilter never runs, which DynamicResources' PostFilter notices); Unschedulable
+    lets the others run, so preemption finds their state, and the last one rejects the pod.
+    An empty intersection of node sets rejects the pod as UnschedulableAndUnresolvable."""
     result = PreFilterResult()
     narrowing: list[str] = []
+    rejected: Status | None = None
     for pl in profile.pre_filter:
         r, st = pl.pre_filter(state, pod)
         if st.is_skip:
             state.skip_filter.add(pl.name)
+            continue
+        if st.code is Code.UNSCHEDULABLE:
+            rejected = st.with_plugin(pl.name)
             continue
         if not st.is_success:
             return result, st.with_plugin(pl.name), [pl.name]
@@ -196,12 +224,50 @@ def _run_pre_filter(
             narrowing.append(pl.name)
             result = result.merge(r)
             if result.node_names is not None and not result.node_names:
-                if len(narrowing) == 1:
-                    text = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                names = sorted(narrowing)
+                if len(names) == 1:
+                    text = f"node(s) didn't satisfy plugin {names[0]}"
                 else:
-                    text = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
-                return result, Status(Code.UNSCHEDULABLE, (text,)), narrowing
-    return result, None, narrowing
+                    text = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (text,)), narrowing
+    return result, rejected, narrowing
+
+
+def _run_post_filter(profile: Profile, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
+    """RunPostFilterPlugins: Success or UnschedulableAndUnresolvable ends the loop with that
+    plugin's status, any other non-rejecting code as an Error; otherwise the reasons gather
+    into one Unschedulable status named after the first plugin. None when a plugin cannot say
+    (the message must not carry half a PostFilter part) or when the profile has none."""
+    reasons: list[str] = []
+    first = ""
+    for pl in profile.post_filter:
+        st = pl.post_filter(state, pod, statuses)
+        if st is None:
+            return None
+        if st.is_success or st.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return st.with_plugin(pl.name)
+        if not st.is_rejected:
+            return Status(Code.ERROR, (st.message,), pl.name)
+        reasons += st.reasons
+        first = first or pl.name
+    if not first:
+        return None
+    return Status(Code.UNSCHEDULABLE, tuple(reasons), first)
+
+
+def _unschedulable(
+    profile: Profile, state: CycleState, pod: Pod, decision: Decision, pre_filter_status: Status | None
+) -> Decision:
+    """Fill in the FitError message and run PostFilter (not for an empty cluster: kube-scheduler
+    answers "no nodes available to schedule pods" there and runs no PostFilter)."""
+    num_nodes = len(decision.nodes)
+    msg = fit_error_message(num_nodes, decision.rejections, pre_filter_status)
+    decision.fit_error_without_post_filter = msg
+    if num_nodes:
+        statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
+        decision.post_filter_status = _run_post_filter(profile, state, pod, statuses)
+    decision.fit_error = with_post_filter(msg, decision.post_filter_status)
+    return decision
 
 
 def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
@@ -268,8 +334,7 @@ def schedule_one(
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")
         decision.pre_filter_status = rejected_by
         decision.rejected.append((np.arange(len(names)), Rejection(PRE_FILTER, rejected_by)))
-        decision.fit_error = fit_error_message(len(names), decision.rejections, rejected_by)
-        return decision
+        return _unschedulable(profile, state, pod, decision, rejected_by)
     ids = np.arange(len(names), dtype=np.int64)
     if pre.node_names is not None:
         keep = np.fromiter((str(n) in pre.node_names for n in names), dtype=bool, count=len(names))
@@ -282,8 +347,7 @@ def schedule_one(
     ids = _filter(profile, state, pod, ids, decision)
     decision.feasible = names[ids].tolist()
     if len(ids) == 0:
-        decision.fit_error = fit_error_message(len(names), decision.rejections, None)
-        return decision
+        return _unschedulable(profile, state, pod, decision, None)
     if len(ids) == 1:
         decision.selected = decision.feasible[0]
         decision.selection_reason = "onlyFeasibleNode"

@@ -89,7 +89,10 @@ def test_node_affinity_needs_both_selectors(
     for n in {"n1", "n2", "n3"} - set(feasible):
         assert reasons(d)[n] == ("NodeAffinity", (NODE_REASON,))
     if not feasible:
-        assert d.fit_error == f"0/3 nodes are available: 3 {NODE_REASON}."
+        assert d.fit_error == (
+            f"0/3 nodes are available: 3 {NODE_REASON}. no new claims to deallocate, "
+            "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        )
 
 
 def test_node_names_in_both_forms_narrow_prefilter_to_their_intersection() -> None:
@@ -104,7 +107,9 @@ def test_node_names_in_disjoint_forms_conflict_at_prefilter() -> None:
     d = schedule(cluster, node_rules(make_pod("p"), named("n1"), named("n3")))
     assert d.pre_filter_status is not None
     assert d.pre_filter_status.reasons == ("pod affinity terms conflict",)
-    assert d.fit_error == "0/3 nodes are available: pod affinity terms conflict."
+    # the rejection stops PreFilter before DynamicResources', whose PostFilter then fails
+    # reading its state: kube-scheduler's message ends with that error's "not found"
+    assert d.fit_error == "0/3 nodes are available: pod affinity terms conflict. not found"
 
 
 def test_spread_honors_the_rde_node_affinity() -> None:
@@ -157,7 +162,10 @@ def test_first_pod_of_a_self_affine_rde_group_is_let_through() -> None:
     d = schedule(cluster, make_pod("p").label("app", "web").affinity(f"podAffinity.{RDE}", term(WEB, ZONE)))
     assert d.feasible == ["n1", "n2"]
     d = schedule(cluster, make_pod("q").label("app", "x").affinity(f"podAffinity.{RDE}", term(WEB, ZONE)))
-    assert d.feasible == [] and d.fit_error == f"0/2 nodes are available: 2 {AFF}."
+    assert d.feasible == [] and d.fit_error == (
+        f"0/2 nodes are available: 2 {AFF}. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
 
 def test_existing_pods_rde_anti_affinity_is_symmetric() -> None:
