@@ -245,3 +245,24 @@ def cluster_of(
     for p in pods:
         state.add(p.obj() if isinstance(p, PodBuilder) else p)
     return state
+
+
+def web_workload_manifests(replicas: int, template: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Deployment web (uid dep-uid) and its ReplicaSet web-1 (uid rs-uid, controlled by it) as
+    manifests: the owner chain WorkloadSpread follows from a pod to its target."""
+    spec = {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "uid": "dep-uid"},
+        "spec": spec,
+    }
+    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "dep-uid"}
+    owner["controller"] = True
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "rs-uid", "ownerReferences": [owner]},
+        "spec": dict(spec),
+    }
+    return deployment, replica_set

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from builders import ZONE, cluster_of, make_node
+from builders import ZONE, cluster_of, make_node, web_workload_manifests
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
@@ -429,25 +429,7 @@ def owner_world() -> ClusterState:
     dep = deployment(2)
     dep.metadata.uid = "dep-uid"
     rs = ReplicaSet.from_dict(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-1",
-                "namespace": "default",
-                "uid": "rs-uid",
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": "dep-uid",
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template()},
-        }
+        web_workload_manifests(2, template())[1]
     )
     return cluster_of([], objects=[dep, rs])
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from builders import ZONE, make_node
+from builders import ZONE, make_node, web_workload_manifests
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD
@@ -24,7 +24,7 @@ from kubespread.live import workloadspread as live_ws
 from kubespread.live.kube import ApiError
 from kubespread.live.workloadspread import LiveController, LiveWorkloadSpreadClient
 from kubespread.sim.engine import timestamp
-from live.fake_api import FakeApi, join_live_threads
+from live.fake_api import FakeApi
 
 WS_KEY = "default/spread"
 STATUS_WRITE = "replace WorkloadSpread default/spread status"
@@ -35,14 +35,6 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(informer, "INITIAL_RETRY_SECONDS", 0.01)
     monkeypatch.setattr(informer, "MAX_RETRY_SECONDS", 0.05)
     monkeypatch.setattr(live_ws, "SETTLE_SECONDS", 0.1)
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    ev = threading.Event()
-    yield ev
-    ev.set()
-    join_live_threads()
 
 
 # --------------------------------------------------------------------------- the world
@@ -108,35 +100,8 @@ def world(*, spread: bool = True, unmarked: bool = False) -> FakeApi:
     api = FakeApi()
     api.create(make_node("za1").label(ZONE, "zone-a").dict())
     api.create(make_node("zb1").label(ZONE, "zone-b").dict())
-    api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "default", "uid": "dep-uid"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template()},
-        }
-    )
-    api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-1",
-                "namespace": "default",
-                "uid": "rs-uid",
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": "dep-uid",
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template()},
-        }
-    )
+    for manifest in web_workload_manifests(3, template()):
+        api.create(manifest)
     api.create(rs_pod("web-1-aaaaa", "za1", "subset-a"))
     api.create(rs_pod("web-1-bbbbb", "za1", "subset-a"))
     api.create(rs_pod("web-1-ccccc", "zb1", None if unmarked else "subset-b"))

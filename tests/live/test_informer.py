@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +14,7 @@ from builders import ZONE, make_node, make_pod
 from kubespread.live import informer
 from kubespread.live.informer import ClusterCache, Reflector, start_reflectors
 from kubespread.live.kube import ApiError
-from live.fake_api import FakeApi, join_live_threads, merge_patch
+from live.fake_api import FakeApi, merge_patch
 
 DEADLINE = 3.0
 
@@ -43,14 +43,6 @@ def node(name: str, zone: str = "a") -> dict[str, Any]:
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(informer, "INITIAL_RETRY_SECONDS", 0.01)
     monkeypatch.setattr(informer, "MAX_RETRY_SECONDS", 0.05)
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    ev = threading.Event()
-    yield ev
-    ev.set()
-    join_live_threads()
 
 
 def joined(threads: list[Reflector], stop: threading.Event) -> None:

@@ -6,24 +6,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from kubespread.live.leader import LeaderElector
 from kubespread.live.recorder import micro_time
-from live.fake_api import FakeApi, join_live_threads
+from live.fake_api import FakeApi
 
 KEY = "kube-system/kubespread"
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    ev = threading.Event()
-    yield ev
-    ev.set()
-    join_live_threads()
 
 
 def elector(api: FakeApi, identity: str, stop: threading.Event, **kw: float) -> LeaderElector:

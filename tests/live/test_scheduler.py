@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from kubespread.scheduler import queue as queue_module
 from kubespread.scheduler.config import default_profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import place
-from live.fake_api import FakeApi, join_live_threads
+from live.fake_api import FakeApi
 
 OURS = "kubespread"
 ZONES = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "c2": "c"}
@@ -36,14 +36,6 @@ def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(queue_module, "MAX_BACKOFF_SECONDS", 0.05)
     monkeypatch.setattr(informer, "INITIAL_RETRY_SECONDS", 0.01)
     monkeypatch.setattr(informer, "MAX_RETRY_SECONDS", 0.05)
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    ev = threading.Event()
-    yield ev
-    ev.set()
-    join_live_threads()
 
 
 def web_pod(name: str, *, scheduler: str = OURS, cpu: str = "100m", node: str = "") -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from builders import web_workload_manifests
 from kubespread.admission.framework import AdmissionOptions
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
@@ -109,35 +110,8 @@ def zone_subset(name: str, zone: str, max_replicas: int | None = None) -> dict[s
 def world() -> StoreClient:
     """Deployment web (3 replicas), its ReplicaSet web-1 and WorkloadSpread spread: subset-a
     (zone-a, at most 2, with a toleration) and subset-b (zone-b, unbounded)."""
-    dep = Deployment.from_dict(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "default", "uid": "dep-uid"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template()},
-        }
-    )
-    rs = ReplicaSet.from_dict(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-1",
-                "namespace": "default",
-                "uid": "rs-uid",
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": "dep-uid",
-                        "controller": True,
-                    }
-                ],
-            },
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template()},
-        }
-    )
+    dep_doc, rs_doc = web_workload_manifests(3, template())
+    dep, rs = Deployment.from_dict(dep_doc), ReplicaSet.from_dict(rs_doc)
     a = zone_subset("subset-a", "zone-a", 2)
     a["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "a", "effect": "NoSchedule"}]
     ws = WorkloadSpread.from_dict(workload_spread(a, zone_subset("subset-b", "zone-b")))
