@@ -63,6 +63,19 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
+def require_live_extra() -> None:
+    """The live commands need the optional extra: say so instead of a traceback."""
+    import importlib.util
+
+    missing = [m for m in ("kubernetes", "jsonpatch") if importlib.util.find_spec(m) is None]
+    if missing:
+        err.print(
+            f"error: {', '.join(missing)} not installed: live clusters need the optional extra: "
+            "pip install 'kubespread\\[live]'",
+        )
+        raise typer.Exit(1)
+
+
 def connect_or_exit(kubeconfig: Path | None, context: str | None) -> KubeApi:
     from kubespread.live.kube import KubeApi, LiveError
 
@@ -100,6 +113,7 @@ def scheduler_command(
 ) -> None:
     """Run as a secondary scheduler: watch pending pods of --scheduler-name, decide with the
     engine, bind them through the API, record Scheduled / FailedScheduling Events."""
+    require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
     from kubespread.live.scheduler import SecondaryScheduler, instance_name
@@ -147,6 +161,7 @@ def controller_command(
 ) -> None:
     """Run the WorkloadSpread controller: keep subset status, clean up stale creating and
     deleting entries, reschedule pods a subset cannot hold, set pod-deletion-cost."""
+    require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.workloadspread import LiveController
 
@@ -225,6 +240,7 @@ def webhook_command(
     """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
     if ctx.invoked_subcommand is not None:
         return
+    require_live_extra()
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
     from kubespread.live.kube import ApiError

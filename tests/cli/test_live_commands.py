@@ -1,0 +1,76 @@
+"""The long-running live commands refuse bad input with a message and an exit code, never a
+traceback: a missing optional extra, a missing certificate, an unknown failure policy."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+COMMANDS = [["scheduler"], ["controller"], ["webhook", "--tls-cert", "c", "--tls-key", "k"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_without_the_live_extra_each_command_says_what_to_install(
+    command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "kubernetes" else real(name, *a)
+    )
+    code, output = run(*command)
+    assert code == 1
+    assert "kubernetes not installed" in output and "pip install 'kubespread[live]'" in output
+
+
+def test_the_webhook_serves_tls_only() -> None:
+    code, output = run("webhook", "--no-workloadspread", "--match-label-keys", "off")
+    assert code == 2
+    assert "TLS only: give --tls-cert FILE and --tls-key FILE" in output
+
+
+def test_a_missing_certificate_is_named(tmp_path: Path) -> None:
+    code, output = run(
+        "webhook",
+        "--tls-cert",
+        str(tmp_path / "nope.crt"),
+        "--tls-key",
+        str(tmp_path / "nope.key"),
+        "--no-workloadspread",
+        "--match-label-keys",
+        "off",
+    )
+    assert code == 1
+    assert f"TLS certificate file {tmp_path / 'nope.crt'}: not found" in output
+
+
+def test_manifests_need_no_cluster_and_point_at_the_url_given(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    code, output = run("webhook", "manifests", "--url", "https://10.0.0.5:9443", "--ca-bundle", str(ca))
+    assert code == 0
+    docs = [d for d in yaml.safe_load_all(output) if d]
+    hooks = [h for d in docs if d["kind"].endswith("WebhookConfiguration") for h in d["webhooks"]]
+    assert {h["clientConfig"]["url"] for h in hooks} == {
+        "https://10.0.0.5:9443/mutate-pods",
+        "https://10.0.0.5:9443/validate-pods",
+        "https://10.0.0.5:9443/validate-workloadspreads",
+    }
+
+
+def test_an_unknown_failure_policy_is_refused() -> None:
+    code, output = run("webhook", "manifests", "--failure-policy", "Sometimes")
+    assert code == 2
+    assert "--failure-policy" in output
