@@ -266,3 +266,9 @@ def web_workload_manifests(replicas: int, template: dict[str, Any]) -> tuple[dic
         "spec": dict(spec),
     }
     return deployment, replica_set
+
+
+def web_rs_owner() -> dict[str, Any]:
+    """The controller reference of a pod of ReplicaSet web-1 (see web_workload_manifests)."""
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "rs-uid"}
+    return {**owner, "controller": True}

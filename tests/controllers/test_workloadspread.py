@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from builders import ZONE, cluster_of, make_node, web_workload_manifests
+from builders import ZONE, cluster_of, make_node, web_rs_owner, web_workload_manifests
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
@@ -522,15 +522,7 @@ def rs_pod(name: str, annotations: dict[str, str] | None = None) -> Pod:
         "name": name,
         "namespace": "default",
         "labels": {"app": "web"},
-        "ownerReferences": [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": "web-1",
-                "uid": "rs-uid",
-                "controller": True,
-            }
-        ],
+        "ownerReferences": [web_rs_owner()],
     }
     if annotations:
         meta["annotations"] = annotations

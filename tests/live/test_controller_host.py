@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from builders import ZONE, make_node, web_workload_manifests
+from builders import ZONE, make_node, web_rs_owner, web_workload_manifests
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD
@@ -72,15 +72,7 @@ def rs_pod(name: str, node: str, subset: str | None) -> dict[str, Any]:
         "name": name,
         "namespace": "default",
         "labels": {"app": "web"},
-        "ownerReferences": [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": "web-1",
-                "uid": "rs-uid",
-                "controller": True,
-            }
-        ],
+        "ownerReferences": [web_rs_owner()],
     }
     if subset is not None:
         meta["annotations"] = {ANNOTATION_WORKLOADSPREAD: json.dumps({"name": "spread", "subset": subset})}

@@ -23,7 +23,7 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from builders import web_workload_manifests
+from builders import web_rs_owner, web_workload_manifests
 from kubespread.admission.framework import AdmissionOptions
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
@@ -136,15 +136,7 @@ def rs_pod(name: str = "", **meta: Any) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         "namespace": "default",
         "labels": {"app": "web"},
-        "ownerReferences": [
-            {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": "web-1",
-                "uid": "rs-uid",
-                "controller": True,
-            }
-        ],
+        "ownerReferences": [web_rs_owner()],
         **meta,
     }
     if name:

@@ -72,16 +72,19 @@ class ClusterCache:
         #: set on every change: the scheduler's wake-up
         self.changed = threading.Event()
 
-    def apply(self, type_: str, data: dict[str, Any]) -> None:
+    def apply(self, type_: str, data: dict[str, Any]) -> KubeObject | None:
+        """Apply one watch event (or listed item as MODIFIED); the object as decoded, None when
+        kubespread does not read it."""
         obj = decode(data)
         if obj is None:
-            return
+            return None
         with self.lock:
             try:
                 self._apply(type_, obj)
             except ClusterError as e:  # e.g. a delete for an object never seen
                 log.warning("cache: %s %s %s: %s", type_, obj.KIND, obj.key, e)
         self.changed.set()
+        return obj
 
     def _apply(self, type_: str, obj: KubeObject) -> None:
         key = obj.key
@@ -204,11 +207,9 @@ class Reflector(threading.Thread):
         """What a list says is the whole truth: add or update every item, delete the rest."""
         seen: set[str] = set()
         for item in items:
-            obj = decode(item)
-            if obj is None:
-                continue
-            seen.add(obj.key)
-            self.cache.apply("MODIFIED", item)
+            obj = self.cache.apply("MODIFIED", item)
+            if obj is not None:
+                seen.add(obj.key)
         with self.cache.lock:
             gone = self.cache.keys(self.kind) - seen
             if self.kind == Pod.KIND:

@@ -114,10 +114,9 @@ class LiveWorkloadSpreadClient:
             if e.status == 404:
                 return None
             raise
-        obj = decode(data)
-        if obj is not None and kind != Pod.KIND:
-            self.cache.apply("MODIFIED", data)
-        return obj
+        if kind == Pod.KIND:
+            return decode(data)  # pods are not watched here: a cached one would go stale
+        return self.cache.apply("MODIFIED", data)
 
     def update_status(self, ws: WorkloadSpread) -> None:
         _write_status(self.api, ws, self.cache)
