@@ -10,8 +10,9 @@ from builders import cluster_of, make_node, make_pod
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.kruise import CloneSet
+from kubespread.api.meta import NAME_ALPHABET
 from kubespread.controllers.cloneset import LABEL_CLONESET_INSTANCE_ID, CloneSetController
-from kubespread.sim.engine import NAME_ALPHABET, Simulation
+from kubespread.sim.engine import Simulation
 
 
 def clone_set(

@@ -10,8 +10,9 @@ from builders import cluster_of, make_node, make_pod
 from kubespread.api.core import Node, NodeCondition, Pod
 from kubespread.api.keys import TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE
 from kubespread.api.taints import Taint
+from kubespread.api.timestamps import timestamp
 from kubespread.controllers.nodelifecycle import NodeLifecycleController
-from kubespread.sim.engine import Simulation, timestamp
+from kubespread.sim.engine import Simulation
 
 UNREACHABLE_60 = {
     "key": TAINT_UNREACHABLE,

@@ -8,9 +8,10 @@ from typing import Any
 from builders import cluster_of, make_node, make_pod
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
+from kubespread.api.timestamps import timestamp
 from kubespread.controllers.pods import ReadyTimes
 from kubespread.controllers.replicaset import ReplicaSetController, deletion_cost, deletion_order
-from kubespread.sim.engine import Simulation, timestamp
+from kubespread.sim.engine import Simulation
 
 RS_UID = "rs-uid-1"
 

@@ -20,6 +20,7 @@ from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOA
 from kubespread.api.kruise import CloneSet, WorkloadSpread, WorkloadSpreadSubset, WorkloadSpreadSubsetStatus
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.patch import PatchError
+from kubespread.api.timestamps import timestamp
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers import default_controllers
@@ -32,7 +33,7 @@ from kubespread.controllers.workloadspread import (
     matched_subset,
 )
 from kubespread.controllers.workloadspread.subsets import owner_chain_reaches, subset_max
-from kubespread.sim.engine import Simulation, timestamp
+from kubespread.sim.engine import Simulation
 
 WS_KEY = "default/spread"
 ADAPTIVE_NO_CHECK = {

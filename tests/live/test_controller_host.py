@@ -18,12 +18,12 @@ from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD
 from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.timestamps import timestamp
 from kubespread.cluster.errors import Conflict
 from kubespread.live import informer
 from kubespread.live import workloadspread as live_ws
 from kubespread.live.kube import ApiError
 from kubespread.live.workloadspread import LiveController, LiveWorkloadSpreadClient
-from kubespread.sim.engine import timestamp
 from live.fake_api import FakeApi
 
 WS_KEY = "default/spread"

@@ -29,7 +29,8 @@ from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD
 from kubespread.api.kruise import WorkloadSpread, WorkloadSpreadSubsetStatus
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import NAME_ALPHABET, KubeObject
+from kubespread.api.timestamps import timestamp
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
@@ -40,7 +41,6 @@ from kubespread.live.webhook import (
     WebhookServer,
     serve,
 )
-from kubespread.sim.engine import NAME_ALPHABET, timestamp
 
 ZONE = "topology.kubernetes.io/zone"
 WS_KEY = "default/spread"

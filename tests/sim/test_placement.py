@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kubespread.api.core import Pod
+from kubespread.api.timestamps import virtual_seconds
 from kubespread.io import load
 from kubespread.scheduler.queue import MAX_BACKOFF_SECONDS, QueuedPodInfo
-from kubespread.sim.engine import virtual_seconds
 from kubespread.sim.placement import PlacementError, is_existing, place
 from placement_inputs import node, pod, spread, write
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from kubespread.api.model import Model, model
 
-__all__ = ["KubeObject", "ObjectMeta", "OwnerReference"]
+__all__ = ["NAME_ALPHABET", "KubeObject", "ObjectMeta", "OwnerReference"]
+
+#: utilrand's alphabet (generateName suffixes, SafeEncodeString): no vowels, no look-alikes
+NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
 @model
@@ -62,7 +65,12 @@ class KubeObject(Model):
 
     @property
     def namespace(self) -> str:
-        return self.metadata.namespace
+        """The namespace the object lives in: ``metadata.namespace``, defaulted to ``default``
+        for namespaced objects as the API server does (empty for cluster-scoped ones). The one
+        place that default is applied; ``metadata.namespace`` stays as written."""
+        if self.NAMESPACED:
+            return self.metadata.namespace or "default"
+        return ""
 
     @property
     def labels(self) -> dict[str, str]:
@@ -72,7 +80,7 @@ class KubeObject(Model):
     def key(self) -> str:
         """namespace/name for namespaced objects, name otherwise: the object's identity."""
         if self.NAMESPACED:
-            return f"{self.metadata.namespace or 'default'}/{self.metadata.name}"
+            return f"{self.namespace}/{self.metadata.name}"
         return self.metadata.name
 
     def ref(self) -> str:

@@ -100,7 +100,7 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Tab
         node = p.spec.node_name
         req = pod_requests(p)  # what kube-scheduler counts: init containers, sidecars, overhead
         row = [
-            p.namespace or "default",
+            p.namespace,
             p.name,
             pod_status(p),
             node or "<none>",
@@ -142,7 +142,7 @@ def get_command(
     pods = [
         p
         for p in manifests.of_kind(Pod)
-        if (namespace is None or (p.namespace or "default") == namespace) and sel.matches(p.labels)
+        if (namespace is None or p.namespace == namespace) and sel.matches(p.labels)
     ]
     zones = {n.name: _zone(n.labels) for n in all_nodes}  # every node's zone, whatever the selector
     _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ClusterError", "Conflict"]
+__all__ = ["ClusterError", "Conflict", "SimulationError"]
 
 
 class ClusterError(Exception):
@@ -14,3 +14,8 @@ class ClusterError(Exception):
 class Conflict(Exception):
     """409 Conflict: an update carried a resourceVersion that is no longer the stored one (someone
     wrote in between). The writer reads the object again and retries (retry.RetryOnConflict)."""
+
+
+class SimulationError(Exception):
+    """The cluster's host cannot go on: a livelock, a request naming what does not exist (a
+    scenario's node verb on an unknown node), a controller used before it was started."""

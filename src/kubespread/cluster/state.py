@@ -108,7 +108,7 @@ class _PodEntry:
         self.pod = pod
         self.key = key
         self.info = info
-        self.namespace = pod.metadata.namespace or "default"
+        self.namespace = pod.namespace
         self.labels = dict(pod.metadata.labels)
         self.terminating = pod.is_terminating
         self.visible = not pod.is_finished  # on kube-scheduler's NodeInfo at all

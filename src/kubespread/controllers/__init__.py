@@ -1,20 +1,29 @@
 """Controllers: what reacts to the cluster over time, one module per controller.
 
-Each is a :class:`kubespread.sim.engine.Controller`: ``start(sim)`` subscribes to the
-cluster's events and ``sync(key)`` reconciles one object, changing the cluster only through
-the simulation's create/update/delete/evict.
+Each is a :class:`~kubespread.controllers.host.Controller`: ``start(host)`` subscribes to
+the cluster's events and ``sync(key)`` reconciles one object, changing the cluster only
+through the :class:`~kubespread.controllers.host.ControllerHost`'s verbs
+(create/update/delete/evict), so one controller runs on the simulation and on a live cluster.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from kubespread.controllers.host import Cancellable, Controller, ControllerHost
 
 if TYPE_CHECKING:
     from kubespread.admission.chain import AdmissionChain
     from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
-    from kubespread.sim.engine import Controller, Simulation
 
-__all__ = ["default_admission_chain", "default_controllers"]
+__all__ = [
+    "Cancellable",
+    "Controller",
+    "ControllerHost",
+    "default_admission_chain",
+    "default_controllers",
+]
 
 
 def default_controllers(
@@ -48,8 +57,8 @@ def default_controllers(
     ]
 
 
-def default_admission_chain(sim: Simulation) -> AdmissionChain:
-    """kube-apiserver's plugins, then the webhooks of the simulation's controllers: the
+def default_admission_chain(host: ControllerHost, controllers: Sequence[Controller]) -> AdmissionChain:
+    """kube-apiserver's plugins, then the webhooks of the host's ``controllers``: the
     WorkloadSpread webhook (with its controller's options) when a WorkloadSpread controller runs."""
     from kubespread.admission.chain import DEFAULT_CHAIN
     from kubespread.controllers.workloadspread import (
@@ -58,8 +67,8 @@ def default_admission_chain(sim: Simulation) -> AdmissionChain:
         WorkloadSpreadWebhook,
     )
 
-    for controller in sim.controllers:
+    for controller in controllers:
         if isinstance(controller, WorkloadSpreadController):
-            webhook = WorkloadSpreadWebhook(SimulationClient(sim), controller.options)
+            webhook = WorkloadSpreadWebhook(SimulationClient(host), controller.options)
             return DEFAULT_CHAIN.extended(mutating=(webhook,), validating=(webhook,))
     return DEFAULT_CHAIN

@@ -28,14 +28,14 @@ deletes its pods with it.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod
 from kubespread.api.kruise import CloneSet
-from kubespread.api.selectors import Selector, compile_label_selector
 from kubespread.controllers.pods import (
     PodOwnerController,
+    SelectorCache,
     create_with_slow_start,
     is_active,
     is_available,
@@ -61,21 +61,12 @@ class CloneSetController(PodOwnerController):
 
     def __init__(self) -> None:
         super().__init__()
-        #: CloneSet uid -> (the spec it was compiled from, its selector)
-        self._selectors: dict[str, tuple[Any, Selector]] = {}
+        self._selectors = SelectorCache()
 
     # ------------------------------------------------------------------ pods
-    def _selector(self, cs: CloneSet) -> Selector:
-        cached = self._selectors.get(cs.metadata.uid)
-        if cached is not None and cached[0] is cs.spec:
-            return cached[1]
-        selector = compile_label_selector(cs.spec.selector)
-        self._selectors[cs.metadata.uid] = (cs.spec, selector)
-        return selector
-
     def _active(self, cs: CloneSet) -> list[Pod]:
         """getOwnedResource: the active pods it controls and still selects (nothing is adopted)."""
-        selector = self._selector(cs)
+        selector = self._selectors.of(cs)
         return [
             p for p in self.pods.pods(cs.metadata.uid) if is_active(p) and selector.matches(p.metadata.labels)
         ]

@@ -37,7 +37,7 @@ from kubespread.controllers.pods import (
 )
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import ControllerHost
 
 __all__ = [
     "ANNOTATION_DESIRED_REPLICAS",
@@ -175,11 +175,11 @@ class DeploymentController:
     name = "deployment"
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
+        self.sim: ControllerHost | None = None
         self.pods = OwnedPods(ReplicaSet.KIND)
         self._templates: dict[int, tuple[PodTemplateSpec, str]] = {}
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         sim.cluster.subscribe(self._on_event)
@@ -325,7 +325,7 @@ class DeploymentController:
                 "kind": ReplicaSet.KIND,
                 "metadata": {
                     "name": f"{d.metadata.name}-{pod_hash}",
-                    "namespace": d.metadata.namespace or "default",
+                    "namespace": d.namespace,
                     "labels": dict(tmeta["labels"]),
                     "ownerReferences": [controller_ref(d).to_dict()],
                 },

@@ -23,6 +23,7 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.apps import Job
 from kubespread.api.core import Pod, PodCondition
 from kubespread.api.duration import parse_duration
+from kubespread.api.timestamps import virtual_seconds
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
@@ -36,11 +37,9 @@ from kubespread.controllers.pods import (
     spec_changed,
 )
 from kubespread.controllers.replicaset import deletion_order
-from kubespread.sim.engine import virtual_seconds
 
 if TYPE_CHECKING:
-    from kubespread.sim.clock import Timer
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import Cancellable, ControllerHost
 
 __all__ = [
     "ANNOTATION_DURATION",
@@ -109,14 +108,14 @@ class JobController:
     name = "job"
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
+        self.sim: ControllerHost | None = None
         self.pods = OwnedPods(Job.KIND)
         self.ready = ReadyTimes()
         self._wakeups = Wakeups()
         self._tallies: dict[str, _Tally] = {}
-        self._timers: dict[str, Timer] = {}
+        self._timers: dict[str, Cancellable] = {}
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
@@ -229,7 +228,7 @@ class JobController:
         job = sim.cluster.get(Job.KIND, key)
         if not isinstance(job, Job) or _finished(job):
             return
-        from kubespread.sim.engine import timestamp
+        from kubespread.api.timestamps import timestamp
 
         tally = self._tally(job.metadata.uid)
         status: dict[str, Any] = dict(job.status) if isinstance(job.status, Mapping) else {}
@@ -268,7 +267,7 @@ class JobController:
         """Mark the Job Complete once enough pods succeeded and none is left running."""
         sim = self.sim
         assert sim is not None
-        from kubespread.sim.engine import timestamp
+        from kubespread.api.timestamps import timestamp
 
         _, completions, indexed = self._settings(job)
         pods = self.pods.pods(job.metadata.uid)

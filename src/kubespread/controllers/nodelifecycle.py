@@ -55,12 +55,12 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.core import Node, NodeCondition, Pod, PodCondition
 from kubespread.api.keys import TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, Taint, toleration_time
+from kubespread.api.timestamps import timestamp
+from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
-from kubespread.sim.engine import SimulationError, timestamp
 
 if TYPE_CHECKING:
-    from kubespread.sim.clock import Timer
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import Cancellable, ControllerHost
 
 __all__ = [
     "DRAIN_EVICTION_REASON",
@@ -118,7 +118,7 @@ class _Pending:
     node: str
     created: float
     due: float
-    timer: Timer
+    timer: Cancellable
 
 
 def _condition(node: Node, type_: str) -> NodeCondition | None:
@@ -197,18 +197,18 @@ class NodeLifecycleController:
     name = "nodelifecycle"
 
     def __init__(self) -> None:
-        self._sim: Simulation | None = None
+        self._sim: ControllerHost | None = None
         self._seen: dict[str, _Seen] = {}
         self._pending: dict[str, _Pending] = {}
 
     @property
-    def sim(self) -> Simulation:
+    def sim(self) -> ControllerHost:
         if self._sim is None:
             raise SimulationError("the node lifecycle controller has not been started")
         return self._sim
 
     # ------------------------------------------------------------------ controller protocol
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         """Subscribe, take the nodes as they are for the baseline of transitions, and queue
         every node once (its taints reconciled, its NoExecute taints applied to its pods)."""
         self._sim = sim
@@ -277,7 +277,7 @@ class NodeLifecycleController:
         and the taint manager evicts or schedules the eviction of each. Pods deleted while
         it lasts stay Terminating (nothing on the node confirms the kill)."""
         node = self._node(name)
-        self.sim.unreachable.add(name)
+        self.sim.set_node_reachable(name, False)
         new = _editable(node)
         conditions = new.status.conditions
         for i, cond in enumerate(conditions):
@@ -302,7 +302,7 @@ class NodeLifecycleController:
         taint-manager evictions cancelled), its pods Ready again, and the pods deleted
         meanwhile finish terminating."""
         node = self._node(name)
-        self.sim.unreachable.discard(name)
+        self.sim.set_node_reachable(name, True)
         new = _editable(node)
         conditions = new.status.conditions
         for i, cond in enumerate(conditions):
@@ -349,7 +349,7 @@ class NodeLifecycleController:
             name = node.metadata.name
             if ev.type is EventType.DELETED:
                 self._seen.pop(name, None)
-                self.sim.unreachable.discard(name)
+                self.sim.set_node_reachable(name, True)
                 self.sim.record(
                     node, "RemovingNode", f"Node {name} event: Removing Node {name} from Controller"
                 )
@@ -411,7 +411,7 @@ class NodeLifecycleController:
             self._went_ready(node)
         if seen.unschedulable != node.spec.unschedulable:
             seen.unschedulable = node.spec.unschedulable
-            if name not in sim.unreachable:  # the kubelet reports it
+            if sim.node_reachable(name):  # the kubelet reports it
                 status = "NodeNotSchedulable" if node.spec.unschedulable else "NodeSchedulable"
                 sim.record(node, status, f"Node {name} status is now: {status}")
         noexec = _no_execute(node)
@@ -432,7 +432,7 @@ class NodeLifecycleController:
         """The kubelet reports the node (and its running pods) Ready again."""
         sim, name = self.sim, node.metadata.name
         sim.record(node, "NodeReady", f"Node {name} status is now: NodeReady")
-        if name in sim.unreachable:
+        if not sim.node_reachable(name):
             return
         for key in sorted(sim.cluster.pods_on_node(name)):
             pod = sim.cluster.pods[key]

@@ -17,18 +17,20 @@ from kubespread.admission.defaults import canonicalize_quantities, default_pod_s
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod, PodTemplateSpec
 from kubespread.api.keys import LABEL_POD_TEMPLATE_HASH
-from kubespread.api.meta import KubeObject, OwnerReference
+from kubespread.api.meta import NAME_ALPHABET, KubeObject, OwnerReference
+from kubespread.api.selectors import Selector, compile_label_selector
+from kubespread.api.timestamps import virtual_seconds
 from kubespread.cluster.events import ClusterEvent, EventType
-from kubespread.sim.engine import NAME_ALPHABET, virtual_seconds
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
-    from kubespread.sim.engine import Controller, Simulation
+    from kubespread.controllers.host import Controller, ControllerHost
 
 __all__ = [
     "OwnedPods",
     "PodOwnerController",
     "ReadyTimes",
+    "SelectorCache",
     "Wakeups",
     "controller_ref",
     "create_with_slow_start",
@@ -71,7 +73,7 @@ def owner_key(obj: KubeObject, kind: str) -> str | None:
     ref = obj.metadata.controller_ref()
     if ref is None or ref.kind != kind:
         return None
-    return f"{obj.metadata.namespace or 'default'}/{ref.name}"
+    return f"{obj.namespace}/{ref.name}"
 
 
 # ------------------------------------------------------------------ pod state
@@ -190,12 +192,12 @@ class PodOwnerController:
     kind: str
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
+        self.sim: ControllerHost | None = None
         self.pods = OwnedPods(self.kind)
         self.ready = ReadyTimes()
         self._wakeups = Wakeups()
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
@@ -225,7 +227,7 @@ class Wakeups:
         self._due: dict[str, float] = {}
 
     def request(
-        self, sim: Simulation, controller: Controller, key: str, due: float, *, settle: bool = True
+        self, sim: ControllerHost, controller: Controller, key: str, due: float, *, settle: bool = True
     ) -> None:
         pending = self._due.get(key)
         if pending is not None and sim.now < pending <= due:
@@ -241,7 +243,7 @@ class Wakeups:
 
     def when_available(
         self,
-        sim: Simulation,
+        sim: ControllerHost,
         controller: Controller,
         key: str,
         pods: Iterable[Pod],
@@ -256,6 +258,27 @@ class Wakeups:
 
 
 # ------------------------------------------------------------------ templates
+class SelectorCache:
+    """Each workload's compiled ``spec.selector``, by uid, compiled again only when the
+    workload's spec object changes (updates store a new spec; the selector is immutable in
+    the API for most kinds, but not for every one)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, tuple[object, Selector]] = {}
+
+    def of(self, workload: KubeObject) -> Selector:
+        spec = getattr(workload, "spec")  # noqa: B009  (every workload kind has spec.selector)
+        cached = self._compiled.get(workload.metadata.uid)
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        selector = compile_label_selector(spec.selector)
+        self._compiled[workload.metadata.uid] = (spec, selector)
+        return selector
+
+    def forget(self, uid: str) -> None:
+        self._compiled.pop(uid, None)
+
+
 def pod_from_template(
     template: PodTemplateSpec,
     owner: KubeObject,
@@ -271,7 +294,7 @@ def pod_from_template(
     and ``spec_fields`` (hostname, subdomain) set in the spec."""
     d = template.to_dict()
     tmeta = d.get("metadata") or {}
-    meta: dict[str, Any] = {"namespace": owner.metadata.namespace or "default"}
+    meta: dict[str, Any] = {"namespace": owner.namespace}
     if name:
         meta["name"] = name
     if generate_name:
@@ -387,7 +410,7 @@ def status_int(obj: KubeObject, field: str) -> int:
 
 # ------------------------------------------------------------------ creating
 def create_with_slow_start(
-    sim: Simulation,
+    sim: ControllerHost,
     pods: list[Pod],
     *,
     on_created: Callable[[Pod], None],

@@ -23,11 +23,12 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
-from kubespread.api.selectors import Selector, compile_label_selector
+from kubespread.api.timestamps import virtual_seconds
 from kubespread.cluster.events import ClusterEvent
 from kubespread.controllers.pods import (
     OwnedPods,
     ReadyTimes,
+    SelectorCache,
     Wakeups,
     create_with_slow_start,
     is_active,
@@ -37,10 +38,9 @@ from kubespread.controllers.pods import (
     pod_from_template,
     spec_changed,
 )
-from kubespread.sim.engine import virtual_seconds
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import ControllerHost
 
 __all__ = ["ReplicaSetController", "deletion_cost", "deletion_order"]
 
@@ -202,7 +202,7 @@ class ReplicaSetController:
     name = "replicaset"
 
     def __init__(self) -> None:
-        self.sim: Simulation | None = None
+        self.sim: ControllerHost | None = None
         self.pods = OwnedPods(ReplicaSet.KIND)
         self.ready = ReadyTimes()
         self._wakeups = Wakeups()
@@ -210,10 +210,9 @@ class ReplicaSetController:
         self._claims: dict[str, tuple[str, bool, bool, bool]] = {}
         #: ReplicaSet uid -> [active, ready, fully labelled] over its claimed pods
         self._counts: dict[str, list[int]] = {}
-        #: ReplicaSet uid -> (the spec it was compiled from, its selector)
-        self._selectors: dict[str, tuple[Any, Selector]] = {}
+        self._selectors = SelectorCache()
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
@@ -246,14 +245,6 @@ class ReplicaSetController:
             sim.enqueue(self, rs.key)
 
     # ------------------------------------------------------------------ claims
-    def _selector(self, rs: ReplicaSet) -> Selector:
-        cached = self._selectors.get(rs.metadata.uid)
-        if cached is not None and cached[0] is rs.spec:
-            return cached[1]
-        selector = compile_label_selector(rs.spec.selector)
-        self._selectors[rs.metadata.uid] = (rs.spec, selector)
-        return selector
-
     def _claim(self, key: str) -> None:
         """Recount one pod: claimed when a live ReplicaSet controls it and still selects it."""
         sim = self.sim
@@ -268,11 +259,11 @@ class ReplicaSetController:
         ref = pod.metadata.controller_ref() if pod is not None else None
         if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
             return
-        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.metadata.namespace or 'default'}/{ref.name}")
+        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.namespace}/{ref.name}")
         if not isinstance(rs, ReplicaSet) or rs.metadata.uid != ref.uid:
             return
         labels = pod.metadata.labels
-        if not self._selector(rs).matches(labels):
+        if not self._selectors.of(rs).matches(labels):
             return
         active = is_active(pod)
         template_labels = rs.spec.template.metadata.labels

@@ -37,13 +37,16 @@ from typing import TYPE_CHECKING, Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels, pod_namespace
-from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity
+from kubespread.scheduler.predicates import (
+    AffinityTerm,
+    RequiredNodeAffinity,
+    daemon_namespaces,
+    namespace_labels,
+)
 
 if TYPE_CHECKING:
     from kubespread.cluster.events import ClusterEvent
-    from kubespread.sim.clock import Timer
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import Cancellable, ControllerHost
 
 __all__ = [
     "DEFAULT_AFFINITY_GRACE_SECONDS",
@@ -107,7 +110,7 @@ class _Matcher:
                 other = pods[key]
                 if key == exclude or not _running(other):
                     continue
-                ns = pod_namespace(other)
+                ns = other.namespace
                 if skip_daemons and ns in self.daemons:
                     continue
                 labels = self._ns_labels.get(ns)
@@ -141,11 +144,11 @@ def _node_affinity(cluster: ClusterState, pod: Pod, node: str) -> list[Violation
 def _anti_affinity(m: _Matcher, pod: Pod, node: str) -> list[Violation]:
     aff = pod.spec.affinity
     anti = aff.pod_anti_affinity if aff is not None else None
-    if anti is None or (m.daemons and pod_namespace(pod) in m.daemons):
+    if anti is None or (m.daemons and pod.namespace in m.daemons):
         return []
     out = []
     for i, raw in enumerate(anti.required_during_scheduling_required_during_execution):
-        term = AffinityTerm.parse(pod_namespace(pod), raw)
+        term = AffinityTerm.parse(pod.namespace, raw)
         nodes = m.domain(node, term.topology_key)
         if nodes is None:
             continue
@@ -164,7 +167,7 @@ def _affinity(m: _Matcher, pod: Pod, node: str) -> list[Violation]:
     pa = aff.pod_affinity if aff is not None else None
     if pa is None:
         return []
-    pod_ns = pod_namespace(pod)
+    pod_ns = pod.namespace
     out = []
     for i, raw in enumerate(pa.required_during_scheduling_required_during_execution):
         term = AffinityTerm.parse(pod_ns, raw)
@@ -228,19 +231,15 @@ class RequiredDuringExecutionController:
 
     def __init__(self, *, affinity_grace_seconds: float = DEFAULT_AFFINITY_GRACE_SECONDS) -> None:
         self.affinity_grace_seconds = affinity_grace_seconds
-        self._sim: Simulation | None = None
+        self._sim: ControllerHost | None = None
         self._daemons: frozenset[str] = frozenset()
-        self._waiting: dict[tuple[str, str, int], Timer] = {}
+        self._waiting: dict[tuple[str, str, int], Cancellable] = {}
         #: pods with an RDE rule: without any, no change can break one and the check is skipped
         self._carriers: set[str] = set()
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self._sim = sim
-        daemons: set[str] = set()
-        for profile in sim.profiles.values():
-            plugin = profile.plugins.get("InterPodAffinity")
-            daemons |= getattr(plugin, "daemon_namespaces", frozenset())
-        self._daemons = frozenset(daemons)
+        self._daemons = daemon_namespaces(sim.profiles)
         self._carriers = {key for key, pod in sim.cluster.pods.items() if _has_rde(pod)}
         sim.cluster.subscribe(self._on_event)
         sim.enqueue(self, _KEY)

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Final
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import StatefulSet
 from kubespread.api.core import Pod, PodTemplateSpec
-from kubespread.api.selectors import compile_label_selector
 from kubespread.controllers.pods import (
     PodOwnerController,
+    SelectorCache,
     is_available,
     is_running_and_ready,
     pod_from_template,
@@ -73,6 +73,7 @@ class StatefulSetController(PodOwnerController):
 
     def __init__(self) -> None:
         super().__init__()
+        self._selectors = SelectorCache()
         #: namespace/revision name → the template of that revision
         self._revisions: dict[str, PodTemplateSpec] = {}
 
@@ -83,7 +84,7 @@ class StatefulSetController(PodOwnerController):
         sts = sim.cluster.get(StatefulSet.KIND, key)
         if not isinstance(sts, StatefulSet) or sts.metadata.deletion_timestamp:
             return
-        namespace = sts.metadata.namespace or "default"
+        namespace = sts.namespace
         status = sts.status if isinstance(sts.status, Mapping) else {}
         collisions = status.get("collisionCount")
         update_rev = f"{sts.metadata.name}-{template_hash(sts.spec.template, collisions or None)}"
@@ -95,7 +96,7 @@ class StatefulSetController(PodOwnerController):
         self._update_status(key, current_rev, update_rev)
 
     def _members(self, sts: StatefulSet) -> list[tuple[int, Pod]]:
-        selector = compile_label_selector(sts.spec.selector)
+        selector = self._selectors.of(sts)
         members = []
         for pod in self.pods.pods(sts.metadata.uid):
             ordinal = _ordinal(sts, pod)
@@ -212,7 +213,7 @@ class StatefulSetController(PodOwnerController):
     def _create_pod(self, sts: StatefulSet, ordinal: int, revision: str) -> Pod | None:
         sim = self.sim
         assert sim is not None
-        namespace = sts.metadata.namespace or "default"
+        namespace = sts.namespace
         template = self._revisions.get(f"{namespace}/{revision}", sts.spec.template)
         name = f"{sts.metadata.name}-{ordinal}"
         spec_fields: dict[str, Any] = {"hostname": name}
@@ -250,7 +251,7 @@ class StatefulSetController(PodOwnerController):
         reason, what = (
             ("RecreatingFailedPod", "failed") if failed else ("RecreatingTerminatedPod", "terminated")
         )
-        where = f"{sts.metadata.namespace or 'default'}/{sts.metadata.name}"
+        where = f"{sts.namespace}/{sts.metadata.name}"
         message = f"StatefulSet {where} is recreating {what} Pod {pod.metadata.name}"
         sim.record(sts, reason, message, type="Warning")
 

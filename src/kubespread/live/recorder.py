@@ -48,7 +48,7 @@ class EventRecorder:
         self, obj: KubeObject, type_: str, reason: str, action: str, note: str
     ) -> None:
         meta = obj.metadata
-        namespace = meta.namespace or "default"
+        namespace = meta.namespace or "default"  # a cluster-scoped object's Events live in default
         regarding: dict[str, Any] = {
             "apiVersion": obj.API_VERSION,
             "kind": obj.KIND,

@@ -3,13 +3,12 @@
 It schedules the pending pods whose ``spec.schedulerName`` is one of its profiles, as a second
 kube-scheduler would:
 
-- the cluster comes from list+watch (:mod:`.informer`); pods wait in the same
-  :class:`~kubespread.scheduler.queue.SchedulingQueue` as in the simulator (priority, then
-  arrival; backoff 1 s doubling to 10 s; unschedulable pods retried when the cluster changes
-  or after 5 minutes);
-- each decision is :func:`~kubespread.scheduler.scheduler.schedule_one` with the seeded
-  tie-break generator of the simulator, so the same pods in the same order on the same nodes
-  land where ``kubespread schedule`` puts them;
+- the cluster comes from list+watch (:mod:`.informer`); the scheduling loop is the
+  simulator's own (:class:`~kubespread.scheduler.loop.SchedulingLoop`: the same queue, with
+  priority then arrival, backoff 1 s doubling to 10 s, unschedulable pods retried when the
+  cluster changes or after 5 minutes; the same seeded tie-break generator), so the same pods
+  in the same order on the same nodes land where ``kubespread schedule`` puts them;
+  this module is its binder;
 - a chosen pod is assumed onto its node in the cache, then bound through ``pods/binding``
   (with its uid, so a pod recreated under the same name is not bound by mistake). Success
   records ``Scheduled``; 409 means someone else bound it (or a lost answer to our own bind was
@@ -31,15 +30,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from kubespread.api.core import Pod
-from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.live.informer import ClusterCache, Reflector, start_reflectors
 from kubespread.live.kube import STRATEGIC_MERGE_PATCH, ApiError, KubeApi
 from kubespread.live.leader import LeaderElector
 from kubespread.live.recorder import EventRecorder, now_stamp
+from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.queue import SchedulingQueue, follow_cluster_event
-from kubespread.scheduler.scheduler import schedule_one, tie_break_rng
+from kubespread.scheduler.queue import SchedulingQueue
+from kubespread.scheduler.scheduler import Decision
 
 __all__ = ["SchedulerStats", "SecondaryScheduler", "instance_name"]
 
@@ -80,35 +79,30 @@ class SecondaryScheduler:
         identity: str | None = None,
     ) -> None:
         self.api = api
-        self.profiles = dict(profiles)
+        self.loop = SchedulingLoop(profiles, seed=seed)
         self.stop = stop or threading.Event()
         self.identity = identity or instance_name()
         self.cache = ClusterCache()
-        self.queue = SchedulingQueue(gate=self._gate)
-        self.rng = tie_break_rng(seed)
         self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity)
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
-        self._changed = False
         self._conditions: dict[str, str] = {}  # pod uid -> the Unschedulable message it carries
         self._last_leftover_sweep = 0.0
+        self._outcome: tuple[Pod, Decision] | None = None  # decided under the lock, applied after
         self.cache.cluster.subscribe(self._on_event)
 
+    @property
+    def profiles(self) -> dict[str, Profile]:
+        return self.loop.profiles
+
+    @property
+    def queue(self) -> SchedulingQueue:
+        return self.loop.queue
+
     # ------------------------------------------------------------------ queue upkeep
-    def _profile_of(self, pod: Pod) -> Profile | None:
-        return self.profiles.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
-
-    def _wanted(self, pod: Pod) -> bool:
-        return self._profile_of(pod) is not None and not pod.is_terminating and not pod.is_finished
-
-    def _gate(self, pod: Pod) -> bool:
-        profile = self._profile_of(pod)
-        return profile is not None and all(p.pre_enqueue(pod).is_success for p in profile.pre_enqueue)
-
     def _on_event(self, ev: ClusterEvent) -> None:
         # runs in a reflector thread, under the cache lock
-        if follow_cluster_event(self.queue, ev, time.monotonic(), self._wanted):
-            self._changed = True
+        self.loop.follow(ev, time.monotonic())
         if ev.kind == Pod.KIND and ev.type in (EventType.DELETED, EventType.BOUND):
             self._conditions.pop(ev.obj.metadata.uid, None)
 
@@ -142,33 +136,33 @@ class SecondaryScheduler:
         """Try the next pod; False when none is ready."""
         now = time.monotonic()
         with self.cache.lock:
-            if self._changed:
-                self._changed = False
-                self.queue.move_all_to_active_or_backoff(now)
+            self.loop.move_if_changed(now)
             self.queue.flush_backoff_completed(now)
             if now - self._last_leftover_sweep > 10.0:
                 self._last_leftover_sweep = now
                 self.queue.flush_unschedulable_leftovers(now)
-            info = self.queue.pop()
-            if info is None:
+            if not self.loop.schedule_next(self.cache.cluster, self):
                 return False
-            pod = self.cache.cluster.pods.get(info.key)
-            if pod is None or pod.spec.node_name or pod.is_terminating:
-                self.queue.delete(info.key)
-                return True
-            profile = self._profile_of(pod)
-            if profile is None:
-                self.queue.delete(info.key)
-                return True
-            self.stats.attempts += 1
-            decision = schedule_one(pod, self.cache.cluster, profile, rng=self.rng)
-            if decision.selected is not None:
-                self.cache.assume(pod.key, decision.selected)
+            assert self._outcome is not None
+            (pod, decision), self._outcome = self._outcome, None
+        # the API calls happen outside the lock, so the watches go on meanwhile
         if decision.selected is None:
             self._unschedulable(pod, decision.fit_error or "no nodes available")
         else:
             self._bind(pod, decision.selected)
         return True
+
+    # ------------------------------------------------------------------ the loop's binder
+    def bind(self, pod: Pod, decision: Decision) -> None:
+        """Under the cache lock: assume the pod on its node; the binding is POSTed after."""
+        assert decision.selected is not None
+        self.stats.attempts += 1
+        self.cache.assume(pod.key, decision.selected)
+        self._outcome = (pod, decision)
+
+    def unschedulable(self, pod: Pod, decision: Decision) -> None:
+        self.stats.attempts += 1
+        self._outcome = (pod, decision)
 
     # ------------------------------------------------------------------ outcomes
     def _bind(self, pod: Pod, node: str) -> None:
@@ -177,13 +171,13 @@ class SecondaryScheduler:
         binding = {
             "apiVersion": "v1",
             "kind": "Binding",
-            "metadata": {"name": meta.name, "namespace": meta.namespace or "default", "uid": meta.uid},
+            "metadata": {"name": meta.name, "namespace": pod.namespace, "uid": meta.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         try:
             self.api.request(
                 "POST",
-                f"/api/v1/namespaces/{meta.namespace or 'default'}/pods/{meta.name}/binding",
+                f"/api/v1/namespaces/{pod.namespace}/pods/{meta.name}/binding",
                 body=binding,
             )
         except ApiError as e:

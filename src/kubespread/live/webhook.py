@@ -45,11 +45,10 @@ from kubespread.api.core import Pod
 from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.kinds import class_for
 from kubespread.api.kruise import WorkloadSpread
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.selectors import LabelSelector
 from kubespread.api.validation import validate
 from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
-from kubespread.sim.engine import NAME_ALPHABET
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -359,7 +358,7 @@ class AdmissionHandlers:
             if not pod.metadata.name and pod.metadata.generate_name:
                 # the subset books the pod by name; the API server keeps a name a webhook sets
                 pod.metadata.name = self._generate_name(webhook, pod)
-                review.label = f"{pod.metadata.namespace or 'default'}/{pod.metadata.name}"
+                review.label = f"{pod.namespace}/{pod.metadata.name}"
             rejection = webhook.mutate(pod, self._context(review))
             if rejection is not None:
                 return _Outcome(rejection)
@@ -367,7 +366,7 @@ class AdmissionHandlers:
 
     @staticmethod
     def _generate_name(webhook: WorkloadSpreadWebhook, pod: Pod) -> str:
-        namespace = pod.metadata.namespace or "default"
+        namespace = pod.namespace
         name = ""
         for _ in range(_NAME_TRIES):
             suffix = "".join(secrets.choice(NAME_ALPHABET) for _ in range(5))

@@ -7,10 +7,13 @@ workloadspread`); only what they read and write changes:
   the WorkloadSpread itself is read from the API server on every admission, so the status
   update carries the resourceVersion just read (the proposal's "Pod creation" steps), and a
   409 Conflict makes the webhook read again and retry.
-- :class:`LiveController` runs the reconcile loop: a work queue of WorkloadSpread keys fed by
-  the watches, timers on the wall clock for the controller's deadlines, status written with
-  the resourceVersion read (409: sync again), pods deleted to reschedule them, and
-  deletion-cost annotations patched.
+- :class:`LiveController` is the controller's
+  :class:`~kubespread.controllers.host.ControllerHost` on the API: a work queue of
+  WorkloadSpread keys fed by the watches, timers on the wall clock for the controller's
+  deadlines, status written with the resourceVersion read (409: sync again), pods deleted to
+  reschedule them, and deletion-cost annotations patched. The verbs the WorkloadSpread
+  controller does not use are carried out on the API as a kubectl user would; the kubelets'
+  side is the real kubelets'.
 
 Times: the controller counts seconds from the simulator's epoch, so ``now`` here is the wall
 clock on that scale and the stamps it writes are real RFC 3339 times.
@@ -21,24 +24,28 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from kubespread.api.core import Pod
+from kubespread.admission.framework import Rejection
+from kubespread.api.core import Pod, PodCondition
 from kubespread.api.kruise import WorkloadSpread
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import NAME_ALPHABET, KubeObject
+from kubespread.api.timestamps import EPOCH, timestamp
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
+from kubespread.controllers.host import Controller
 from kubespread.controllers.workloadspread import WorkloadSpreadController, WorkloadSpreadOptions
 from kubespread.live.informer import ClusterCache, Reflector, decode, start_reflectors
 from kubespread.live.kube import ApiError, KubeApi
 from kubespread.live.recorder import EventRecorder
 from kubespread.live.scheduler import instance_name
-from kubespread.sim.engine import EPOCH, timestamp
+from kubespread.scheduler.profile import Profile
 
 __all__ = ["CONTROLLER_KINDS", "WEBHOOK_KINDS", "LiveController", "LiveWorkloadSpreadClient", "wall_seconds"]
 
@@ -122,6 +129,19 @@ class LiveWorkloadSpreadClient:
         _write_status(self.api, ws, self.cache)
 
 
+class _WallTimer:
+    """A wall-clock timer's handle (the host's ``after``)."""
+
+    __slots__ = ("callback", "cancelled")
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class LiveController:
     """Hosts the simulator's WorkloadSpreadController on the API (the ``sim`` it drives)."""
 
@@ -138,9 +158,9 @@ class LiveController:
         self.controller = WorkloadSpreadController(options)
         self.recorder = EventRecorder(api, "kubespread-workloadspread", instance_name())
         self.reflectors: list[Reflector] = []
-        self._work: deque[tuple[Any, str]] = deque()
+        self._work: deque[tuple[Controller, str]] = deque()
         self._queued: set[str] = set()
-        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timers: list[tuple[float, int, _WallTimer]] = []
         self._seq = itertools.count()
         self._wake = threading.Condition()
         #: syncs done and status writes refused with 409 (for tests and the log)
@@ -156,18 +176,25 @@ class LiveController:
     def now(self) -> float:
         return wall_seconds()
 
-    def enqueue(self, controller: Any, key: str) -> None:
+    @property
+    def profiles(self) -> Mapping[str, Profile]:
+        """No scheduler runs here: the WorkloadSpread controller reads no profile."""
+        return {}
+
+    def enqueue(self, controller: Controller, key: str) -> None:
         with self._wake:
             if key not in self._queued:
                 self._queued.add(key)
                 self._work.append((controller, key))
             self._wake.notify()
 
-    def after(self, delay: float, callback: Callable[[], None], *, settle: bool = False) -> None:
+    def after(self, delay: float, callback: Callable[[], None], *, settle: bool = False) -> _WallTimer:
         wait = max(delay, SETTLE_SECONDS if settle and delay <= 0 else 0.0)
+        timer = _WallTimer(callback)
         with self._wake:
-            heapq.heappush(self._timers, (time.monotonic() + wait, next(self._seq), callback))
+            heapq.heappush(self._timers, (time.monotonic() + wait, next(self._seq), timer))
             self._wake.notify()
+        return timer
 
     def update(self, obj: KubeObject, *, precondition: bool = False) -> None:
         if isinstance(obj, WorkloadSpread):
@@ -194,13 +221,82 @@ class LiveController:
             return
         raise TypeError(f"the WorkloadSpread controller does not update {obj.KIND} objects")
 
-    def delete_pod(self, key: str) -> None:
+    def delete_pod(
+        self, key: str, *, grace_seconds: float | None = None, subresource: str = ""
+    ) -> Rejection | None:
+        body = {"gracePeriodSeconds": int(grace_seconds)} if grace_seconds is not None else None
         try:
-            self.api.delete("Pod", key)
+            if subresource == "eviction":
+                return self._evict(key, body)
+            self.api.delete("Pod", key, body=body)
             log.info("deleted pod %s to reschedule it", key)
         except ApiError as e:
             if e.status != 404:
                 log.warning("deleting pod %s: %s", key, e)
+                return Rejection(e.status, e.reason, e.message)
+        return None
+
+    def _evict(self, key: str, delete_options: dict[str, Any] | None) -> Rejection | None:
+        namespace, _, name = key.partition("/")
+        eviction: dict[str, Any] = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        if delete_options:
+            eviction["deleteOptions"] = delete_options
+        self.api.create(eviction, subresource="eviction", name=name, kind="Pod")
+        return None
+
+    def evict(
+        self, key: str, *, reason: str, message: str, grace_seconds: float | None = None
+    ) -> Rejection | None:
+        pod = self.cache.cluster.pods.get(key)
+        if pod is not None:
+            self.record(pod, reason, message, type="Warning")
+        return self.delete_pod(key, grace_seconds=grace_seconds, subresource="eviction")
+
+    def delete(self, kind: str, key: str, *, grace_seconds: float | None = None) -> None:
+        if kind == Pod.KIND:
+            self.delete_pod(key, grace_seconds=grace_seconds)
+            return
+        try:
+            self.api.delete(kind, key)
+        except ApiError as e:
+            if e.status != 404:
+                raise
+
+    def create(self, obj: KubeObject) -> KubeObject | Rejection:
+        try:
+            stored = self.api.create(obj.to_dict())
+        except ApiError as e:
+            if e.unreachable:
+                raise
+            return Rejection(e.status, e.reason, e.message)
+        return self.cache.apply("ADDED", stored) or obj
+
+    def generate_name(self, prefix: str, namespace: str = "", kind: str = "Pod") -> str:
+        """A name the API server would generate (it checks uniqueness on create)."""
+        return prefix + "".join(secrets.choice(NAME_ALPHABET) for _ in range(5))
+
+    def set_pod_status(
+        self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
+    ) -> None:
+        status: dict[str, Any] = {"phase": phase}
+        if conditions is not None:
+            status["conditions"] = [c.to_dict() for c in conditions]
+        stored = self.api.patch("Pod", key, {"status": status}, subresource="status")
+        self.cache.apply("MODIFIED", stored)
+
+    # the kubelets' side: real kubelets report reachability and finish terminations themselves
+    def node_reachable(self, node: str) -> bool:
+        return True
+
+    def set_node_reachable(self, node: str, reachable: bool) -> None:
+        raise NotImplementedError("a live cluster's kubelets are real: fail a node on the node itself")
+
+    def finish_terminations(self, node: str) -> None:
+        return None
 
     def record(self, obj: KubeObject, reason: str, message: str, *, type: str = "Normal") -> None:
         self.recorder.record(obj, type, reason, reason, message)
@@ -209,7 +305,7 @@ class LiveController:
     def start(self, timeout: float = 60.0) -> None:
         self.reflectors = start_reflectors(self.api, CONTROLLER_KINDS, self.cache, self.stop, timeout=timeout)
         with self.cache.lock:
-            self.controller.start(self)  # type: ignore[arg-type]  # the host has the simulation's surface
+            self.controller.start(self)
         log.info(
             "controller: watching %d WorkloadSpreads, %d pods",
             len(self.cache.cluster.objects(WorkloadSpread.KIND)),
@@ -222,11 +318,13 @@ class LiveController:
 
     def run_once(self, timeout: float = 0.0) -> bool:
         """Fire due timers, then one sync; wait up to ``timeout`` when idle. True if work ran."""
-        due: list[Callable[[], None]] = []
+        due: list[_WallTimer] = []
         with self._wake:
             now = time.monotonic()
             while self._timers and self._timers[0][0] <= now:
-                due.append(heapq.heappop(self._timers)[2])
+                timer = heapq.heappop(self._timers)[2]
+                if not timer.cancelled:
+                    due.append(timer)
             item = None
             if not due and self._work:
                 item = self._work.popleft()
@@ -238,8 +336,8 @@ class LiveController:
                 self._wake.wait(wait)
                 return False
         with self.cache.lock:
-            for fire in due:
-                fire()
+            for timer in due:
+                timer.callback()
             if item is not None:
                 controller, key = item
                 self.syncs += 1

@@ -124,8 +124,7 @@ class Decision:
 
     @property
     def pod_key(self) -> str:
-        meta = self.pod.metadata
-        return f"{meta.namespace or 'default'}/{meta.name}"
+        return self.pod.key
 
     def node_scores(self, name: str) -> dict[str, dict[str, int]]:
         """{plugin: {raw, normalized, weight, weighted}} for one scored node."""

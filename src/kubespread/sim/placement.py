@@ -23,12 +23,14 @@ from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Namespace, Node, Pod
 from kubespread.api.keys import zone_of
 from kubespread.api.meta import KubeObject
+from kubespread.api.timestamps import virtual_seconds
+from kubespread.controllers.host import Controller
 from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.sim.engine import Controller, Simulation, virtual_seconds
+from kubespread.sim.engine import Simulation
 from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
 from kubespread.sim.scenario import creation_problems
 
@@ -151,7 +153,7 @@ def place(
         meta = decision.pod.metadata
         placements.append(
             {
-                "namespace": meta.namespace or "default",
+                "namespace": decision.pod.namespace,
                 "name": meta.name,
                 "node": decision.selected,
                 "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),

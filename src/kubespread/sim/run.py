@@ -26,6 +26,8 @@ from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
+from kubespread.cluster.errors import SimulationError
+from kubespread.controllers.host import Controller
 from kubespread.controllers.workloadspread.subsets import (
     matched_subset,
     subset_max,
@@ -33,7 +35,7 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_replicas,
 )
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
-from kubespread.sim.engine import Controller, Event, Simulation, SimulationError, pod_owner
+from kubespread.sim.engine import Event, Simulation, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
 
 __all__ = [

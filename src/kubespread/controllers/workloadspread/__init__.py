@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
+from kubespread.api.timestamps import timestamp
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.workloadspread.controller import (
     NO_SUBSET,
@@ -23,10 +24,9 @@ from kubespread.controllers.workloadspread.webhook import (
     WorkloadSpreadWebhook,
     subset_statuses,
 )
-from kubespread.sim.engine import timestamp
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import ControllerHost
 
 __all__ = [
     "FLAVOURS",
@@ -48,7 +48,7 @@ class SimulationClient:
     """The webhook's view of a simulation: its cluster and clock; status updates are the API
     server's, refused with Conflict when the resourceVersion read is stale."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: ControllerHost) -> None:
         self.sim = sim
 
     @property

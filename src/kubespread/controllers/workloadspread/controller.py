@@ -39,6 +39,7 @@ from kubespread.api.kruise import (
 )
 from kubespread.api.meta import KubeObject
 from kubespread.api.patch import PatchError, strategic_merge_patch
+from kubespread.api.timestamps import timestamp, virtual_seconds
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import ReadyTimes, Wakeups, is_active, spec_changed
@@ -56,10 +57,9 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_replicas,
     workload_spreads_in,
 )
-from kubespread.sim.engine import timestamp, virtual_seconds
 
 if TYPE_CHECKING:
-    from kubespread.sim.engine import Simulation
+    from kubespread.controllers.host import ControllerHost
 
 __all__ = ["NO_SUBSET", "WorkloadSpreadController", "deletion_costs"]
 
@@ -128,12 +128,12 @@ class WorkloadSpreadController:
 
     def __init__(self, options: WorkloadSpreadOptions | None = None) -> None:
         self.options = options or WorkloadSpreadOptions()
-        self.sim: Simulation | None = None
+        self.sim: ControllerHost | None = None
         self.ready = ReadyTimes()
         self._wakeups = Wakeups()
         self._deferred: set[str] = set()
 
-    def start(self, sim: Simulation) -> None:
+    def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.ready.seed(sim.cluster.pods.values(), sim.now)
         sim.cluster.subscribe(self._on_event)
@@ -160,7 +160,7 @@ class WorkloadSpreadController:
             else:
                 self._soon(obj.key)  # a status write (the webhook's, its own)
             return
-        namespace = obj.metadata.namespace or "default"
+        namespace = obj.namespace
         if event.kind == Pod.KIND:
             for pod in (obj, event.old):
                 if pod is None:
@@ -236,7 +236,7 @@ class WorkloadSpreadController:
         """The target's pods: those whose controller is the target or reaches it."""
         sim = self.sim
         assert sim is not None and ws.spec.target_ref is not None
-        namespace = ws.metadata.namespace or "default"
+        namespace = ws.namespace
         target = ws.spec.target_ref
         pods = sim.cluster.pods_in_namespace(namespace)
         return [
@@ -410,7 +410,7 @@ class WorkloadSpreadController:
                 sim.record(
                     ws,
                     "CreatePodFailed",
-                    f"Pod {ws.metadata.namespace or 'default'}/{name} was expected to be created "
+                    f"Pod {ws.namespace}/{name} was expected to be created "
                     "but it wasn't",
                     type="Warning",
                 )

@@ -122,7 +122,7 @@ def workload_spreads_in(cluster: ClusterState, namespace: str) -> list[WorkloadS
     spreads = [
         ws
         for ws in cluster.objects(WorkloadSpread.KIND).values()
-        if isinstance(ws, WorkloadSpread) and (ws.metadata.namespace or "default") == namespace
+        if isinstance(ws, WorkloadSpread) and ws.namespace == namespace
     ]
     return sorted(spreads, key=lambda ws: ws.metadata.name)
 
@@ -135,7 +135,7 @@ def workload_of(ws: WorkloadSpread, get: Callable[[str, str], KubeObject | None]
     cls = WORKLOAD_KINDS.get((group_of(target.api_version), target.kind))
     if cls is None:
         return None
-    obj = get(target.kind, f"{ws.metadata.namespace or 'default'}/{target.name}")
+    obj = get(target.kind, f"{ws.namespace}/{target.name}")
     return obj if isinstance(obj, cls) else None
 
 

@@ -30,7 +30,6 @@ from kubespread.api.kruise import (
 from kubespread.api.meta import KubeObject
 from kubespread.api.patch import PatchError
 from kubespread.api.resources import pod_requests
-from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubespread.api.validation import validate
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
@@ -46,8 +45,7 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_replicas,
     workload_spreads_in,
 )
-from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity
-from kubespread.scheduler.plugins.noderesources.fit import insufficient_resources
+from kubespread.scheduler.predicates import fits_resources, node_filter
 
 __all__ = ["WEBHOOK_NAME", "WorkloadSpreadClient", "WorkloadSpreadWebhook", "subset_statuses"]
 
@@ -144,7 +142,7 @@ class WorkloadSpreadWebhook:
         ref = pod.metadata.controller_ref()
         if ref is None or not is_active(pod):
             return None
-        namespace = pod.metadata.namespace or "default"
+        namespace = pod.namespace
         for ws in workload_spreads_in(self.client.cluster, namespace):
             target = ws.spec.target_ref
             if target is None or ws.metadata.deletion_timestamp:
@@ -183,24 +181,13 @@ class WorkloadSpreadWebhook:
             candidate = inject(pod, ws, subset)
         except PatchError:
             return False
-        aff = candidate.spec.affinity
-        na = aff.node_affinity if aff is not None else None
-        required = RequiredNodeAffinity(
-            candidate.spec.node_selector,
-            na.required_during_scheduling_ignored_during_execution if na is not None else None,
-            na.required_during_scheduling_required_during_execution if na is not None else None,
-        )
+        admits = node_filter(candidate)
         request = pod_requests(candidate)
         cluster = self.client.cluster
-        for info in cluster.node_infos():
-            node = cluster.nodes[info.name]
-            if node.spec.unschedulable or not required.matches(node):
-                continue
-            if find_untolerated(node.spec.taints, candidate.spec.tolerations, (NO_SCHEDULE, NO_EXECUTE)):
-                continue
-            if not insufficient_resources(request, info):
-                return True
-        return False
+        return any(
+            admits(cluster.nodes[info.name]) and fits_resources(request, info)
+            for info in cluster.node_infos()
+        )
 
     def _acquire(
         self,
@@ -281,7 +268,7 @@ class WorkloadSpreadWebhook:
         matched = matched_subset(pod)
         if matched is None or not is_active(pod) or pod.metadata.controller_ref() is None:
             return None
-        ws = self._get(WorkloadSpread.KIND, f"{pod.metadata.namespace or 'default'}/{matched.name}")
+        ws = self._get(WorkloadSpread.KIND, f"{pod.namespace}/{matched.name}")
         return (ws, matched.subset) if isinstance(ws, WorkloadSpread) else None
 
     def _give_back(self, pod: Pod, *, deleting: bool) -> Rejection | None:
@@ -318,7 +305,7 @@ class WorkloadSpreadWebhook:
         if target is None:
             return errs
         spec_path = Path("spec")
-        namespace = ws.metadata.namespace or "default"
+        namespace = ws.namespace
         for other in workload_spreads_in(self.client.cluster, namespace):
             if other.metadata.name == ws.metadata.name or other.spec.target_ref is None:
                 continue

@@ -36,15 +36,10 @@ __all__ = [
     "domain_sums",
     "existing_terms",
     "namespace_labels",
-    "pod_namespace",
     "pod_terms",
 ]
 
 _EMPTY: Final[Mapping[str, str]] = {}
-
-
-def pod_namespace(pod: Pod) -> str:
-    return pod.metadata.namespace or "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +136,7 @@ def pod_terms(pod: Pod) -> PodTerms:
     aff = pod.spec.affinity
     if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
         return _NO_TERMS
-    ns = pod_namespace(pod)
+    ns = pod.namespace
     pa, anti = aff.pod_affinity, aff.pod_anti_affinity
 
     def required(ignored: list[PodAffinityTerm], enforced: list[PodAffinityTerm]) -> tuple[AffinityTerm, ...]:
@@ -278,7 +273,7 @@ class ExistingTerms:
         if terms.empty:
             return
         flat = [(role, t) for role in ROLES for t in getattr(terms, role)]
-        namespace = pod_namespace(pod)
+        namespace = pod.namespace
         self._records[key] = (node, namespace, flat)
         self._by_namespace.setdefault(namespace, set()).add(key)
         self._apply(node, flat, +1)

@@ -34,7 +34,6 @@ from kubespread.scheduler.plugins.interpodaffinity.common import (
     domain_sums,
     existing_terms,
     namespace_labels,
-    pod_namespace,
     pod_terms,
 )
 
@@ -116,7 +115,7 @@ def _affinity_fails(cluster: ClusterState, pod: Pod, terms: PodTerms) -> np.ndar
         pods_missing |= dom == 0
         any_counted = any_counted or bool((dom > 0).any())
     if not any_counted:
-        pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+        pod_ns, labels = pod.namespace, pod.metadata.labels
         self_match = all((k_ns is None or pod_ns in k_ns) and k_sel.matches(labels) for k_ns, k_sel in keys)
         if self_match:
             pods_missing[:] = False
@@ -146,7 +145,7 @@ def _anti_affinity_fails(
     matching that term (nodes lacking the key are never blocked by it). With daemon
     co-existence, pods in ``daemons`` count for no term, and a daemon's terms count nothing."""
     fails = np.zeros(cluster.num_nodes, dtype=bool)
-    if daemons and pod_namespace(pod) in daemons:
+    if daemons and pod.namespace in daemons:
         return fails
     for t in terms.required_anti_affinity:
         ns, sel = t.count_key(cluster)
@@ -172,7 +171,7 @@ def _existing_anti_fails(
     carried = index.by_role["required_anti_affinity"]
     if not carried:
         return fails
-    pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+    pod_ns, labels = pod.namespace, pod.metadata.labels
     exempt: dict[AffinityTerm, dict[str, int]] = {}
     if daemons:
         if pod_ns in daemons:

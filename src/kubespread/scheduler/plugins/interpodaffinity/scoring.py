@@ -21,7 +21,6 @@ from kubespread.scheduler.plugins.interpodaffinity.common import (
     domain_sums,
     existing_terms,
     namespace_labels,
-    pod_namespace,
 )
 from kubespread.scheduler.plugins.interpodaffinity.filtering import cached_pod_terms
 
@@ -88,7 +87,7 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
 
     # existing pods' terms that match the incoming pod, each distinct term once, weighted by
     # how many pods carry it in each domain
-    pod_ns, labels = pod_namespace(pod), pod.metadata.labels
+    pod_ns, labels = pod.namespace, pod.metadata.labels
     ns_labels = namespace_labels(cluster, pod_ns)
     by_role = existing_terms(cluster).by_role
     for role, fixed, sign in (

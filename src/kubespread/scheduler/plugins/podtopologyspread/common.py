@@ -35,7 +35,6 @@ __all__ = [
     "has_all_keys",
     "matching_counts",
     "parse_constraints",
-    "pod_namespace",
 ]
 
 DO_NOT_SCHEDULE: Final = "DoNotSchedule"
@@ -66,10 +65,6 @@ class SpreadConstraint:
     def honors_policies(self) -> bool:
         """True when some nodes may be left out of the domains (either policy is Honor)."""
         return self.node_affinity_policy == HONOR or self.node_taints_policy == HONOR
-
-
-def pod_namespace(pod: Pod) -> str:
-    return pod.metadata.namespace or "default"
 
 
 def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: str) -> list[SpreadConstraint]:
@@ -116,11 +111,11 @@ def default_selector(pod: Pod, cluster: ClusterState) -> Selector:
     """helper.DefaultSelector: the union of the selectors of the pod's Services (same namespace,
     selector matching the pod) and of its controller (ReplicationController, ReplicaSet or
     StatefulSet, looked up by name in the pod's namespace)."""
-    ns = pod_namespace(pod)
+    ns = pod.namespace
     labels = pod.metadata.labels
     label_set: dict[str, str] = {}
     for svc in cluster.objects("Service").values():
-        if (svc.metadata.namespace or "default") != ns:
+        if svc.namespace != ns:
             continue
         sel = svc.spec.selector  # type: ignore[attr-defined]
         if sel and all(labels.get(k) == v for k, v in sel.items()):
@@ -184,7 +179,7 @@ def matching_counts(cluster: ClusterState, pod: Pod, selector: Selector) -> np.n
     nil one (NOTHING) matches nothing."""
     if selector.empty or selector.nothing:
         return np.zeros(cluster.num_nodes, dtype=np.int64)
-    return cluster.pod_counts(frozenset((pod_namespace(pod),)), selector, include_terminating=False)
+    return cluster.pod_counts(frozenset((pod.namespace,)), selector, include_terminating=False)
 
 
 class InclusionMasks:

@@ -1,0 +1,35 @@
+"""Virtual time as the API shows it: seconds on the simulation clock <-> RFC 3339 stamps.
+
+The simulation, its controllers and the live hosts all write creationTimestamps, condition
+times and deletion timestamps through these, so a stamp written by one reads back the same
+in another (the live hosts count wall seconds on the same scale).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+__all__ = ["EPOCH", "timestamp", "virtual_seconds"]
+
+#: virtual time 0, as creationTimestamps and event times show it
+EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def timestamp(seconds: float) -> str:
+    """RFC 3339 (second precision, as the API server writes it) for a virtual time."""
+    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def virtual_seconds(stamp: str | None) -> float | None:
+    """The inverse of :func:`timestamp`: an RFC 3339 time as virtual seconds; None if absent or
+    not a time with a zone."""
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return (when - EPOCH).total_seconds()

@@ -1,0 +1,130 @@
+"""The scheduling loop: queue, profiles, the next decision, and whoever binds it.
+
+The simulation and the live secondary scheduler run this one loop; they differ only in the
+clock they pass (virtual seconds, or the wall's monotonic clock) and in their
+:class:`Binder` (the simulation stores the binding and starts the pod; the live scheduler
+assumes the pod in its cache, then POSTs ``pods/binding``). The loop never changes the
+cluster itself: :func:`~kubespread.scheduler.scheduler.schedule_one` returns a decision and
+the binder applies it.
+
+- Pods enter the :class:`~kubespread.scheduler.queue.SchedulingQueue` when they are pending,
+  not terminating or finished, name one of ``profiles`` in ``spec.schedulerName`` and pass
+  every PreEnqueue plugin of that profile (scheduling gates).
+- :meth:`SchedulingLoop.follow` keeps the queue in step with the cluster's events and notes
+  when a change may help unschedulable pods; :meth:`SchedulingLoop.move_if_changed` then
+  moves them to backoff or active, as kube's informer handlers do.
+- :meth:`SchedulingLoop.schedule_next` pops the next pod (PrioritySort), decides with the
+  seeded tie-break generator, and hands the outcome to the binder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from kubespread.api.core import Pod
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.queue import QueuedPodInfo, SchedulingQueue, follow_cluster_event
+from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
+
+__all__ = ["Binder", "SchedulingLoop"]
+
+
+class Binder(Protocol):
+    """Applies a decision: ``bind`` when a node was selected, ``unschedulable`` otherwise."""
+
+    def bind(self, pod: Pod, decision: Decision) -> None: ...
+
+    def unschedulable(self, pod: Pod, decision: Decision) -> None: ...
+
+
+class SchedulingLoop:
+    """Schedules the pods of ``profiles`` (schedulerName -> Profile) on one cluster.
+
+    ``seed`` seeds the tie-break generator (:func:`~kubespread.scheduler.scheduler.tie_break_rng`),
+    so the same seed and pods in the same order give the same placements in a simulation and
+    on a live cluster. ``observers`` see every decision before it is applied.
+    """
+
+    def __init__(self, profiles: Mapping[str, Profile], *, seed: int = 0) -> None:
+        self.profiles = dict(profiles)
+        self.queue = SchedulingQueue(gate=self.gate)
+        self.rng = tie_break_rng(seed)
+        self.observers: list[Callable[[Decision], None]] = []
+        self.changed = False
+
+    # ------------------------------------------------------------------ which pods
+    def profile_of(self, pod: Pod) -> Profile | None:
+        return self.profiles.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+    def wanted(self, pod: Pod) -> bool:
+        """A pod this loop schedules (pending or not): one of its profiles, alive."""
+        return self.profile_of(pod) is not None and not pod.is_terminating and not pod.is_finished
+
+    def gate(self, pod: Pod) -> bool:
+        """PreEnqueue: every plugin of the pod's profile lets it into the active queue."""
+        profile = self.profile_of(pod)
+        return profile is not None and all(p.pre_enqueue(pod).is_success for p in profile.pre_enqueue)
+
+    # ------------------------------------------------------------------ queue upkeep
+    def add_pending(self, cluster: ClusterState, now: float) -> None:
+        """Queue the pods already pending in ``cluster`` (at start), by key."""
+        for pod in sorted(cluster.unbound_pods.values(), key=lambda p: p.key):
+            if self.wanted(pod):
+                self.queue.add(pod, now)
+
+    def follow(self, ev: ClusterEvent, now: float) -> bool:
+        """Keep the queue in step with one change; True (and ``changed`` set) when the change
+        may help unschedulable pods."""
+        helps = follow_cluster_event(self.queue, ev, now, self.wanted)
+        if helps:
+            self.changed = True
+        return helps
+
+    def move_if_changed(self, now: float) -> list[QueuedPodInfo] | None:
+        """After a helpful change, the unschedulable pods go to backoff or active; returns the
+        moved pods (None when nothing changed)."""
+        if not self.changed:
+            return None
+        self.changed = False
+        return self.queue.move_all_to_active_or_backoff(now)
+
+    def failed(self, key: str, now: float) -> QueuedPodInfo | None:
+        """The pod was found unschedulable: it waits for a helpful change (or the leftover
+        flush); returns its queue entry when it is still queued."""
+        return self.queue.failed(key, now)
+
+    # ------------------------------------------------------------------ deciding
+    def next_pod(self, cluster: ClusterState) -> tuple[Pod, Profile] | None:
+        """Pop the next pod that still needs scheduling; stale entries (bound, terminating,
+        gone, no profile) leave the queue on the way."""
+        while True:
+            info = self.queue.pop()
+            if info is None:
+                return None
+            pod = cluster.pods.get(info.key)
+            profile = self.profile_of(pod) if pod is not None else None
+            if pod is None or pod.spec.node_name or pod.is_terminating or profile is None:
+                self.queue.delete(info.key)
+                continue
+            return pod, profile
+
+    def schedule_next(self, cluster: ClusterState, binder: Binder) -> bool:
+        """Decide for the next pod and hand the outcome to ``binder``; False when no pod was
+        ready."""
+        popped = self.next_pod(cluster)
+        if popped is None:
+            return False
+        pod, profile = popped
+        decision = schedule_one(pod, cluster, profile, rng=self.rng)
+        for observe in self.observers:
+            observe(decision)
+        if decision.selected is not None:
+            self.queue.delete(pod.key)
+            binder.bind(pod, decision)
+        else:
+            binder.unschedulable(pod, decision)
+        return True
