@@ -102,10 +102,6 @@ class ControllerHost(Protocol):
 def pods_of(host: ControllerHost, owner_uid: str) -> list[Pod]:
     """Pods controlled by the object with this uid, by name."""
     return sorted(
-        (
-            p
-            for p in host.cluster.pods.values()
-            if (r := p.metadata.controller_ref()) and r.uid == owner_uid
-        ),
+        (p for p in host.cluster.pods.values() if (r := p.metadata.controller_ref()) and r.uid == owner_uid),
         key=lambda p: p.key,
     )
