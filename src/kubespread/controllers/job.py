@@ -62,7 +62,7 @@ MAX_POD_FAILURE_BACKOFF: Final = 600.0
 MAX_POD_CREATE_DELETE_PER_SYNC: Final = 500
 
 
-def _conditions(job: Job) -> list[dict[str, Any]]:
+def _conditions(job: Job) -> list[Mapping[str, Any]]:
     status = job.status if isinstance(job.status, Mapping) else {}
     conditions = status.get("conditions")
     return [c for c in conditions if isinstance(c, Mapping)] if isinstance(conditions, list) else []

@@ -432,7 +432,7 @@ def create_with_slow_start(
                 on_failed(pod, outcome)
             else:
                 created += 1
-                on_created(outcome)
+                on_created(pod)  # the API server stored it as given (defaulted in place)
         if failed:
             break
         batch *= 2

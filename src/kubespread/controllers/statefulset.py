@@ -142,11 +142,11 @@ class StatefulSetController(PodOwnerController):
         replicas, start, monotonic, kind, partition, min_ready = self._settings(sts)
         slots: list[Pod | None] = [None] * replicas
         condemned: list[Pod] = []
-        for ordinal, pod in self._members(sts):
+        for ordinal, member in self._members(sts):
             if 0 <= ordinal - start < replicas:
-                slots[ordinal - start] = pod
+                slots[ordinal - start] = member
             else:
-                condemned.append(pod)
+                condemned.append(member)
         first_unhealthy = next((p for p in [*slots, *condemned] if not self._healthy(p, min_ready)), None)
         for i, pod in enumerate(slots):
             if pod is not None and pod.is_finished:
@@ -170,18 +170,18 @@ class StatefulSetController(PodOwnerController):
                 return
             if self._waits_for_available(sts, pod, min_ready):
                 return
-        for pod in reversed(condemned):
-            if pod.is_terminating:
+        for victim in reversed(condemned):
+            if victim.is_terminating:
                 if monotonic:
                     return
                 continue
             if (
                 monotonic
-                and pod is not first_unhealthy
-                and (not is_running_and_ready(pod) or self._waits_for_available(sts, pod, min_ready))
+                and victim is not first_unhealthy
+                and (not is_running_and_ready(victim) or self._waits_for_available(sts, victim, min_ready))
             ):
                 return
-            self._delete_pod(sts, pod)
+            self._delete_pod(sts, victim)
             if monotonic:
                 return
         if kind == "OnDelete":

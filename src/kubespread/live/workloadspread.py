@@ -21,6 +21,7 @@ clock on that scale and the stamps it writes are real RFC 3339 times.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -345,5 +346,5 @@ class LiveController:
                     controller.sync(key)
                 except ApiError as e:
                     log.warning("sync %s: %s; retrying", key, e)
-                    self.after(1.0, lambda k=key, c=controller: self.enqueue(c, k))
+                    self.after(1.0, functools.partial(self.enqueue, controller, key))
         return True

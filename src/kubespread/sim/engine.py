@@ -25,6 +25,7 @@ the queue orders by (priority, queue time, sequence).
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -279,7 +280,7 @@ class Simulation:
         for expiry in sorted({info.backoff_expiry() for info in moved}):
             if expiry not in self._backoff_wakeups:
                 self._backoff_wakeups[expiry] = self.clock.at(
-                    expiry, lambda e=expiry: self._wake_backoff(e), settle=True
+                    expiry, functools.partial(self._wake_backoff, expiry), settle=True
                 )
 
     def _wake_backoff(self, expiry: float) -> None:

@@ -106,7 +106,8 @@ def snapshot_time(objects: Iterable[KubeObject]) -> float:
 
 
 def _split(loaded: Sequence[LoadedObject]) -> tuple[list[LoadedObject], list[LoadedObject]]:
-    existing, new = [], []
+    existing: list[LoadedObject] = []
+    new: list[LoadedObject] = []
     for lo in loaded:
         (existing if is_existing(lo.obj) else new).append(lo)
     return existing, new

@@ -337,6 +337,6 @@ class WorkloadSpreadWebhook:
             except PatchError as e:
                 errs.append(FieldError.invalid(path, subset.patch, f"failed to merge patch: {e}"))
                 continue
-            for e in validate(patched):
-                errs.append(FieldError.invalid(path, subset.patch, f"the patched pod is invalid: {e}"))
+            for problem in validate(patched):
+                errs.append(FieldError.invalid(path, subset.patch, f"the patched pod is invalid: {problem}"))
         return errs
