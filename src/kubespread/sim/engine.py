@@ -313,8 +313,10 @@ class Simulation:
             )
 
     # ------------------------------------------------------------------ the loop
-    def _turn(self) -> bool:
-        """Do one unit of work due now; False when there is none."""
+    def step(self) -> bool:
+        """Do one unit of work due now (a controller sync, moving unschedulable pods, or one
+        scheduling decision); False when there is none. Timers are not fired: see
+        :meth:`run_until_quiet` and :meth:`advance`."""
         self.turns += 1
         if self.turns > MAX_TURNS:
             raise SimulationError(
@@ -336,7 +338,7 @@ class Simulation:
     def run_until_quiet(self) -> None:
         """Work until nothing is left to do now and no settling timer is pending."""
         while True:
-            if self._turn():
+            if self.step():
                 continue
             if not self.clock.settling():
                 return
@@ -348,7 +350,7 @@ class Simulation:
             raise SimulationError(f"cannot advance by a negative duration ({seconds}s)")
         target = self.now + seconds
         while True:
-            if self._turn():
+            if self.step():
                 continue
             due = self.clock.peek()
             if due is None or due > target:
