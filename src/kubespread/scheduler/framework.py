@@ -49,6 +49,8 @@ __all__ = [
     "QueueSortPlugin",
     "QueuedPod",
     "ScorePlugin",
+    "StateKey",
+    "StateNotFoundError",
     "Status",
     "default_normalize_score",
     "fit_error_text",
@@ -152,6 +154,34 @@ class NodeSetCache(Generic[T]):
         return got[1]
 
 
+class StateKey(Generic[T]):
+    """A CycleState key and the type of what is stored under it: a plugin declares one per
+    thing it keeps for the cycle (``StateKey("PreFilterNodePorts", tuple)`` typed as
+    ``StateKey[tuple[HostPort, ...]]``). ``kind`` is the class the value is checked against
+    when read back (for a generic type, its plain class: ``list``, ``tuple``)."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, name: str, kind: type[T]) -> None:
+        self.name = name
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"StateKey({self.name!r}, {self.kind.__name__})"
+
+
+class StateNotFoundError(KeyError):
+    """fwk.ErrNotFound: nothing was written under the key this cycle (the plugin's PreFilter
+    or PreScore did not run, or skipped)."""
+
+    def __init__(self, key: StateKey[Any]) -> None:
+        super().__init__(key.name)
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"{self.key.name!r} not found in the cycle state"
+
+
 class CycleState:
     """Per-pod, per-cycle scratch space: each plugin writes under its own key in PreFilter or
     PreScore and reads it back in Filter or Score. Also carries the cluster being read and
@@ -161,22 +191,23 @@ class CycleState:
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
-        self._data: dict[str, Any] = {}
+        self._data: dict[str, object] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
 
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
+    def write(self, key: StateKey[T], value: T) -> None:
+        self._data[key.name] = value
 
-    def read(self, key: str, kind: type[T]) -> T:
-        """The value written under ``key``; KeyError when the plugin's earlier step did not run."""
-        value = self._data[key]
-        if not isinstance(value, kind):
-            raise TypeError(f"cycle state {key!r} holds {type(value).__name__}, not {kind.__name__}")
+    def read(self, key: StateKey[T]) -> T:
+        """The value written under ``key`` this cycle. StateNotFoundError (a KeyError) when
+        none was; TypeError when it is not a ``key.kind``."""
+        try:
+            value = self._data[key.name]
+        except KeyError:
+            raise StateNotFoundError(key) from None
+        if not isinstance(value, key.kind):
+            raise TypeError(f"cycle state {key.name!r} holds {type(value).__name__}, not {key.kind.__name__}")
         return value
-
-    def get(self, key: str) -> Any:
-        return self._data.get(key)
 
 
 @dataclass(frozen=True, slots=True)

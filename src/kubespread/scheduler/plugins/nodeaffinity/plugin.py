@@ -21,6 +21,8 @@ from kubespread.scheduler.framework import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
     default_normalize_score,
 )
@@ -37,8 +39,8 @@ NAME: Final = "NodeAffinity"
 ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_FILTER_KEY: Final = StateKey("PreFilter" + NAME, RequiredNodeAffinity)
+_PRE_SCORE_KEY: Final[StateKey[list[PreferredSchedulingTerm]]] = StateKey("PreScore" + NAME, list)
 _ENFORCED_STATUS: Final = Status.unresolvable(ERR_REASON_ENFORCED)
 _POD_STATUS: Final = Status.unresolvable(ERR_REASON_POD)
 
@@ -131,8 +133,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     @staticmethod
     def _required(state: CycleState, pod: Pod) -> RequiredNodeAffinity:
-        req = state.get(_PRE_FILTER_KEY)
-        return req if req is not None else required_node_affinity(pod)
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return required_node_affinity(pod)
 
     # ---------------------------------------------------------------- PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
@@ -156,8 +160,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     @staticmethod
     def _preferred(state: CycleState, pod: Pod) -> list[PreferredSchedulingTerm]:
-        terms = state.get(_PRE_SCORE_KEY)
-        return terms if terms is not None else (_preferred_terms(pod) or [])
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return _preferred_terms(pod) or []
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray

@@ -16,6 +16,8 @@ from kubespread.scheduler.framework import (
     FilterResult,
     PreFilterPlugin,
     PreFilterResult,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 
@@ -23,7 +25,7 @@ __all__ = ["ERR_REASON", "NodePorts", "port_conflicts"]
 
 NAME: Final = "NodePorts"
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
+_PRE_FILTER_KEY: Final[StateKey[tuple[HostPort, ...]]] = StateKey("PreFilter" + NAME, tuple)
 _REJECTED: Final = Status.unschedulable(ERR_REASON)
 
 
@@ -53,8 +55,10 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         return None, SUCCESS
 
     def _ports(self, state: CycleState, pod: Pod) -> tuple[HostPort, ...]:
-        ports = state.get(_PRE_FILTER_KEY)
-        return pod_host_ports(pod) if ports is None else ports
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return pod_host_ports(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         return _REJECTED if _any_conflict(self._ports(state, pod), node.used_ports) else SUCCESS

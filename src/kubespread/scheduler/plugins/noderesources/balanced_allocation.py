@@ -18,6 +18,8 @@ from kubespread.scheduler.framework import (
     CycleState,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer
@@ -25,7 +27,7 @@ from kubespread.scheduler.plugins.noderesources.resource_allocation import Resou
 __all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer"]
 
 NAME: Final = "NodeResourcesBalancedAllocation"
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_SCORE_KEY: Final[StateKey[list[int]]] = StateKey("PreScore" + NAME, list)
 
 
 def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
@@ -82,8 +84,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def _requests(self, state: CycleState, pod: Pod) -> list[int]:
-        requests = state.get(_PRE_SCORE_KEY)
-        return requests if requests is not None else self.scorer.pod_request_list(pod)
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return self.scorer.pod_request_list(pod)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
         requests = self._requests(state, pod)

@@ -35,6 +35,8 @@ from kubespread.scheduler.framework import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.noderesources.least_allocated import least_allocated_scorer
@@ -59,8 +61,8 @@ REASON_TOO_MANY_PODS: Final = "Too many pods"
 REASON_CPU: Final = "Insufficient cpu"
 REASON_MEMORY: Final = "Insufficient memory"
 REASON_EPHEMERAL_STORAGE: Final = "Insufficient ephemeral-storage"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_FILTER_KEY: Final = StateKey("PreFilter" + NAME, Resources)
+_PRE_SCORE_KEY: Final[StateKey[list[int]]] = StateKey("PreScore" + NAME, list)
 
 # Filter verdict bits for the vectorized path, in reason order
 _PODS, _CPU, _MEMORY, _EPHEMERAL, _UNRESOLVABLE = 1, 2, 4, 8, 16
@@ -181,8 +183,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return None, SUCCESS
 
     def _request(self, state: CycleState, pod: Pod) -> Resources:
-        request = state.get(_PRE_FILTER_KEY)
-        return request if request is not None else pod_requests(pod)
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return pod_requests(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         shortfalls = insufficient_resources(self._request(state, pod), node, self.ignored)
@@ -247,8 +251,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
-        requests = state.get(_PRE_SCORE_KEY)
-        if requests is None:
+        try:
+            requests = state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
             requests = self.scorer.pod_request_list(pod)
         return self.scorer.score_nodes(state.cluster, np.asarray(nodes, dtype=np.intp), requests)
 

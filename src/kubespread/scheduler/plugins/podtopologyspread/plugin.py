@@ -24,6 +24,7 @@ from kubespread.scheduler.framework import (
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.podtopologyspread import filtering, scoring
@@ -75,11 +76,13 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None, SUCCESS
 
     def _pre_filter_state(self, state: CycleState, pod: Pod) -> filtering.PreFilterState:
-        s = state.get(filtering.PRE_FILTER_STATE_KEY)
-        if s is None:  # Filter called without PreFilter (tests, preemption): compute it now
-            constraints = self.constraints(state, pod, DO_NOT_SCHEDULE)
-            s = filtering.compute_pre_filter_state(state.cluster, pod, constraints, self._masks)
-            state.write(filtering.PRE_FILTER_STATE_KEY, s)
+        try:
+            return state.read(filtering.PRE_FILTER_STATE_KEY)
+        except StateNotFoundError:  # Filter called without PreFilter (tests, preemption): compute it now
+            pass
+        constraints = self.constraints(state, pod, DO_NOT_SCHEDULE)
+        s = filtering.compute_pre_filter_state(state.cluster, pod, constraints, self._masks)
+        state.write(filtering.PRE_FILTER_STATE_KEY, s)
         return s
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
@@ -105,7 +108,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
-        s = state.read(scoring.PRE_SCORE_STATE_KEY, scoring.PreScoreState)
+        s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.score_nodes(s, np.asarray(nodes, dtype=np.int64))
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
@@ -114,5 +117,5 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def normalize_scores(
         self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
     ) -> np.ndarray:
-        s = state.read(scoring.PRE_SCORE_STATE_KEY, scoring.PreScoreState)
+        s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.normalize_scores(s, np.asarray(nodes, dtype=np.int64), scores)

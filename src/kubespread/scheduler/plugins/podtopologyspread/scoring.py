@@ -17,7 +17,7 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import MAX_NODE_SCORE
+from kubespread.scheduler.framework import MAX_NODE_SCORE, StateKey
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     HOSTNAME,
     InclusionMasks,
@@ -35,9 +35,6 @@ __all__ = [
     "score_nodes",
     "topology_normalizing_weight",
 ]
-
-PRE_SCORE_STATE_KEY: Final = "PreScorePodTopologySpread"
-
 
 @dataclass(frozen=True, slots=True)
 class ScoredConstraint:
@@ -58,6 +55,9 @@ class ScoredConstraint:
 class PreScoreState:
     constraints: tuple[ScoredConstraint, ...]
     ignored: np.ndarray  # per node id: feasible but missing a topology key, scored 0
+
+
+PRE_SCORE_STATE_KEY: Final = StateKey("PreScorePodTopologySpread", PreScoreState)
 
 
 def topology_normalizing_weight(size: int) -> float:

@@ -18,6 +18,8 @@ from kubespread.scheduler.framework import (
     NodeSetCache,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
     default_normalize_score,
 )
@@ -29,7 +31,7 @@ __all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration", "untolerated_nodes"]
 
 NAME: Final = "TaintToleration"
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_SCORE_KEY: Final[StateKey[list[Toleration]]] = StateKey("PreScore" + NAME, list)
 _REJECTED: Final = Status.unresolvable(ERR_REASON_UNTOLERATED)
 
 
@@ -104,8 +106,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def _score_tolerations(self, state: CycleState, pod: Pod) -> list[Toleration]:
-        tolerations = state.get(_PRE_SCORE_KEY)
-        return _prefer_no_schedule_tolerations(pod) if tolerations is None else tolerations
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return _prefer_no_schedule_tolerations(pod)
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         """How many PreferNoSchedule taints the pod does not tolerate (fewer is better)."""
