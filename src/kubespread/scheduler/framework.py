@@ -18,9 +18,10 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 
@@ -38,6 +39,8 @@ __all__ = [
     "CycleState",
     "FilterPlugin",
     "FilterResult",
+    "NodeIds",
+    "NodeScores",
     "NodeSetCache",
     "NodeStatuses",
     "Plugin",
@@ -55,6 +58,11 @@ __all__ = [
     "default_normalize_score",
     "fit_error_text",
 ]
+
+#: a batch of node ids (positions in the cluster's node vectors), as Filter and Score get it
+NodeIds: TypeAlias = npt.NDArray[np.intp]
+#: one score per node of a NodeIds batch
+NodeScores: TypeAlias = npt.NDArray[np.int64]
 
 MAX_NODE_SCORE: Final = 100
 MIN_NODE_SCORE: Final = 0
@@ -345,7 +353,7 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         raise NotImplementedError
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Filter for a batch of node ids; override for a vectorized form."""
         info_at = state.cluster.node_info_at
         return FilterResult.from_statuses(self.filter(state, pod, info_at(int(i))) for i in nodes)
@@ -361,7 +369,7 @@ class PostFilterPlugin(Plugin):
 
 
 class PreScorePlugin(Plugin):
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         """Prepare Score for the feasible nodes; Skip to have this plugin's Score skipped."""
         raise NotImplementedError
 
@@ -370,7 +378,7 @@ class ScorePlugin(Plugin):
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         raise NotImplementedError
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         """Raw scores (int64) for a batch of node ids; override for a vectorized form."""
         info_at = state.cluster.node_info_at
         return np.fromiter(
@@ -378,8 +386,8 @@ class ScorePlugin(Plugin):
         )
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         """NormalizeScore: the raw scores mapped into [0, 100]; the default leaves them."""
         return scores
 

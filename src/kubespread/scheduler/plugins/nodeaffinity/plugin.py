@@ -17,6 +17,8 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -124,7 +126,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return _POD_STATUS
         return SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         cluster = state.cluster
         which = np.where(self._required(state, pod).mask(cluster)[nodes], -1, 1).astype(np.int32)
         if self._added_matcher is not None:
@@ -139,7 +141,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return required_node_affinity(pod)
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         terms = _preferred_terms(pod)
         if terms is None and not self.added_preferred:
             return SKIP
@@ -151,7 +153,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         total = preferred_score(self.added_preferred, node.node) if self.added_preferred else 0
         return total + preferred_score(terms, node.node)
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         cluster = state.cluster
         total = preferred_scores(cluster, self._preferred(state, pod))
         if self.added_preferred:
@@ -166,6 +168,6 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return _preferred_terms(pod) or []
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         return default_normalize_score(scores, reverse=False)

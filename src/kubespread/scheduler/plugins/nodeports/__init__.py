@@ -14,6 +14,7 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
     PreFilterPlugin,
     PreFilterResult,
     StateKey,
@@ -63,7 +64,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         return _REJECTED if _any_conflict(self._ports(state, pod), node.used_ports) else SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         ports = self._ports(state, pod)
         info_at = state.cluster.node_info_at
         rejected = np.fromiter(

@@ -16,6 +16,8 @@ from kubespread.scheduler.framework import (
     SKIP,
     SUCCESS,
     CycleState,
+    NodeIds,
+    NodeScores,
     PreScorePlugin,
     ScorePlugin,
     StateKey,
@@ -76,7 +78,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         super().__init__(args)
         self.scorer = ResourceAllocationScorer(args.resources, balanced_resource_scorer, use_requested=True)
 
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         requests = self.scorer.pod_request_list(pod)
         if not any(requests):
             return SKIP
@@ -89,7 +91,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         except StateNotFoundError:  # Score without PreScore (direct calls)
             return self.scorer.pod_request_list(pod)
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(nodes), dtype=np.int64)

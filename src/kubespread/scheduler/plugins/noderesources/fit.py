@@ -31,6 +31,8 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -192,7 +194,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         shortfalls = insufficient_resources(self._request(state, pod), node, self.ignored)
         return _status(shortfalls) if shortfalls else SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Pods, cpu, memory and ephemeral storage over the node vectors; scalar resources
         (rare) per node."""
         request = self._request(state, pod)
@@ -246,11 +248,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return FilterResult(index[inverse.reshape(-1)].astype(np.int32), statuses)
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         state.write(_PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         try:
             requests = state.read(_PRE_SCORE_KEY)
         except StateNotFoundError:  # Score without PreScore (direct calls)

@@ -20,6 +20,8 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -85,7 +87,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(filtering.PRE_FILTER_STATE_KEY, s)
         return s
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         return filtering.filter_nodes(self._pre_filter_state(state, pod), np.asarray(nodes, dtype=np.int64))
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
@@ -94,7 +96,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return SUCCESS if i < 0 else result.statuses[i]
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         if state.cluster.num_nodes == 0:
             return SKIP
         constraints = self.constraints(state, pod, SCHEDULE_ANYWAY)
@@ -107,7 +109,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(scoring.PRE_SCORE_STATE_KEY, s)
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.score_nodes(s, np.asarray(nodes, dtype=np.int64))
 
@@ -115,7 +117,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return int(self.score_nodes(state, pod, np.array([node.index]))[0])
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.normalize_scores(s, np.asarray(nodes, dtype=np.int64), scores)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
@@ -113,7 +114,7 @@ def compute_pre_score_state(
     return PreScoreState(tuple(out), ignored)
 
 
-def _go_round(x: np.ndarray) -> np.ndarray:
+def _go_round(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
     """math.Round for non-negative values: halves away from zero (np.round goes to even)."""
     whole = np.trunc(x)
     return (whole + (x - whole >= 0.5)).astype(np.int64)
