@@ -26,13 +26,10 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar, dataclass_transform, overload
+from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform, overload
 
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
 __all__ = ["DecodeError", "IntOrStr", "Model", "gc_paused", "json_name", "model"]
 
@@ -286,6 +283,8 @@ class Model:
     _keys: tuple[str, ...]
     #: the manifest's keys no field models, with their values (None: there were none)
     extra: dict[str, Any] | None
+    #: set on every @model class by dataclasses (so a Model is a dataclass to type checkers)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     _fields_: ClassVar[dict[str, _Field]]
     _by_attr_: ClassVar[dict[str, _Field]]
 
@@ -425,7 +424,7 @@ def model(cls: type[M]) -> type[M]:
     hints = typing.get_type_hints(dc)
     by_key: dict[str, _Field] = {}
     by_attr: dict[str, _Field] = {}
-    for f in dataclasses.fields(typing.cast("type[DataclassInstance]", dc)):
+    for f in dataclasses.fields(dc):
         if f.name.startswith("_") or f.name == "extra":
             continue
         key = f.metadata.get(_NAME_KEY) or _camel(f.name)
