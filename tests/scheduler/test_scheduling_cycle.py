@@ -11,7 +11,7 @@ import pytest
 from builders import HOSTNAME, ZONE, cluster_of, make_node, make_pod
 from kubespread.api.schedconfig import KubeSchedulerConfiguration, KubeSchedulerProfile
 from kubespread.scheduler.config import DEFAULT_MULTI_POINT, ConfigError, build_profile, profiles_from_config
-from kubespread.scheduler.framework import Code, Status
+from kubespread.scheduler.framework import Code, CycleState, StateKey, StateNotFoundError, Status
 from kubespread.scheduler.scheduler import Rejection, fit_error_message, schedule_one
 
 
@@ -291,3 +291,17 @@ def test_ties_go_to_the_smallest_name_or_a_seeded_choice_among_the_tied() -> Non
         cluster.add(make_pod(f"x{n}").req(cpu="1").node(n).obj())
     assert Scheduler().schedule(pod, cluster).selected == "n5"
     assert {Scheduler(seed=s).schedule(pod, cluster).selected for s in range(6)} == {"n5"}
+
+
+def test_cycle_state_reads_back_what_was_written_under_a_typed_key() -> None:
+    state = CycleState(cluster_of(NODES))
+    key: StateKey[list[str]] = StateKey("PreScoreTest", list)
+    with pytest.raises(StateNotFoundError, match="'PreScoreTest' not found in the cycle state"):
+        state.read(key)
+    with pytest.raises(KeyError):  # StateNotFoundError is a KeyError
+        state.read(key)
+    state.write(key, ["a"])
+    assert state.read(key) == ["a"]
+    # another key of the same name but another type: the value is checked, not trusted
+    with pytest.raises(TypeError, match="holds list, not int"):
+        state.read(StateKey("PreScoreTest", int))

@@ -102,7 +102,7 @@ def _canonical(v: Any) -> Any:
 def canonicalize_quantities(m: Model) -> None:
     """Every Quantity held by ``m`` (at any depth of its modelled fields) in canonical form.
     Unmodelled fields (``extra``, ``Any``-typed ones) are raw manifest values and stay as they are."""
-    for f in dataclasses.fields(m):  # type: ignore[arg-type]
+    for f in dataclasses.fields(m):
         v = getattr(m, f.name)
         new = _canonical(v)
         if new is not v:

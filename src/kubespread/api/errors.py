@@ -28,6 +28,7 @@ class ErrorType(StrEnum):
     TOO_MANY = "FieldValueTooMany"
     INTERNAL = "InternalError"
 
+    # field.ErrorType.String(); it replaces str.title, which no caller uses on these values
     @property
     def title(self) -> str:  # type: ignore[override]
         return _TITLES[self]
@@ -59,7 +60,8 @@ class Path(str):
             out = f"{out}.{n}" if out else n
         return Path(out)
 
-    def index(self, i: int) -> Path:
+    # field.Path.Index; it replaces str.index, which no caller uses on a path
+    def index(self, i: int) -> Path:  # type: ignore[override]
         return Path(f"{self}[{i}]")
 
     def key(self, k: str) -> Path:

@@ -96,5 +96,5 @@ class KubeObject(Model):
     def to_dict(self) -> dict[str, Any]:
         out = Model.to_dict(self)
         # apiVersion and kind first, as kubectl writes them
-        head = {k: out.pop(k) for k in ("apiVersion", "kind") if k in out}
+        head: dict[str, Any] = {k: out.pop(k) for k in ("apiVersion", "kind") if k in out}
         return {**head, **out}

@@ -23,10 +23,10 @@ import dataclasses
 import gc
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform, overload
 
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
@@ -34,20 +34,32 @@ from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 __all__ = ["DecodeError", "IntOrStr", "Model", "gc_paused", "json_name", "model"]
 
 M = TypeVar("M", bound="Model")
+T = TypeVar("T")
 
-
-class IntOrStr:
-    """Marker type for Kubernetes IntOrString fields (maxSurge, maxUnavailable, ports)."""
+#: Kubernetes IntOrString fields (maxSurge, maxUnavailable, ports): an int or a string
+IntOrStr: TypeAlias = int | str
 
 
 _NAME_KEY = "kubespread_json_name"
 
 
-def json_name(name: str, **kwargs: Any) -> Any:
+@overload
+def json_name(name: str, *, default: T, metadata: Mapping[str, Any] | None = None) -> T: ...
+@overload
+def json_name(
+    name: str, *, default_factory: Callable[[], T], metadata: Mapping[str, Any] | None = None
+) -> T: ...
+def json_name(
+    name: str,
+    *,
+    default: Any = dataclasses.MISSING,
+    default_factory: Any = dataclasses.MISSING,
+    metadata: Mapping[str, Any] | None = None,
+) -> Any:
     """A dataclass field whose manifest key is not the camelCase of its Python name."""
-    meta = dict(kwargs.pop("metadata", {}) or {})
+    meta = dict(metadata or {})
     meta[_NAME_KEY] = name
-    return dataclasses.field(metadata=meta, **kwargs)
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=meta)
 
 
 def _camel(name: str) -> str:
@@ -239,8 +251,6 @@ def _codec_for(tp: Any) -> tuple[Decoder, Encoder]:
         return _dec_int, _ident
     if tp is float:
         return _dec_float, _ident
-    if tp is IntOrStr:
-        return _dec_int_or_str, _ident
     if tp is Quantity:
         return _dec_quantity, _enc_quantity
     if tp is Any or tp is object:
@@ -269,6 +279,12 @@ class Model:
     """Base of every API class: decoding with field paths, dumping with unknown fields kept."""
 
     __slots__ = ("_keys", "extra")
+    #: the manifest's keys in input order (empty for an object built in Python)
+    _keys: tuple[str, ...]
+    #: the manifest's keys no field models, with their values (None: there were none)
+    extra: dict[str, Any] | None
+    #: set on every @model class by dataclasses (so a Model is a dataclass to type checkers)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
     _fields_: ClassVar[dict[str, _Field]]
     _by_attr_: ClassVar[dict[str, _Field]]
 
@@ -284,6 +300,13 @@ class Model:
 
     def __post_decode__(self) -> None:
         """Hook for derived caches; called after decoding."""
+
+    def __post_init__(self) -> None:
+        """Run by the dataclass ``__init__`` (an object built in Python; decoding does not call
+        it): no manifest keys, nothing unknown, then the derived caches."""
+        self.extra = None
+        self._keys = ()
+        self.__post_decode__()
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest: input keys in input order (unknown ones included), then changed fields."""
@@ -337,7 +360,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _compile_decoder(cls: type, fields: dict[str, _Field]) -> Callable[[type, Any], Any]:
+def _compile_decoder(cls: type[Model], fields: dict[str, _Field]) -> Callable[[type[Model], Any], Model]:
     """A decoder for one class as straight-line code: one statement per field, no loop over
     field descriptors. Decoding every pod of a 100k-pod snapshot is most of its load time."""
     env: dict[str, Any] = {
@@ -381,9 +404,20 @@ def _compile_decoder(cls: type, fields: dict[str, _Field]) -> Callable[[type, An
         lines.append("    obj.__post_decode__()")
     lines.append("    return obj")
     exec("\n".join(lines), env)  # generated from our own field table, no outside input
-    return env["_decode_value"]
+    decode: Callable[[type[Model], Any], Model] = env["_decode_value"]
+    return decode
 
 
+# what type checkers need to know of the class @model makes: the dataclass below, keyword-only
+# (kw_only=True), with __eq__, unordered and mutable; fields declared with dataclasses.field
+# or json_name
+@dataclass_transform(
+    kw_only_default=True,
+    eq_default=True,
+    order_default=False,
+    frozen_default=False,
+    field_specifiers=(dataclasses.field, json_name),
+)
 def model(cls: type[M]) -> type[M]:
     """Turn an annotated Model subclass into a slotted dataclass with a compiled codec."""
     dc = dataclasses.dataclass(slots=True, kw_only=True, eq=True, repr=True)(cls)
@@ -402,15 +436,6 @@ def model(cls: type[M]) -> type[M]:
         by_attr[f.name] = fld
     dc._fields_ = by_key
     dc._by_attr_ = by_attr
+    # a classmethod replacing the base's, which the type checker takes for a plain method
     dc._decode_value = classmethod(_compile_decoder(dc, by_attr))  # type: ignore[assignment]
-    orig_init = dc.__init__
-
-    def __init__(self: Any, **kwargs: Any) -> None:
-        orig_init(self, **kwargs)
-        object.__setattr__(self, "extra", None)
-        object.__setattr__(self, "_keys", ())
-        self.__post_decode__()
-
-    __init__.__doc__ = orig_init.__doc__
-    dc.__init__ = __init__  # type: ignore[method-assign]
     return dc

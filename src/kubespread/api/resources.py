@@ -217,7 +217,8 @@ class Resources:
             return NotImplemented
         return self._key() == other._key()
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    # mutable, so unhashable; typeshed declares object.__hash__ a method, not an Optional
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         parts = [

@@ -143,12 +143,12 @@ def scheduler_profiles_or_exit(path: Path | None) -> dict[str, Profile] | None:
     from kubespread.scheduler.config import ConfigError, profiles_from_config
 
     manifests = load_or_exit([path])
-    configs = [lo for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
+    configs = [lo.obj for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
     if len(configs) != 1 or len(manifests.objects) != 1:
         err.print(f"error: {path}: --scheduler-config must hold exactly one KubeSchedulerConfiguration")
         raise typer.Exit(1)
     try:
-        return profiles_from_config(configs[0].obj)  # type: ignore[arg-type]
+        return profiles_from_config(configs[0])
     except ConfigError as e:
         print_problems([f"{path}: {x}" for x in e.errors], "in the scheduler configuration")
         raise typer.Exit(1) from None

@@ -12,18 +12,29 @@ caller (a ``np.bincount`` over domain codes), so one group serves every topology
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.selectors import EXISTS, IN, Selector
 
-__all__ = ["GroupKey", "PodCountGroup"]
+__all__ = ["Anchor", "GroupKey", "PodCountGroup"]
 
 GroupKey = tuple[frozenset[str] | None, Selector, bool]
 
 # how a group is found from a pod's labels: by one (key, value) of an In requirement, by the
 # key of an Exists requirement, or checked against every pod
 ANCHOR_VALUES, ANCHOR_KEY, ANCHOR_ANY, ANCHOR_NONE = "values", "key", "any", "none"
+
+
+class Anchor(NamedTuple):
+    """How a group is found from a pod's labels: ``kind`` is one of the ANCHOR_ kinds; ``key``
+    the label key (values, key), ``values`` the In requirement's values (values)."""
+
+    kind: str
+    key: str = ""
+    values: tuple[str, ...] = ()
 
 
 class PodCountGroup:
@@ -39,7 +50,7 @@ class PodCountGroup:
     def __init__(self, key: GroupKey, capacity: int) -> None:
         self.key = key
         self.namespaces, self.selector, self.include_terminating = key
-        self.counts = np.zeros(capacity, dtype=np.int64)
+        self.counts: npt.NDArray[np.int64] = np.zeros(capacity, dtype=np.int64)
         self.anchor = _anchor(self.selector)
 
     def matches(self, namespace: str, labels: Mapping[str, str], terminating: bool) -> bool:
@@ -55,16 +66,16 @@ class PodCountGroup:
         return f"PodCountGroup(ns={ns}, {self.selector!r}, terminating={self.include_terminating})"
 
 
-def _anchor(sel: Selector) -> tuple[str, object]:
+def _anchor(sel: Selector) -> Anchor:
     """The most selective index a matching pod must be in: an In requirement's (key, values),
     else an Exists requirement's key, else none (check every pod)."""
     if sel.nothing:
-        return (ANCHOR_NONE, None)
+        return Anchor(ANCHOR_NONE)
     ins = [r for r in sel.requirements if r.op == IN]
     if ins:
         best = min(ins, key=lambda r: len(r.values))
-        return (ANCHOR_VALUES, (best.key, tuple(sorted(best.values))))
+        return Anchor(ANCHOR_VALUES, best.key, tuple(sorted(best.values)))
     for r in sel.requirements:
         if r.op == EXISTS:
-            return (ANCHOR_KEY, r.key)
-    return (ANCHOR_ANY, None)
+            return Anchor(ANCHOR_KEY, r.key)
+    return Anchor(ANCHOR_ANY)

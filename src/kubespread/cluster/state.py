@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
@@ -49,6 +50,7 @@ from kubespread.cluster.counts import (
     ANCHOR_KEY,
     ANCHOR_NONE,
     ANCHOR_VALUES,
+    Anchor,
     GroupKey,
     PodCountGroup,
 )
@@ -168,11 +170,14 @@ class ClusterState:
         self._n = 0
         self._capacity = 0
         self._names: np.ndarray = np.empty(0, dtype=object)
-        self._vectors: dict[str, np.ndarray] = {name: np.zeros(0, dtype=np.int64) for name in NODE_VECTORS}
+        self._vectors: dict[str, npt.NDArray[np.int64]] = {
+            name: np.zeros(0, dtype=np.int64) for name in NODE_VECTORS
+        }
         self._node_generation = 0
         self._nodes_by_label: dict[str, dict[str, dict[str, Node]]] = {}
-        self._label_columns: dict[str, tuple[np.ndarray, tuple[str, ...]]] = {}
-        self._views: dict[Any, np.ndarray] = {}
+        self._label_columns: dict[str, tuple[npt.NDArray[np.int32], tuple[str, ...]]] = {}
+        # read-only views of the above by vector name, "node_names" or count group key
+        self._views: dict[str | GroupKey, np.ndarray] = {}
         # pods
         self._pods: dict[str, Pod] = {}
         self._entries: dict[str, _PodEntry] = {}
@@ -551,7 +556,7 @@ class ClusterState:
         selector: Selector,
         *,
         include_terminating: bool = True,
-    ) -> np.ndarray:
+    ) -> npt.NDArray[np.int64]:
         """Per node id, how many scheduler-visible bound pods in ``namespaces`` (None: all)
         match ``selector``; terminating pods too unless ``include_terminating`` is False
         (topology spread leaves them out; inter-pod affinity counts them).
@@ -573,10 +578,10 @@ class ClusterState:
 
     def _create_group(self, key: GroupKey) -> PodCountGroup:
         group = PodCountGroup(key, self._capacity)
-        kind, arg = group.anchor
-        if kind != ANCHOR_NONE:
+        anchor = group.anchor
+        if anchor.kind != ANCHOR_NONE:
             indexes = []
-            for entry in self._group_candidates(kind, arg):
+            for entry in self._group_candidates(anchor):
                 if entry.visible and group.matches(entry.namespace, entry.labels, entry.terminating):
                     if entry.groups is None:
                         entry.groups = [group]
@@ -586,26 +591,25 @@ class ClusterState:
                         indexes.append(entry.info.index)
             if indexes:
                 group.counts[: self._n] += np.bincount(np.asarray(indexes), minlength=self._n)
-            if kind == ANCHOR_VALUES:
-                k, values = arg  # type: ignore[misc]
-                for v in values:
-                    self._groups_by_value.setdefault((k, v), []).append(group)
-            elif kind == ANCHOR_KEY:
-                self._groups_by_key.setdefault(arg, []).append(group)  # type: ignore[arg-type]
+            if anchor.kind == ANCHOR_VALUES:
+                for v in anchor.values:
+                    self._groups_by_value.setdefault((anchor.key, v), []).append(group)
+            elif anchor.kind == ANCHOR_KEY:
+                self._groups_by_key.setdefault(anchor.key, []).append(group)
             else:
                 self._groups_any.append(group)
         self._groups[key] = group
         return group
 
-    def _group_candidates(self, kind: str, arg: Any) -> Iterable[_PodEntry]:
+    def _group_candidates(self, anchor: Anchor) -> Iterable[_PodEntry]:
         """Every pod a new group could count, found through the pod label index."""
         entries = self._entries
-        if kind == ANCHOR_VALUES:
-            k, values = arg
-            by_value = self._pods_by_label.get(k, {})
-            return [entries[key] for v in values for key in by_value.get(v, ())]
-        if kind == ANCHOR_KEY:
-            return [entries[key] for members in self._pods_by_label.get(arg, {}).values() for key in members]
+        if anchor.kind == ANCHOR_VALUES:
+            by_value = self._pods_by_label.get(anchor.key, {})
+            return [entries[key] for v in anchor.values for key in by_value.get(v, ())]
+        if anchor.kind == ANCHOR_KEY:
+            by_value = self._pods_by_label.get(anchor.key, {})
+            return [entries[key] for members in by_value.values() for key in members]
         return list(entries.values())
 
     def _matching_groups(self, entry: _PodEntry) -> list[PodCountGroup] | None:
@@ -758,7 +762,7 @@ class ClusterState:
         """All NodeInfos in node id order (a copy of the list)."""
         return list(self._infos_by_index)
 
-    def node_vector(self, name: str) -> np.ndarray:
+    def node_vector(self, name: str) -> npt.NDArray[np.int64]:
         """One of NODE_VECTORS by node id, as a read-only int64 view (see the module notes)."""
         view = self._views.get(name)
         if view is None:
@@ -776,7 +780,7 @@ class ClusterState:
         """value → nodes, for every value nodes carry under label ``key``."""
         return MappingProxyType(self._nodes_by_label.get(key, {}))
 
-    def node_label_column(self, key: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    def node_label_column(self, key: str) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
         """(codes, values) for label ``key``: codes[node id] indexes the sorted ``values``, -1
         where the node lacks the label — topology domains as a vector. Cached until the node
         set changes."""

@@ -35,7 +35,11 @@ __all__ = ["Cancellable", "Controller", "ControllerHost"]
 
 
 class Cancellable(Protocol):
-    """A timer handle: ``cancel()`` keeps the callback from running."""
+    """A timer handle: ``time`` is when it is due (on the host's ``now`` scale); ``cancel()``
+    keeps the callback from running."""
+
+    @property
+    def time(self) -> float: ...
 
     def cancel(self) -> None: ...
 

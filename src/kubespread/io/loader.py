@@ -248,7 +248,9 @@ def _add_document(
 
 
 def _raw_ref(data: dict[str, Any], namespaced: bool = True) -> str:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
     name = meta.get("name") or meta.get("generateName") or ""
     ns = meta.get("namespace") or ""
     return describe_ref(str(data.get("kind") or ""), str(ns), str(name), namespaced)

@@ -402,7 +402,7 @@ class AdmissionHandlers:
 
     def _eviction(self, review: _Review) -> _Outcome:
         """The review carries an Eviction; the pod it evicts is read from the cluster."""
-        name = review.name
+        name: str | None = review.name
         if not name:
             meta = review.raw("object").get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
@@ -526,6 +526,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _respond(self, method: str) -> None:
         body = self._body()
+        answer: dict[str, Any] | str
         if isinstance(body, str):
             self.close_connection = True
             status, answer = 400, body
@@ -605,7 +606,7 @@ class WebhookServer(ThreadingHTTPServer):
             return
         try:
             conn.do_handshake()
-            self.RequestHandlerClass(conn, client_address, self)
+            super().finish_request(conn, client_address)  # the handler, on the TLS socket
         except (ssl.SSLError, OSError) as e:
             logger.debug("connection from %s: %s", client_address, e)
         finally:
@@ -652,7 +653,7 @@ def serve(
         handlers, cert=cert, key=key, host=host, port=port, request_timeout=request_timeout
     )
     stop = stop if stop is not None else threading.Event()
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, frame: stop.set())

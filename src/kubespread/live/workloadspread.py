@@ -133,10 +133,11 @@ class LiveWorkloadSpreadClient:
 class _WallTimer:
     """A wall-clock timer's handle (the host's ``after``)."""
 
-    __slots__ = ("callback", "cancelled")
+    __slots__ = ("callback", "cancelled", "time")
 
-    def __init__(self, callback: Callable[[], None]) -> None:
+    def __init__(self, callback: Callable[[], None], time: float) -> None:
         self.callback = callback
+        self.time = time  # when it is due, in wall seconds since the simulator's epoch
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -191,7 +192,7 @@ class LiveController:
 
     def after(self, delay: float, callback: Callable[[], None], *, settle: bool = False) -> _WallTimer:
         wait = max(delay, SETTLE_SECONDS if settle and delay <= 0 else 0.0)
-        timer = _WallTimer(callback)
+        timer = _WallTimer(callback, wall_seconds() + wait)
         with self._wake:
             heapq.heappush(self._timers, (time.monotonic() + wait, next(self._seq), timer))
             self._wake.notify()

@@ -6,9 +6,9 @@ expansion of multiPoint into extension points with score weights.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path as FsPath
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from kubespread.api.errors import DecodeError, FieldError, Path
 from kubespread.api.model import Model
@@ -31,7 +31,17 @@ from kubespread.api.selectors import NodeSelector
 from kubespread.api.validation.names import validate_dns1123_label, validate_label_name
 from kubespread.api.validation.selectors import validate_node_selector
 from kubespread.scheduler import defaults as d
-from kubespread.scheduler.framework import MAX_NODE_SCORE, Plugin
+from kubespread.scheduler.framework import (
+    MAX_NODE_SCORE,
+    FilterPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ScorePlugin,
+)
 from kubespread.scheduler.profile import EXTENSION_POINTS, Profile
 from kubespread.scheduler.registry import ARGS_KINDS, ARGS_TYPES, REGISTRY, plugin_class
 
@@ -100,7 +110,7 @@ _ALL_POINTS: Final = (
 class ConfigError(Exception):
     """A configuration kube-scheduler would refuse; ``errors`` carry the field paths."""
 
-    def __init__(self, errors: list[FieldError] | list[str], source: str = "") -> None:
+    def __init__(self, errors: Sequence[FieldError | str], source: str = "") -> None:
         self.errors = errors
         self.source = source
         prefix = f"{source}: " if source else ""
@@ -149,7 +159,8 @@ def merge_plugins(custom: Plugins | None) -> Plugins:
     return out
 
 
-_DEFAULTERS: Final = {
+# by plugin name, each for that plugin's args type (ARGS_TYPES[name]), hence the Any
+_DEFAULTERS: Final[dict[str, Callable[[Any], Model]]] = {
     "PodTopologySpread": d.default_pod_topology_spread_args,
     "InterPodAffinity": d.default_inter_pod_affinity_args,
     "NodeAffinity": d.default_node_affinity_args,
@@ -287,13 +298,13 @@ def _validate_fit(args: NodeResourcesFitArgs, path: Path) -> list[FieldError]:
     kinds = [d.LEAST_ALLOCATED, d.MOST_ALLOCATED, d.REQUESTED_TO_CAPACITY_RATIO]
     if s.type not in kinds:
         errs.append(FieldError.not_supported(sp.child("type"), s.type, kinds))
-    for i, r in enumerate(s.resources):
-        if not 0 < r.weight <= 100:
+    for i, res in enumerate(s.resources):
+        if not 0 < res.weight <= 100:
             errs.append(
                 FieldError.invalid(
                     sp.child("resources").index(i).child("weight"),
-                    r.weight,
-                    f"resource weight of {r.name} not in valid range (0, 100]",
+                    res.weight,
+                    f"resource weight of {res.name} not in valid range (0, 100]",
                 )
             )
     if s.type == d.REQUESTED_TO_CAPACITY_RATIO:
@@ -345,7 +356,7 @@ def _validate_node_affinity(args: NodeAffinityArgs, path: Path) -> list[FieldErr
     return errs
 
 
-_VALIDATORS: Final = {
+_VALIDATORS: Final[dict[str, Callable[[Any, Path], list[FieldError]]]] = {
     "PodTopologySpread": _validate_pts,
     "InterPodAffinity": _validate_ipa,
     "NodeAffinity": _validate_node_affinity,
@@ -469,17 +480,26 @@ def build_profile(
         total += w * MAX_NODE_SCORE
     return Profile(
         scheduler_name=profile.scheduler_name or DEFAULT_SCHEDULER_NAME,
-        pre_enqueue=tuple(lists["preEnqueue"]),  # type: ignore[arg-type]
-        queue_sort=lists["queueSort"][0],  # type: ignore[arg-type]
-        pre_filter=tuple(lists["preFilter"]),  # type: ignore[arg-type]
-        filter=tuple(lists["filter"]),  # type: ignore[arg-type]
-        post_filter=tuple(lists["postFilter"]),  # type: ignore[arg-type]
-        pre_score=tuple(lists["preScore"]),  # type: ignore[arg-type]
-        score=tuple(lists["score"]),  # type: ignore[arg-type]
+        pre_enqueue=_implementing(PreEnqueuePlugin, lists["preEnqueue"]),
+        queue_sort=_implementing(QueueSortPlugin, lists["queueSort"])[0],
+        pre_filter=_implementing(PreFilterPlugin, lists["preFilter"]),
+        filter=_implementing(FilterPlugin, lists["filter"]),
+        post_filter=_implementing(PostFilterPlugin, lists["postFilter"]),
+        pre_score=_implementing(PreScorePlugin, lists["preScore"]),
+        score=_implementing(ScorePlugin, lists["score"]),
         weights=weights,
         plugins=instances,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
+
+
+P = TypeVar("P", bound=Plugin)
+
+
+def _implementing(point: type[P], plugins: list[Plugin]) -> tuple[P, ...]:
+    """The plugins of one extension point, typed as its interface (they all implement it:
+    ``lists`` above keeps only those)."""
+    return tuple(pl for pl in plugins if isinstance(pl, point))
 
 
 def default_profile(plugin_args: Mapping[str, Any] | None = None) -> Profile:
@@ -490,7 +510,7 @@ def default_profile(plugin_args: Mapping[str, Any] | None = None) -> Profile:
 
 def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
     """Every profile of a configuration by schedulerName (one default profile when none)."""
-    errs: list[FieldError] = []
+    errs: list[FieldError | str] = []
     pct = cfg.percentage_of_nodes_to_score
     if pct is not None and not 0 <= pct <= 100:
         errs.append(FieldError.invalid(Path("percentageOfNodesToScore"), pct, "not in valid range [0-100]"))
@@ -510,7 +530,7 @@ def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
                 p, path, percentage_of_nodes_to_score=p.percentage_of_nodes_to_score or 100
             )
         except ConfigError as e:
-            errs += e.errors  # type: ignore[arg-type]
+            errs += e.errors
     if errs:
         raise ConfigError(errs)
     return out

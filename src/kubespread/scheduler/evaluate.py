@@ -8,7 +8,7 @@ mode binds each scheduled pod before the next is judged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
@@ -33,6 +33,8 @@ __all__ = [
 
 MODES: Final = ("evaluate", "sequence")
 
+K = TypeVar("K", bound=KubeObject)
+
 #: config keys that are not plugin args: the profile name and the oracle's output detail
 #: ("full" or "summary"; our answer always has the full detail)
 _NOT_PLUGIN_ARGS: Final = frozenset({"plugins", "output"})
@@ -53,8 +55,8 @@ class EvaluateError(Exception):
     """The input document is not something we can answer (one line, names the field)."""
 
 
-def _decode(cls: type[KubeObject], item: Any, where: str) -> KubeObject:
-    if not isinstance(item, Mapping):
+def _decode(cls: type[K], item: Any, where: str) -> K:
+    if not isinstance(item, dict):
         raise EvaluateError(f"{where}: must be an object")
     try:
         return cls.from_dict(item)
@@ -105,7 +107,7 @@ def input_mode(doc: Mapping[str, Any]) -> str:
     if not isinstance(doc, Mapping):
         raise EvaluateError("input: must be a JSON object")
     mode = doc.get("mode", "evaluate")
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise EvaluateError(f"mode: must be one of {', '.join(MODES)}, got {mode!r}")
     return mode
 
@@ -117,7 +119,7 @@ def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
         incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
-    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]  # type: ignore[misc]
+    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]
 
 
 def schedule_in_turn(

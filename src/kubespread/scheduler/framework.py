@@ -18,9 +18,10 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 
@@ -38,6 +39,8 @@ __all__ = [
     "CycleState",
     "FilterPlugin",
     "FilterResult",
+    "NodeIds",
+    "NodeScores",
     "NodeSetCache",
     "NodeStatuses",
     "Plugin",
@@ -49,10 +52,17 @@ __all__ = [
     "QueueSortPlugin",
     "QueuedPod",
     "ScorePlugin",
+    "StateKey",
+    "StateNotFoundError",
     "Status",
     "default_normalize_score",
     "fit_error_text",
 ]
+
+#: a batch of node ids (positions in the cluster's node vectors), as Filter and Score get it
+NodeIds: TypeAlias = npt.NDArray[np.intp]
+#: one score per node of a NodeIds batch
+NodeScores: TypeAlias = npt.NDArray[np.int64]
 
 MAX_NODE_SCORE: Final = 100
 MIN_NODE_SCORE: Final = 0
@@ -152,6 +162,34 @@ class NodeSetCache(Generic[T]):
         return got[1]
 
 
+class StateKey(Generic[T]):
+    """A CycleState key and the type of what is stored under it: a plugin declares one per
+    thing it keeps for the cycle (``StateKey("PreFilterNodePorts", tuple)`` typed as
+    ``StateKey[tuple[HostPort, ...]]``). ``kind`` is the class the value is checked against
+    when read back (for a generic type, its plain class: ``list``, ``tuple``)."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, name: str, kind: type[T]) -> None:
+        self.name = name
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"StateKey({self.name!r}, {self.kind.__name__})"
+
+
+class StateNotFoundError(KeyError):
+    """fwk.ErrNotFound: nothing was written under the key this cycle (the plugin's PreFilter
+    or PreScore did not run, or skipped)."""
+
+    def __init__(self, key: StateKey[Any]) -> None:
+        super().__init__(key.name)
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"{self.key.name!r} not found in the cycle state"
+
+
 class CycleState:
     """Per-pod, per-cycle scratch space: each plugin writes under its own key in PreFilter or
     PreScore and reads it back in Filter or Score. Also carries the cluster being read and
@@ -161,22 +199,23 @@ class CycleState:
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
-        self._data: dict[str, Any] = {}
+        self._data: dict[str, object] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
 
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
+    def write(self, key: StateKey[T], value: T) -> None:
+        self._data[key.name] = value
 
-    def read(self, key: str, kind: type[T]) -> T:
-        """The value written under ``key``; KeyError when the plugin's earlier step did not run."""
-        value = self._data[key]
-        if not isinstance(value, kind):
-            raise TypeError(f"cycle state {key!r} holds {type(value).__name__}, not {kind.__name__}")
+    def read(self, key: StateKey[T]) -> T:
+        """The value written under ``key`` this cycle. StateNotFoundError (a KeyError) when
+        none was; TypeError when it is not a ``key.kind``."""
+        try:
+            value = self._data[key.name]
+        except KeyError:
+            raise StateNotFoundError(key) from None
+        if not isinstance(value, key.kind):
+            raise TypeError(f"cycle state {key.name!r} holds {type(value).__name__}, not {key.kind.__name__}")
         return value
-
-    def get(self, key: str) -> Any:
-        return self._data.get(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +353,7 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         raise NotImplementedError
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Filter for a batch of node ids; override for a vectorized form."""
         info_at = state.cluster.node_info_at
         return FilterResult.from_statuses(self.filter(state, pod, info_at(int(i))) for i in nodes)
@@ -330,7 +369,7 @@ class PostFilterPlugin(Plugin):
 
 
 class PreScorePlugin(Plugin):
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         """Prepare Score for the feasible nodes; Skip to have this plugin's Score skipped."""
         raise NotImplementedError
 
@@ -339,7 +378,7 @@ class ScorePlugin(Plugin):
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         raise NotImplementedError
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         """Raw scores (int64) for a batch of node ids; override for a vectorized form."""
         info_at = state.cluster.node_info_at
         return np.fromiter(
@@ -347,8 +386,8 @@ class ScorePlugin(Plugin):
         )
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         """NormalizeScore: the raw scores mapped into [0, 100]; the default leaves them."""
         return scores
 

@@ -55,7 +55,7 @@ class QueuedPodInfo:
             return self.last_failure
         # capped before doubling: 2 ** attempts overflows a float after ~1000 retries
         doublings = min(self.attempts - 1, 32)
-        seconds = min(INITIAL_BACKOFF_SECONDS * 2**doublings, MAX_BACKOFF_SECONDS)
+        seconds = min(INITIAL_BACKOFF_SECONDS * 2.0**doublings, MAX_BACKOFF_SECONDS)
         return self.last_failure + seconds
 
 

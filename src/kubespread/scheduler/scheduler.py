@@ -291,12 +291,12 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
 
 def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     totals = np.zeros(len(ids), dtype=np.int64)
-    for pl in profile.pre_score:
-        st = pl.pre_score(state, pod, ids)
+    for pre in profile.pre_score:
+        st = pre.pre_score(state, pod, ids)
         if st.is_skip:
-            state.skip_score.add(pl.name)
+            state.skip_score.add(pre.name)
         elif not st.is_success:
-            raise RuntimeError(f"plugin {pl.name} failed at PreScore: {st.message}")
+            raise RuntimeError(f"plugin {pre.name} failed at PreScore: {st.message}")
     for pl in profile.score:
         if pl.name in state.skip_score:
             decision.skipped_score_plugins.append(pl.name)

@@ -343,7 +343,7 @@ def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
         existing = sim.cluster.get(obj.KIND, obj.key)
         if existing is not None:
             if hasattr(existing, "status") and hasattr(obj, "status") and not obj.present("status"):
-                obj.status = copy.deepcopy(existing.status)  # type: ignore[attr-defined]
+                obj.status = copy.deepcopy(existing.status)
             _store_update(sim, existing, obj, rejections)
             continue
         if isinstance(obj, Node) and _has(sim, "nodelifecycle"):

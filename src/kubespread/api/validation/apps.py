@@ -88,13 +88,12 @@ def _validate_template_for_selector(
     policy = template.spec.restart_policy or "Always"
     if policy not in restart_policies:
         errs.append(FieldError.not_supported(path.child("spec", "restartPolicy"), policy, restart_policies))
-    if (template.spec.extra or {}).get("activeDeadlineSeconds") is not None and restart_policies == (
-        "Always",
-    ):
+    deadline = (template.spec.extra or {}).get("activeDeadlineSeconds")
+    if deadline is not None and restart_policies == ("Always",):
         errs.append(
             FieldError.invalid(
                 path.child("spec", "activeDeadlineSeconds"),
-                template.spec.extra["activeDeadlineSeconds"],  # type: ignore[index]
+                deadline,
                 "activeDeadlineSeconds in ReplicaSet is not Supported",
             )
         )

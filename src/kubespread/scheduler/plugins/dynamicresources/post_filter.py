@@ -26,6 +26,8 @@ from kubespread.scheduler.framework import (
     PostFilterPlugin,
     PreFilterPlugin,
     PreFilterResult,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 
@@ -35,7 +37,7 @@ NAME: Final = "DynamicResources"
 MSG_NO_CLAIMS: Final = "no new claims to deallocate"
 #: fwk.ErrNotFound: what CycleState.Read answers for a key nobody wrote
 MSG_STATE_NOT_FOUND: Final = "not found"
-_STATE_KEY: Final = "PreFilter" + NAME
+_STATE_KEY: Final = StateKey("PreFilter" + NAME, bool)
 _NO_CLAIMS: Final = Status.unschedulable(MSG_NO_CLAIMS)
 _STATE_NOT_FOUND: Final = Status.error(MSG_STATE_NOT_FOUND)
 
@@ -54,8 +56,9 @@ class DynamicResources(PreFilterPlugin, PostFilterPlugin):
         return None, SKIP
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
-        claims = state.get(_STATE_KEY)
-        if claims is None:
+        try:
+            claims = state.read(_STATE_KEY)
+        except StateNotFoundError:
             return _STATE_NOT_FOUND
         if claims:
             return None

@@ -15,11 +15,19 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import MAX_NODE_SCORE, CycleState, NodeSetCache, ScorePlugin
+from kubespread.scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeIds,
+    NodeScores,
+    NodeSetCache,
+    ScorePlugin,
+)
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "ImageLocality", "normalized_image_name"]
 
@@ -37,7 +45,7 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def calculate_priority(sum_scores: np.ndarray, num_containers: int) -> np.ndarray:
+def calculate_priority(sum_scores: npt.NDArray[np.int64], num_containers: int) -> npt.NDArray[np.int64]:
     """calculatePriority: clamp to [MIN_THRESHOLD, MAX_CONTAINER_THRESHOLD·containers] and
     scale to 0..100 with int64 division (operands non-negative)."""
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
@@ -77,7 +85,7 @@ class ImageLocality(ScorePlugin):
         super().__init__(args)
         self._index: NodeSetCache[_ImageIndex] = NodeSetCache(_ImageIndex)
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         nodes = np.asarray(nodes, dtype=np.intp)
         spec = pod.spec
         containers = [*spec.init_containers, *spec.containers]

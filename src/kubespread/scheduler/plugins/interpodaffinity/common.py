@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from kubespread.api.core import Pod, PodAffinityTerm
-from kubespread.api.selectors import NOTHING, Selector, compile_label_selector
+from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def combined_count_key(
     """One (namespaces, selector) matching exactly the pods that match every key: kube counts
     a pod for required affinity only when it matches all the incoming pod's terms."""
     namespaces: frozenset[str] | None = None
-    requirements = []
+    requirements: list[Requirement] = []
     for ns, sel in keys:
         if sel.nothing:
             return frozenset(), NOTHING

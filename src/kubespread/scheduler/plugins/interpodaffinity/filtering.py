@@ -26,7 +26,16 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.api.selectors import Selector
-from kubespread.scheduler.framework import SKIP, SUCCESS, CycleState, FilterResult, PreFilterResult, Status
+from kubespread.scheduler.framework import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    FilterResult,
+    PreFilterResult,
+    StateKey,
+    StateNotFoundError,
+    Status,
+)
 from kubespread.scheduler.plugins.interpodaffinity.common import (
     AffinityTerm,
     PodTerms,
@@ -57,8 +66,6 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Final = (
 ERR_REASON_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: Final = "node(s) didn't match pod anti-affinity rules"
 
-PRE_FILTER_KEY: Final = "PreFilterInterPodAffinity"
-POD_TERMS_KEY: Final = "InterPodAffinityPodTerms"
 
 _AFFINITY_STATUS: Final = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 _ANTI_AFFINITY_STATUS: Final = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
@@ -74,13 +81,18 @@ class PreFilterState:
     existing_anti_fails: np.ndarray
 
 
+PRE_FILTER_KEY: Final = StateKey("PreFilterInterPodAffinity", PreFilterState)
+POD_TERMS_KEY: Final = StateKey("InterPodAffinityPodTerms", PodTerms)
+
+
 def cached_pod_terms(state: CycleState, pod: Pod) -> PodTerms:
     """The incoming pod's parsed terms, parsed once per cycle."""
-    terms = state.get(POD_TERMS_KEY)
-    if terms is None:
+    try:
+        return state.read(POD_TERMS_KEY)
+    except StateNotFoundError:
         terms = pod_terms(pod)
         state.write(POD_TERMS_KEY, terms)
-    return terms
+        return terms
 
 
 def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.ndarray:
@@ -215,15 +227,18 @@ def pre_filter(
 
 
 def _state(state: CycleState, pod: Pod, daemons: frozenset[str]) -> PreFilterState:
-    got = state.get(PRE_FILTER_KEY)
-    if got is None:  # Filter without PreFilter (direct calls): compute it now
-        pre_filter(state, pod, daemons)
-        got = state.get(PRE_FILTER_KEY)
-        if got is None:  # PreFilter would have skipped: nothing rejects
-            n = state.cluster.num_nodes
-            got = PreFilterState(*(np.zeros(n, dtype=bool) for _ in range(3)))
-            state.write(PRE_FILTER_KEY, got)
-    return got
+    try:
+        return state.read(PRE_FILTER_KEY)
+    except StateNotFoundError:  # Filter without PreFilter (direct calls): compute it now
+        pass
+    pre_filter(state, pod, daemons)
+    try:
+        return state.read(PRE_FILTER_KEY)
+    except StateNotFoundError:  # PreFilter would have skipped: nothing rejects
+        n = state.cluster.num_nodes
+        got = PreFilterState(*(np.zeros(n, dtype=bool) for _ in range(3)))
+        state.write(PRE_FILTER_KEY, got)
+        return got
 
 
 def filter_nodes(

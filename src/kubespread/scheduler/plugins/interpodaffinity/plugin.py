@@ -20,6 +20,8 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -61,11 +63,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         return filtering.filter_one(state, pod, node, self.daemon_namespaces)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         return filtering.filter_nodes(state, pod, nodes, self.daemon_namespaces)
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         return scoring.pre_score(
             state, pod, self.hard_pod_affinity_weight, self.ignore_preferred_terms_of_existing_pods
         )
@@ -73,10 +75,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(scoring.score_nodes(state, pod, np.array([node.index]))[0])
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         return scoring.score_nodes(state, pod, nodes)
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         return scoring.normalize_scores(state, scores)

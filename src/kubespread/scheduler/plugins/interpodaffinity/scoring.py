@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from kubespread.api.core import Pod
-from kubespread.scheduler.framework import MAX_NODE_SCORE, SKIP, SUCCESS, CycleState, Status
+from kubespread.scheduler.framework import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    CycleState,
+    StateKey,
+    StateNotFoundError,
+    Status,
+)
 from kubespread.scheduler.plugins.interpodaffinity.common import (
     AffinityTerm,
     domain_sums,
@@ -29,14 +37,14 @@ if TYPE_CHECKING:
 
 __all__ = ["PRE_SCORE_KEY", "PreScoreState", "normalize_scores", "pre_score", "score_nodes"]
 
-PRE_SCORE_KEY: Final = "PreScoreInterPodAffinity"
-
-
 @dataclass(slots=True)
 class PreScoreState:
     """topologyScore as per-key vectors aligned with node_label_column(key)'s values."""
 
     topology_score: dict[str, np.ndarray]
+
+
+PRE_SCORE_KEY: Final = StateKey("PreScoreInterPodAffinity", PreScoreState)
 
 
 class _TopologyScore:
@@ -109,9 +117,10 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
 
 def score_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
     """Per node: the sum over topologyScore's keys the node carries of its value's entry."""
-    s = state.get(PRE_SCORE_KEY)
     out = np.zeros(len(nodes), dtype=np.int64)
-    if s is None:
+    try:
+        s = state.read(PRE_SCORE_KEY)
+    except StateNotFoundError:  # Score without PreScore (direct calls)
         return out
     cluster = state.cluster
     for key, vec in s.topology_score.items():
@@ -123,8 +132,11 @@ def score_nodes(state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
 
 def normalize_scores(state: CycleState, scores: np.ndarray) -> np.ndarray:
     """100 * (score - min) / (max - min) over the scored nodes, truncated; all 0 when equal."""
-    s = state.get(PRE_SCORE_KEY)
-    if s is None or not s.topology_score or len(scores) == 0:
+    try:
+        s = state.read(PRE_SCORE_KEY)
+    except StateNotFoundError:  # NormalizeScore without PreScore (direct calls)
+        return scores
+    if not s.topology_score or len(scores) == 0:
         return scores
     lo, hi = int(scores.min()), int(scores.max())
     diff = hi - lo

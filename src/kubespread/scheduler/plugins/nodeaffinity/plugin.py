@@ -17,10 +17,14 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
     default_normalize_score,
 )
@@ -37,8 +41,8 @@ NAME: Final = "NodeAffinity"
 ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_FILTER_KEY: Final = StateKey("PreFilter" + NAME, RequiredNodeAffinity)
+_PRE_SCORE_KEY: Final[StateKey[list[PreferredSchedulingTerm]]] = StateKey("PreScore" + NAME, list)
 _ENFORCED_STATUS: Final = Status.unresolvable(ERR_REASON_ENFORCED)
 _POD_STATUS: Final = Status.unresolvable(ERR_REASON_POD)
 
@@ -122,7 +126,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return _POD_STATUS
         return SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         cluster = state.cluster
         which = np.where(self._required(state, pod).mask(cluster)[nodes], -1, 1).astype(np.int32)
         if self._added_matcher is not None:
@@ -131,11 +135,13 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     @staticmethod
     def _required(state: CycleState, pod: Pod) -> RequiredNodeAffinity:
-        req = state.get(_PRE_FILTER_KEY)
-        return req if req is not None else required_node_affinity(pod)
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return required_node_affinity(pod)
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         terms = _preferred_terms(pod)
         if terms is None and not self.added_preferred:
             return SKIP
@@ -147,7 +153,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         total = preferred_score(self.added_preferred, node.node) if self.added_preferred else 0
         return total + preferred_score(terms, node.node)
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         cluster = state.cluster
         total = preferred_scores(cluster, self._preferred(state, pod))
         if self.added_preferred:
@@ -156,10 +162,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     @staticmethod
     def _preferred(state: CycleState, pod: Pod) -> list[PreferredSchedulingTerm]:
-        terms = state.get(_PRE_SCORE_KEY)
-        return terms if terms is not None else (_preferred_terms(pod) or [])
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return _preferred_terms(pod) or []
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         return default_normalize_score(scores, reverse=False)

@@ -8,7 +8,7 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, FilterResult, Status
+from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, FilterResult, NodeIds, Status
 
 __all__ = ["ERR_REASON", "NodeName"]
 
@@ -26,7 +26,7 @@ class NodeName(FilterPlugin):
             return SUCCESS
         return _REJECTED
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         wanted = pod.spec.node_name
         if not wanted:
             return FilterResult.passing(len(nodes))

@@ -14,8 +14,11 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
     PreFilterPlugin,
     PreFilterResult,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 
@@ -23,7 +26,7 @@ __all__ = ["ERR_REASON", "NodePorts", "port_conflicts"]
 
 NAME: Final = "NodePorts"
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
+_PRE_FILTER_KEY: Final[StateKey[tuple[HostPort, ...]]] = StateKey("PreFilter" + NAME, tuple)
 _REJECTED: Final = Status.unschedulable(ERR_REASON)
 
 
@@ -53,13 +56,15 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         return None, SUCCESS
 
     def _ports(self, state: CycleState, pod: Pod) -> tuple[HostPort, ...]:
-        ports = state.get(_PRE_FILTER_KEY)
-        return pod_host_ports(pod) if ports is None else ports
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return pod_host_ports(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         return _REJECTED if _any_conflict(self._ports(state, pod), node.used_ports) else SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         ports = self._ports(state, pod)
         info_at = state.cluster.node_info_at
         rejected = np.fromiter(

@@ -16,8 +16,12 @@ from kubespread.scheduler.framework import (
     SKIP,
     SUCCESS,
     CycleState,
+    NodeIds,
+    NodeScores,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer
@@ -25,7 +29,7 @@ from kubespread.scheduler.plugins.noderesources.resource_allocation import Resou
 __all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer"]
 
 NAME: Final = "NodeResourcesBalancedAllocation"
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_SCORE_KEY: Final[StateKey[list[int]]] = StateKey("PreScore" + NAME, list)
 
 
 def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
@@ -74,7 +78,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         super().__init__(args)
         self.scorer = ResourceAllocationScorer(args.resources, balanced_resource_scorer, use_requested=True)
 
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         requests = self.scorer.pod_request_list(pod)
         if not any(requests):
             return SKIP
@@ -82,10 +86,12 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def _requests(self, state: CycleState, pod: Pod) -> list[int]:
-        requests = state.get(_PRE_SCORE_KEY)
-        return requests if requests is not None else self.scorer.pod_request_list(pod)
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return self.scorer.pod_request_list(pod)
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(nodes), dtype=np.int64)

@@ -31,10 +31,14 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.noderesources.least_allocated import least_allocated_scorer
@@ -59,8 +63,8 @@ REASON_TOO_MANY_PODS: Final = "Too many pods"
 REASON_CPU: Final = "Insufficient cpu"
 REASON_MEMORY: Final = "Insufficient memory"
 REASON_EPHEMERAL_STORAGE: Final = "Insufficient ephemeral-storage"
-_PRE_FILTER_KEY: Final = "PreFilter" + NAME
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_FILTER_KEY: Final = StateKey("PreFilter" + NAME, Resources)
+_PRE_SCORE_KEY: Final[StateKey[list[int]]] = StateKey("PreScore" + NAME, list)
 
 # Filter verdict bits for the vectorized path, in reason order
 _PODS, _CPU, _MEMORY, _EPHEMERAL, _UNRESOLVABLE = 1, 2, 4, 8, 16
@@ -181,14 +185,16 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return None, SUCCESS
 
     def _request(self, state: CycleState, pod: Pod) -> Resources:
-        request = state.get(_PRE_FILTER_KEY)
-        return request if request is not None else pod_requests(pod)
+        try:
+            return state.read(_PRE_FILTER_KEY)
+        except StateNotFoundError:  # Filter without PreFilter (direct calls)
+            return pod_requests(pod)
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         shortfalls = insufficient_resources(self._request(state, pod), node, self.ignored)
         return _status(shortfalls) if shortfalls else SUCCESS
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Pods, cpu, memory and ephemeral storage over the node vectors; scalar resources
         (rare) per node."""
         request = self._request(state, pod)
@@ -242,13 +248,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return FilterResult(index[inverse.reshape(-1)].astype(np.int32), statuses)
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         state.write(_PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
-        requests = state.get(_PRE_SCORE_KEY)
-        if requests is None:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
+        try:
+            requests = state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
             requests = self.scorer.pod_request_list(pod)
         return self.scorer.score_nodes(state.cluster, np.asarray(nodes, dtype=np.intp), requests)
 

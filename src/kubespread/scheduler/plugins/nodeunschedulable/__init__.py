@@ -16,6 +16,7 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
     NodeSetCache,
     Status,
 )
@@ -51,7 +52,7 @@ class NodeUnschedulable(FilterPlugin):
             return SUCCESS
         return _REJECTED
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         if tolerates_all(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):
             return FilterResult.passing(len(nodes))
         return FilterResult.from_mask(self._unschedulable.get(state.cluster)[nodes], _REJECTED)

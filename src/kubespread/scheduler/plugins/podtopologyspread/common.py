@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from kubespread.api import keys
-from kubespread.api.core import Pod, TopologySpreadConstraint
+from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
+from kubespread.api.core import Pod, Service, TopologySpreadConstraint
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
@@ -115,9 +116,9 @@ def default_selector(pod: Pod, cluster: ClusterState) -> Selector:
     labels = pod.metadata.labels
     label_set: dict[str, str] = {}
     for svc in cluster.objects("Service").values():
-        if svc.namespace != ns:
+        if not isinstance(svc, Service) or svc.namespace != ns:
             continue
-        sel = svc.spec.selector  # type: ignore[attr-defined]
+        sel = svc.spec.selector
         if sel and all(labels.get(k) == v for k, v in sel.items()):
             label_set.update(sel)
     selector = _set_selector(label_set)
@@ -131,13 +132,13 @@ def default_selector(pod: Pod, cluster: ClusterState) -> Selector:
     key = f"{ns}/{owner.name}"
     if gvk == _RC:
         rc = cluster.objects("ReplicationController").get(key)
-        if rc is not None:
-            label_set.update(rc.spec.selector)  # type: ignore[attr-defined]
+        if isinstance(rc, ReplicationController):
+            label_set.update(rc.spec.selector)
             selector = _set_selector(label_set)
     elif gvk in (_RS, _SS):
         owner_obj = cluster.objects(gvk[2]).get(key)
-        if owner_obj is not None:
-            other = compile_label_selector(owner_obj.spec.selector)  # type: ignore[attr-defined]
+        if isinstance(owner_obj, ReplicaSet | StatefulSet):
+            other = compile_label_selector(owner_obj.spec.selector)
             if not other.nothing:
                 selector = selector.with_requirements(other.requirements)
     return selector

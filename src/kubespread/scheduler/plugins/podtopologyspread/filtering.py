@@ -15,7 +15,7 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import FilterResult, Status
+from kubespread.scheduler.framework import FilterResult, StateKey, Status
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
@@ -35,7 +35,6 @@ __all__ = [
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
-PRE_FILTER_STATE_KEY: Final = "PreFilterPodTopologySpread"
 
 _MISSING_LABEL: Final = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
 _SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
@@ -58,6 +57,9 @@ class ConstraintCounts:
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
     constraints: tuple[ConstraintCounts, ...]
+
+
+PRE_FILTER_STATE_KEY: Final = StateKey("PreFilterPodTopologySpread", PreFilterState)
 
 
 def compute_pre_filter_state(

@@ -20,10 +20,13 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
+    StateNotFoundError,
     Status,
 )
 from kubespread.scheduler.plugins.podtopologyspread import filtering, scoring
@@ -75,14 +78,16 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return None, SUCCESS
 
     def _pre_filter_state(self, state: CycleState, pod: Pod) -> filtering.PreFilterState:
-        s = state.get(filtering.PRE_FILTER_STATE_KEY)
-        if s is None:  # Filter called without PreFilter (tests, preemption): compute it now
-            constraints = self.constraints(state, pod, DO_NOT_SCHEDULE)
-            s = filtering.compute_pre_filter_state(state.cluster, pod, constraints, self._masks)
-            state.write(filtering.PRE_FILTER_STATE_KEY, s)
+        try:
+            return state.read(filtering.PRE_FILTER_STATE_KEY)
+        except StateNotFoundError:  # Filter called without PreFilter (tests, preemption): compute it now
+            pass
+        constraints = self.constraints(state, pod, DO_NOT_SCHEDULE)
+        s = filtering.compute_pre_filter_state(state.cluster, pod, constraints, self._masks)
+        state.write(filtering.PRE_FILTER_STATE_KEY, s)
         return s
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         return filtering.filter_nodes(self._pre_filter_state(state, pod), np.asarray(nodes, dtype=np.int64))
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
@@ -91,7 +96,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         return SUCCESS if i < 0 else result.statuses[i]
 
     # ---------------------------------------------------------------- PreScore / Score
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         if state.cluster.num_nodes == 0:
             return SKIP
         constraints = self.constraints(state, pod, SCHEDULE_ANYWAY)
@@ -104,15 +109,15 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(scoring.PRE_SCORE_STATE_KEY, s)
         return SUCCESS
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
-        s = state.read(scoring.PRE_SCORE_STATE_KEY, scoring.PreScoreState)
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
+        s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.score_nodes(s, np.asarray(nodes, dtype=np.int64))
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, np.array([node.index]))[0])
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
-        s = state.read(scoring.PRE_SCORE_STATE_KEY, scoring.PreScoreState)
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
+        s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.normalize_scores(s, np.asarray(nodes, dtype=np.int64), scores)

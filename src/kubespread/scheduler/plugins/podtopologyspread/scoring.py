@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import MAX_NODE_SCORE
+from kubespread.scheduler.framework import MAX_NODE_SCORE, StateKey
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     HOSTNAME,
     InclusionMasks,
@@ -35,9 +36,6 @@ __all__ = [
     "score_nodes",
     "topology_normalizing_weight",
 ]
-
-PRE_SCORE_STATE_KEY: Final = "PreScorePodTopologySpread"
-
 
 @dataclass(frozen=True, slots=True)
 class ScoredConstraint:
@@ -58,6 +56,9 @@ class ScoredConstraint:
 class PreScoreState:
     constraints: tuple[ScoredConstraint, ...]
     ignored: np.ndarray  # per node id: feasible but missing a topology key, scored 0
+
+
+PRE_SCORE_STATE_KEY: Final = StateKey("PreScorePodTopologySpread", PreScoreState)
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -113,7 +114,7 @@ def compute_pre_score_state(
     return PreScoreState(tuple(out), ignored)
 
 
-def _go_round(x: np.ndarray) -> np.ndarray:
+def _go_round(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
     """math.Round for non-negative values: halves away from zero (np.round goes to even)."""
     whole = np.trunc(x)
     return (whole + (x - whole >= 0.5)).astype(np.int64)

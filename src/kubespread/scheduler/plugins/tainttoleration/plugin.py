@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubespread.api.core import Pod
 from kubespread.api.taints import PREFER_NO_SCHEDULE, Taint, Toleration, find_untolerated, tolerates_all
@@ -15,9 +16,13 @@ from kubespread.scheduler.framework import (
     CycleState,
     FilterPlugin,
     FilterResult,
+    NodeIds,
+    NodeScores,
     NodeSetCache,
     PreScorePlugin,
     ScorePlugin,
+    StateKey,
+    StateNotFoundError,
     Status,
     default_normalize_score,
 )
@@ -29,7 +34,7 @@ __all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration", "untolerated_nodes"]
 
 NAME: Final = "TaintToleration"
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
-_PRE_SCORE_KEY: Final = "PreScore" + NAME
+_PRE_SCORE_KEY: Final[StateKey[list[Toleration]]] = StateKey("PreScore" + NAME, list)
 _REJECTED: Final = Status.unresolvable(ERR_REASON_UNTOLERATED)
 
 
@@ -48,7 +53,7 @@ class _TaintSets:
     """Nodes grouped by their taint list: ``ids[node id]`` indexes ``sets``, the distinct
     lists (clusters have few), so a pod's verdict is worked out once per list."""
 
-    ids: np.ndarray
+    ids: npt.NDArray[np.intp]
     sets: tuple[list[Taint], ...]
 
 
@@ -73,7 +78,7 @@ def _taint_sets(cluster: ClusterState) -> _TaintSets:
 _TAINT_SETS: Final = NodeSetCache(_taint_sets)
 
 
-def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> np.ndarray:
+def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> npt.NDArray[np.bool_]:
     """Per node id, whether the node has a NoSchedule/NoExecute taint the tolerations do not
     tolerate: the Filter's verdict, shared with PodTopologySpread's nodeTaintsPolicy."""
     ts = _TAINT_SETS.get(cluster)
@@ -93,25 +98,27 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
             return SUCCESS
         return _REJECTED
 
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> FilterResult:
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         rejected = untolerated_nodes(state.cluster, pod.spec.tolerations)[nodes]
         if not rejected.any():
             return FilterResult.passing(len(nodes))
         return FilterResult.from_mask(rejected, _REJECTED)
 
-    def pre_score(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> Status:
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         state.write(_PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))
         return SUCCESS
 
     def _score_tolerations(self, state: CycleState, pod: Pod) -> list[Toleration]:
-        tolerations = state.get(_PRE_SCORE_KEY)
-        return _prefer_no_schedule_tolerations(pod) if tolerations is None else tolerations
+        try:
+            return state.read(_PRE_SCORE_KEY)
+        except StateNotFoundError:  # Score without PreScore (direct calls)
+            return _prefer_no_schedule_tolerations(pod)
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         """How many PreferNoSchedule taints the pod does not tolerate (fewer is better)."""
         return _untolerated_preferred(node.node.spec.taints, self._score_tolerations(state, pod))
 
-    def score_nodes(self, state: CycleState, pod: Pod, nodes: np.ndarray) -> np.ndarray:
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         ts = _TAINT_SETS.get(state.cluster)
         tolerations = self._score_tolerations(state, pod)
         per_set = np.fromiter(
@@ -122,6 +129,6 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return per_set[ts.ids[nodes]]
 
     def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: np.ndarray, scores: np.ndarray
-    ) -> np.ndarray:
+        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
+    ) -> NodeScores:
         return default_normalize_score(scores, reverse=True)
