@@ -110,7 +110,7 @@ def _workload_label(namespace: str, workload: dict[str, str] | None, pod_name: s
 def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
     """Per workload placed or pending in this run, each spread constraint of its newest pod as
     the scheduler counts it now (pods per eligible domain, global minimum, skew vs maxSkew)."""
-    from kubespread.scheduler.plugins.podtopologyspread.domains import constraint_views
+    from kubespread.scheduler.views import constraint_views
     from kubespread.sim.run import top_owner
 
     sim = result.sim
