@@ -60,12 +60,17 @@ def has_left_out(rows: Sequence[Mapping[str, Any]]) -> bool:
     return any(r["leftOutDomains"] for r in rows)
 
 
-def _label(r: Mapping[str, Any], label: Label) -> str:
+def _owner(r: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    o = r.get("owner")
+    return (r["namespace"], o["kind"], o["name"]) if o else None
+
+
+def _label(r: Mapping[str, Any], label: Label, shared: set[tuple[str, str, str] | None]) -> str:
     ns = r["namespace"]
     w = r["workload"]
     if w is None:
         return f"pod/{short_ns(ns, r['pod'])}"
-    if label == "owner" and r.get("owner"):
+    if label == "owner" and r.get("owner") and _owner(r) not in shared:
         kind, name = r["owner"]["kind"], r["owner"]["name"]
     else:
         kind, name = w["kind"], w["name"]
@@ -83,15 +88,22 @@ def _skew_text(r: Mapping[str, Any]) -> str:
 def spread_table(
     rows: Sequence[Mapping[str, Any]], short: Callable[[str], str] = str, label: Label = "owner"
 ) -> Table:
-    """One line per row: the workload (its ``owner``, the Deployment, or its ``controller``,
-    the ReplicaSet), the key's last segment, the scheduler's pods per eligible domain (the
-    workload's own pods per domain for a row without a constraint), skew/maxSkew, and the raw
-    skew when ``has_raw_column``. ``short`` shortens hostname domains."""
+    """One line per row: the workload (its ``owner``, the Deployment, unless it has several
+    ReplicaSets in the rows; or its ``controller``, the ReplicaSet), the key's last segment,
+    the scheduler's pods per eligible domain (the workload's own pods per domain for a row
+    without a constraint), skew/maxSkew, and the raw skew when ``has_raw_column``. ``short``
+    shortens hostname domains."""
     t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     t.add_column("workload" if label == "owner" else "controller", overflow="fold")
     t.add_column("key", overflow="fold")
     t.add_column("pods per domain", overflow="fold", ratio=1)
     t.add_column("skew", justify="right")
+    # an owner with several controllers in the rows (a Deployment mid-rollout): name those
+    controllers: dict[tuple[str, str, str] | None, set[str]] = {}
+    for r in rows:
+        if r["workload"] is not None:
+            controllers.setdefault(_owner(r), set()).add(r["workload"]["name"])
+    shared = {o for o, names in controllers.items() if len(names) > 1}
     raw = has_raw_column(rows)
     if raw:
         t.add_column("raw", justify="right")
@@ -103,7 +115,7 @@ def spread_table(
             domains = domains_text(r["rawDomains"], shorten)
         else:
             domains = domains_text(r["domains"], shorten, r["leftOutDomains"], r["rawDomains"])
-        cells = [_label(r, label), name, domains, _skew_text(r)]
+        cells = [_label(r, label, shared), name, domains, _skew_text(r)]
         if raw:
             cells.append(str(r["rawSkew"]))
         t.add_row(*cells)
