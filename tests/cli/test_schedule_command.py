@@ -65,7 +65,9 @@ def test_a_deployment_becomes_pods_placed_within_its_spread(tmp_path: Path) -> N
     assert {p["workload"]["name"] for p in placed} == {"web"}
     assert all(p["score"] is not None and p["zone"] in ("zoneA", "zoneB") for p in placed)
     zone = next(r for r in doc["spread"] if r["topologyKey"] == "topology.kubernetes.io/zone")
-    assert zone["workload"] == {"kind": "Deployment", "name": "web"}
+    # the pods' controller, and the Deployment above it (before: workload was the Deployment)
+    assert zone["owner"] == {"kind": "Deployment", "name": "web"}
+    assert zone["workload"]["kind"] == "ReplicaSet" and zone["workload"]["name"].startswith("web-")
     assert sum(zone["domains"].values()) == 6
     assert zone["skew"] <= zone["maxSkew"] and zone["withinMaxSkew"]
 

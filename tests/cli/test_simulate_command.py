@@ -113,5 +113,6 @@ def test_the_table_shows_steps_pending_pods_and_why(tmp_path: Path) -> None:
     assert "step 2: cordon node n1" in out
     assert "pods: 2 running, 1 pending" in out
     assert "Insufficient cpu" in out
-    assert "hostname  n1=2" in out
+    # no constraint of its own: the default ones the scheduler applies (System defaulting)
+    assert "hostname (default)  n1=2" in out and "0/3 soft" in out
     assert max(len(line) for line in out.splitlines() if not line.startswith("  pending")) <= 80

@@ -71,9 +71,10 @@ def test_user_strings_are_escaped() -> None:
     )
     assert "<script" not in page
     escaped = "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;"
-    # title x2, subtitle, table title, header, 2 cells, step label x2 (steps table and pending),
-    # pod name, message, explanation pod x2 (heading, heatmap alt), filtered reason, hint
-    assert page.count(escaped) == 15
+    # title x2, subtitle, table title, header, 2 cells, step label x3 (steps table, the spread
+    # at the end and pending), pod name, message, explanation pod x2 (heading, heatmap alt),
+    # filtered reason, hint
+    assert page.count(escaped) == 16
 
 
 def test_tables_steps_pending_and_explanation_are_shown() -> None:
@@ -90,6 +91,35 @@ def test_tables_steps_pending_and_explanation_are_shown() -> None:
     assert "<td>winner</td>" in page and "<td>feasible</td>" in page
     assert "filtered by PodTopologySpread: node(s) didn&#x27;t match pod topology spread constraints" in page
     assert "<li>eu-west-1c already holds more search pods than maxSkew allows</li>" in page
+
+
+def test_the_spread_at_the_end_shows_the_schedulers_skew_and_the_raw_one() -> None:
+    """The last step's rows of the real zone-failure scenario, stopped with zone-c down: the
+    Honor Deployment's skew is 0 as the scheduler counts it (zone-c left out), 3 raw."""
+    import dataclasses
+
+    from kubespread.sim.run import simulate
+    from kubespread.sim.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples/scenarios/zone-failure.yaml")
+    result = simulate(dataclasses.replace(scenario, steps=scenario.steps[:4]))
+    page = render_report(title="t", steps=[{**result.final.to_dict(), "label": "zone-c down"}])
+    section = page[page.index("<h2>Spread at the end: zone-c down</h2>") :]
+    section = section[: section.index("</section>")]
+    assert "<th>skew</th>" in section and "<th>raw skew</th>" in section and "<th>left out</th>" in section
+    honor = next(r for r in section.split("<tr>") if r.startswith("<td>honor (honor-"))
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", honor)
+    assert cells == [
+        cells[0],
+        "topology.kubernetes.io/zone",
+        "maxSkew 1",
+        "zone-a=3 zone-b=3",
+        "zone-c",
+        "3",
+        "0",
+        "zone-a=3 zone-b=3 zone-c=0",
+        "3",
+    ]
 
 
 def test_no_pending_pods_is_said_plainly() -> None:

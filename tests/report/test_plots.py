@@ -300,6 +300,72 @@ def test_skew_without_constraints_has_no_limit_line() -> None:
     assert not ax.collections  # no limit, so nothing is over it
 
 
+def view_row(rs: str, owner: str, **fields: Any) -> dict[str, Any]:
+    """A distribution row as scheduler.views writes it (the scheduler's fields and the raw ones)."""
+    base: dict[str, Any] = {
+        "namespace": "shop",
+        "workload": {"kind": "ReplicaSet", "namespace": "shop", "name": rs},
+        "owner": {"kind": "Deployment", "name": owner},
+        "pod": f"{rs}-x",
+        "topologyKey": ZONE,
+        "pods": 6,
+        "constraints": [],
+        "maxSkew": None,
+        "whenUnsatisfiable": None,
+        "domains": None,
+        "skew": None,
+        "withinMaxSkew": None,
+        "leftOutDomains": [],
+        "rawDomains": dict(zip(ZONES, [3, 3, 0], strict=True)),
+        "rawSkew": 3,
+    }
+    return {**base, **fields}
+
+
+def test_view_rows_draw_own_pods_once_and_the_schedulers_skew() -> None:
+    """honor: a hard and a soft constraint on zone, its failed zone left out (skew 0, raw 3);
+    batch: no constraint (raw view only). Pods per domain come from rawDomains, once per
+    ReplicaSet and key; the skew line is the scheduler's; batch has none."""
+    honor = {
+        "domains": {ZONES[0]: 3, ZONES[1]: 3},
+        "leftOutDomains": [ZONES[2]],
+        "skew": 0,
+        "withinMaxSkew": True,
+    }
+    rows = [
+        view_row("honor-1", "honor", maxSkew=1, whenUnsatisfiable="DoNotSchedule", **honor),
+        view_row("honor-1", "honor", maxSkew=5, whenUnsatisfiable="ScheduleAnyway", **honor),
+        view_row("batch-1", "batch"),
+    ]
+    data = [{"label": "zone c failed", "distribution": rows, "pending": [], "pods": []}]
+    fig = plots._pods_per_domain_figure(data)
+    assert fig is not None
+    honor_ax = next(ax for ax in fig.axes if ax.get_title(loc="left").startswith("deploy/honor"))
+    assert sorted(p.get_height() for p in honor_ax.patches) == [0, 3, 3]  # not 6/6: counted once
+    skew = plots._skew_figure(data)
+    assert skew is not None
+    (ax,) = skew.axes
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert list(lines) == ["deploy/honor [shop] zone (maxSkew 1/5)"]
+    assert list(lines["deploy/honor [shop] zone (maxSkew 1/5)"].get_ydata()) == [0]
+    assert not [c for c in ax.collections if c.get_gid() == "breach"]
+
+
+def test_a_view_row_over_its_own_max_skew_is_a_breach() -> None:
+    """Breaches follow each row's withinMaxSkew: a soft constraint's skew 4 is within its
+    maxSkew 5 even though a hard one on the same key has maxSkew 1."""
+    soft = view_row("web-1", "web", maxSkew=5, whenUnsatisfiable="ScheduleAnyway", skew=4, withinMaxSkew=True)
+    hard = view_row("web-1", "web", maxSkew=1, whenUnsatisfiable="DoNotSchedule", skew=1, withinMaxSkew=True)
+    fig = plots._skew_figure([{"label": "s", "distribution": [hard, soft]}])
+    assert fig is not None
+    assert not [c for c in fig.axes[0].collections if c.get_gid() == "breach"]
+    over = dict(hard, skew=2, withinMaxSkew=False)
+    fig = plots._skew_figure([{"label": "s", "distribution": [over, soft]}])
+    assert fig is not None
+    (breach,) = [c for c in fig.axes[0].collections if c.get_gid() == "breach"]
+    assert breach.get_offsets().tolist() == [[0, 4]]  # the panel's largest skew, marked over
+
+
 def test_skew_is_none_without_distribution() -> None:
     assert skew_png([]) is None
     assert skew_png([{"label": "x", "distribution": []}]) is None

@@ -21,13 +21,19 @@ def simulate(name: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-def spread(snapshot: dict[str, Any], controller_prefix: str, key: str) -> dict[str, dict[str, int]]:
-    """Pods per domain of each controller whose name starts with the prefix."""
-    return {
-        d["workload"]["name"]: d["domains"]
+def rows(snapshot: dict[str, Any], controller_prefix: str, key: str) -> list[dict[str, Any]]:
+    """The distribution rows of each controller whose name starts with the prefix, on the key."""
+    return [
+        d
         for d in snapshot["distribution"]
         if d["workload"]["name"].startswith(controller_prefix) and d["topologyKey"] == key
-    }
+    ]
+
+
+def spread(snapshot: dict[str, Any], controller_prefix: str, key: str) -> dict[str, dict[str, int]]:
+    """The controller's own running pods per domain (every domain of the key: ``rawDomains``)
+    of each controller whose name starts with the prefix."""
+    return {d["workload"]["name"]: d["rawDomains"] for d in rows(snapshot, controller_prefix, key)}
 
 
 def pods_of(snapshot: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
@@ -110,6 +116,16 @@ def test_zone_failure_with_do_not_schedule_and_min_domains() -> None:
     for name in ("strict-", "min-domains-"):
         (d,) = spread(failed, name, ZONE).values()
         assert d == {"zone-a": 2, "zone-b": 2, "zone-c": 0}
+    # as the scheduler counts them: Honor leaves the tainted zone-c out, so honor's 3/3 is
+    # within maxSkew though its raw max - min is 3; minDomains 3 takes the minimum as 0 over
+    # the two zones left; strict (Ignore) still counts zone-c's 0
+    scheduler = {d["workload"]["name"].rsplit("-", 1)[0]: d for d in failed["distribution"]}
+    assert {n: (d["domains"], d["globalMinimum"], d["skew"], d["rawSkew"]) for n, d in scheduler.items()} == {
+        "honor": ({"zone-a": 3, "zone-b": 3}, 3, 0, 3),
+        "min-domains": ({"zone-a": 2, "zone-b": 2}, 0, 2, 2),
+        "strict": ({"zone-a": 2, "zone-b": 2, "zone-c": 0}, 0, 2, 2),
+    }
+    assert scheduler["honor"]["leftOutDomains"] == scheduler["min-domains"]["leftOutDomains"] == ["zone-c"]
     recovered = doc["final"]
     assert recovered["pending"] == []
     for name in ("strict-", "min-domains-"):

@@ -4,7 +4,6 @@ with a progress bar and shortening node names for an 80-column terminal."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,12 +24,11 @@ from kubespread.cli.common import (
     print_problems,
     progress_bar,
     scheduler_profiles_or_exit,
-    short_kind,
     short_ns,
 )
+from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 
 if TYPE_CHECKING:
-    from kubespread.api.core import Pod
     from kubespread.sim.placement import PlacementResult
 
 __all__ = [
@@ -100,55 +98,10 @@ def node_namer(names: list[str]) -> tuple[Any, str]:
     return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
 
 
-def _workload_label(namespace: str, workload: dict[str, str] | None, pod_name: str) -> str:
-    if not workload:
-        return f"pod/{short_ns(namespace, pod_name)}"
-    kind = short_kind(workload["kind"])
-    return f"{kind}/{short_ns(namespace, workload['name'])}"
-
-
 def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
-    """Per workload placed or pending in this run, each spread constraint of its newest pod as
-    the scheduler counts it now (pods per eligible domain, global minimum, skew vs maxSkew)."""
-    from kubespread.scheduler.plugins.podtopologyspread.domains import constraint_views
-    from kubespread.sim.run import top_owner
-
-    sim = result.sim
-    pods: dict[tuple[str, str], Pod] = {}
-    keys = [f"{p['namespace']}/{p['name']}" for p in result.placements]
-    keys += [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
-    for key in keys:
-        pod = sim.cluster.pods.get(key)
-        if pod is None:
-            continue
-        kind, name = top_owner(sim, pod)
-        ns = pod.metadata.namespace or "default"
-        pods[(ns, f"{kind}/{name}" if kind else f"Pod/{pod.metadata.name}")] = pod
-    rows = []
-    for (ns, _), pod in pods.items():
-        profile = sim.profiles.get(pod.spec.scheduler_name or "default-scheduler")
-        pts = profile.plugins.get("PodTopologySpread") if profile is not None else None
-        if pts is None:
-            continue
-        kind, name = top_owner(sim, pod)
-        for view in constraint_views(sim.cluster, pod, pts.default_constraints):  # type: ignore[attr-defined]
-            rows.append(
-                {
-                    "namespace": ns,
-                    "workload": {"kind": kind, "name": name} if kind else None,
-                    "pod": pod.metadata.name,
-                    **view.to_dict(),
-                }
-            )
-    return rows
-
-
-def _domains_text(domains: dict[str, int], short: Any) -> str:
-    """Every domain when few; a count of domains per pod count when many (hostname keys)."""
-    if len(domains) <= 6:
-        return "  ".join(f"{short(d)}={n}" for d, n in domains.items()) or "(no eligible domain)"
-    hist = Counter(domains.values())
-    return f"{len(domains)} domains: " + ", ".join(f"{hist[n]} with {n}" for n in sorted(hist, reverse=True))
+    """The ``spread`` rows of ``-o json``: ``PlacementResult.spread`` (the workloads placed or
+    pending in this run, per constraint, as ``kubespread.scheduler.views`` counts them)."""
+    return [row.to_dict() for row in result.spread()]
 
 
 def _table(*columns: tuple[str, str]) -> Table:
@@ -161,18 +114,12 @@ def _table(*columns: tuple[str, str]) -> Table:
 def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
     if not rows:
         return
-    t = _table(("workload", "left"), ("key", "left"), ("pods per domain", "left"), ("skew", "right"))
-    for r in rows:
-        mark = "" if r["withinMaxSkew"] else " [red]over[/]"
-        hard = "" if r["whenUnsatisfiable"] == "DoNotSchedule" else " soft"
-        t.add_row(
-            _workload_label(r["namespace"], r["workload"], r["pod"]),
-            r["topologyKey"].rsplit("/", 1)[-1] + (" (default)" if r["defaulted"] else ""),
-            _domains_text(r["domains"], short if "hostname" in r["topologyKey"] else str),
-            f"{r['skew']}/{r['maxSkew']}{hard}{mark}",
-        )
     out.print(Text("spread (as the scheduler counts it; skew/maxSkew)", style="bold"))
-    out.print(t)
+    out.print(spread_table(rows, short, label="owner"))
+    if has_left_out(rows):
+        out.print(Text(OUT_LEGEND, style="dim"))
+    if has_raw_column(rows):
+        out.print(Text(RAW_LEGEND, style="dim"))
 
 
 def print_pending(pending: list[dict[str, Any]]) -> None:
@@ -205,6 +152,13 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         out.print(Text.assemble(("refused ", "red"), f"{r['source']}: {r['object']}: {r['message']}"))
 
 
+def _workload_id(row: dict[str, Any]) -> str:
+    """A spread row's workload: its owner (a Deployment's ReplicaSets are one), else the pod."""
+    if row["owner"]:
+        return f"{row['owner']['kind']}/{row['owner']['name']}"
+    return f"Pod/{row['pod']}"
+
+
 def write_placement_report(
     directory: Path,
     result: PlacementResult,
@@ -221,12 +175,10 @@ def write_placement_report(
     steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
     steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
     # the pictures follow the workloads this run placed or left pending, not the whole dump
-    involved = {(r["namespace"], r["workload"]["name"] if r["workload"] else r["pod"]) for r in spread}
+    involved = {(r["namespace"], _workload_id(r)) for r in spread}
     for step in steps:
         step["distribution"] = [
-            d
-            for d in step["distribution"]
-            if (d["workload"]["namespace"], d["owner"]["name"] or d["workload"]["name"]) in involved
+            d for d in step["distribution"] if (d["namespace"], _workload_id(d)) in involved
         ]
     rows = [
         [short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]

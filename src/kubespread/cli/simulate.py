@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from kubespread.cli.common import (
     Output,
@@ -18,27 +19,12 @@ from kubespread.cli.common import (
     short_kind,
     short_ns,
 )
+from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 
 __all__ = ["simulate_command"]
 
-
-
-
-def _distribution_table(rows: list[dict[str, Any]]) -> Table:
-    """Rows of (controller, key, pods per domain, max-min), narrow enough for 80 columns:
-    kubectl's short kinds and the key's last segment (``zone`` for topology.kubernetes.io/zone)."""
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("controller", overflow="fold")
-    table.add_column("key", overflow="fold")
-    table.add_column("pods per domain", overflow="fold", ratio=1)
-    table.add_column("max-min", justify="right")
-    for r in rows:
-        w = r["workload"]
-        kind = short_kind(w["kind"])
-        domains = "  ".join(f"{d}={n}" for d, n in r["domains"].items()) or "(no node has this key)"
-        key = r["topologyKey"].rsplit("/", 1)[-1]
-        table.add_row(f"{kind}/{short_ns(w['namespace'], w['name'])}", key, domains, str(r["skew"]))
-    return table
+#: under the title when a step shows spread
+_SPREAD_LEGEND = "pods per domain and skew/maxSkew: as the scheduler counts them"
 
 
 def _workload_spread_table(ws: dict[str, Any]) -> Table:
@@ -76,7 +62,7 @@ def _fmt_time(t: float) -> str:
 def _print_step(step: dict[str, Any], title: str) -> None:
     out.print(f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}[/]", markup=True)
     if step["distribution"]:
-        out.print(_distribution_table(step["distribution"]))
+        out.print(spread_table(step["distribution"], label="controller"))
     for ws in step.get("workloadSpreads", []):
         out.print(_workload_spread_table(ws))
     running = sum(1 for p in step["pods"] if p["node"] and p["phase"] == "Running" and not p["terminating"])
@@ -116,6 +102,13 @@ def _print_step(step: dict[str, Any], title: str) -> None:
 def _print_table(doc: dict[str, Any]) -> None:
     name = doc["scenario"] or "scenario"
     out.print(f"[bold]{name}[/] (seed {doc['seed']})", markup=True)
+    steps = [doc["initial"], *doc["steps"]]
+    if any(s["distribution"] for s in steps):
+        out.print(Text(_SPREAD_LEGEND, style="dim"))
+    if any(has_left_out(s["distribution"]) for s in steps):
+        out.print(Text(OUT_LEGEND, style="dim"))
+    if any(has_raw_column(s["distribution"]) for s in steps):
+        out.print(Text(RAW_LEGEND, style="dim"))
     out.print()
     _print_step(doc["initial"], "initial cluster")
     for step in doc["steps"]:

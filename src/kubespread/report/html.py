@@ -135,6 +135,66 @@ def _pending_section(steps: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+def _domains(domains: Mapping[str, Any] | None) -> str:
+    return " ".join(f"{d}={n}" for d, n in (domains or {}).items()) or "-"
+
+
+def _spread_section(step: Mapping[str, Any]) -> str:
+    """The last step's distribution rows: per workload and constraint, the scheduler's view
+    (pods per eligible domain, global minimum, skew/maxSkew) beside the raw one (the workload's
+    own running pods over every domain of the key)."""
+    rows = []
+    for r in step.get("distribution") or ():
+        workload = r.get("workload") or {}
+        owner = r.get("owner") or {}
+        name = owner.get("name") or workload.get("name") or r.get("pod", "")
+        ns = r.get("namespace") or workload.get("namespace") or ""
+        label = f"{ns}/{name}" if ns and ns != "default" else str(name)
+        if workload.get("name") and workload.get("name") != name:
+            label += f" ({workload['name']})"
+        if r.get("skew") is None:
+            constraint, skew = "none", "-"
+        else:
+            soft = "" if r.get("whenUnsatisfiable") == "DoNotSchedule" else ", soft"
+            constraint = f"maxSkew {r.get('maxSkew')}{soft}" + (" (default)" if r.get("defaulted") else "")
+            skew = f"{r['skew']}" + ("" if r.get("withinMaxSkew", True) else " (over)")
+        out = r.get("leftOutDomains") or []
+        rows.append(
+            [
+                label,
+                r.get("topologyKey", ""),
+                constraint,
+                "-" if r.get("skew") is None else _domains(r.get("domains")),
+                ", ".join(out) or "-",
+                "-" if r.get("globalMinimum") is None else r["globalMinimum"],
+                skew,
+                _domains(r.get("rawDomains")),
+                "-" if r.get("rawSkew") is None else r["rawSkew"],
+            ]
+        )
+    if not rows:
+        return ""
+    headers = [
+        "workload",
+        "topology key",
+        "constraint",
+        "pods per eligible domain",
+        "left out",
+        "global min",
+        "skew",
+        "raw: own pods per domain",
+        "raw skew",
+    ]
+    return (
+        f"<section><h2>Spread at the end: {_e(_step_label(step, 0))}</h2>"
+        '<p class="muted">As the scheduler counts it: the pods each constraint\'s labelSelector '
+        "matches per eligible domain, skew = max - global minimum. Raw: the workload's own running "
+        "pods over every domain of the key, max - min.</p>"
+        + _table(headers, rows, numeric=(5, 6, 8))
+        + "</section>"
+    )
+
+
 def _verdict(node: Mapping[str, Any]) -> str:
     if node.get("winner"):
         return "winner"
@@ -213,6 +273,7 @@ def render_report(
         parts.append(f"<section><h2>{_e(table_title)}</h2>{_table(headers, rows)}</section>")
     if steps:
         parts.append(_steps_section(steps))
+        parts.append(_spread_section(steps[-1]))
         pictures = [
             _figure(
                 plots.pods_per_domain_png(steps),
@@ -224,11 +285,13 @@ def render_report(
             _figure(
                 plots.skew_png(steps),
                 "Line chart of each workload's skew per step against its maxSkew",
-                "Skew is the largest minus the smallest pod count over every domain of the key (the "
-                "scheduler may leave some domains out: nodeTaintsPolicy, nodeAffinityPolicy, minDomains). "
-                "Dashed lines are the workload's maxSkew in the same colour; a red cross marks a step "
-                "where the skew exceeds it. Series are nudged sideways so equal values stay visible; for "
-                "a rollout the largest skew of its ReplicaSets is drawn.",
+                "Skew as the scheduler counts it: the most pods the constraint's labelSelector matches "
+                "in one eligible domain minus the global minimum (domains left out by nodeAffinityPolicy "
+                "or nodeTaintsPolicy do not count; with fewer domains than minDomains the minimum is 0); "
+                "a workload without a spread constraint has no line. Dashed lines are the workload's "
+                "maxSkew in the same colour; a red cross marks a step where a constraint's skew exceeds "
+                "its maxSkew. Series are nudged sideways so equal values stay visible; for a rollout the "
+                "largest skew of its ReplicaSets is drawn.",
             ),
             _figure(
                 plots.pending_png(steps),

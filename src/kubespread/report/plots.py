@@ -119,9 +119,10 @@ class _Panel:
     name: str
     key: str
     counts: list[dict[str, int] | None]  # per step: pods per domain, None when absent
-    skews: list[int | None]
-    constraints: list[list[dict[str, Any]]]
+    skews: list[int | None]  # per step: the scheduler's skew, None without a constraint
     domains: list[str] = field(default_factory=list)
+    over: list[bool] = field(default_factory=list)  # per step: some constraint over its maxSkew
+    limits: set[int] = field(default_factory=set)  # every maxSkew seen
 
     @property
     def workload(self) -> str:
@@ -130,41 +131,64 @@ class _Panel:
         return label if self.namespace in ("", "default") else f"{label} [{self.namespace}]"
 
 
+def _row_limits(row: Mapping[str, Any]) -> list[int]:
+    """The maxSkew a row is held to: its constraint's, else (older documents) those its pods carry."""
+    if row.get("maxSkew") is not None:
+        return [row["maxSkew"]]
+    if "maxSkew" in row:  # a row without a constraint
+        return []
+    return [c["maxSkew"] for c in row.get("constraints") or () if c.get("maxSkew") is not None]
+
+
 def _panels(steps: Sequence[Mapping[str, Any]]) -> list[_Panel]:
     """Distribution rows grouped by (namespace, owner, key), in order of first appearance.
 
-    Pods per domain are summed over the group's rows (a rollout's two ReplicaSets); the skew
-    kept is the largest of its rows', as the library computed it."""
+    Pods per domain are the workload's own running pods over every domain of the key
+    (``rawDomains``; ``domains`` in documents from before it), summed over the group's
+    ReplicaSets (a rollout's two), each counted once however many constraints name the key.
+    The skew kept is the largest of the group's rows', the scheduler's as the library
+    computed it; a step is over when some row's skew exceeds its own maxSkew."""
     panels: dict[tuple[str, str, str, str], _Panel] = {}
     n = len(steps)
     for i, step in enumerate(steps):
+        counted: set[tuple[str, str, str]] = set()
         for row in step.get("distribution") or ():
             workload = row.get("workload") or {}
             owner = row.get("owner") or {}
             if owner.get("name"):
                 kind, name = owner.get("kind", ""), owner["name"]
-            else:
+            elif workload:
                 kind, name = workload.get("kind", ""), workload.get("name", "")
-            namespace = workload.get("namespace", "")
+            else:
+                kind, name = "Pod", row.get("pod", "")
+            namespace = row.get("namespace") or workload.get("namespace", "")
             key = row.get("topologyKey", "")
             panel = panels.get((namespace, kind, name, key))
             if panel is None:
-                panel = _Panel(namespace, kind, name, key, [None] * n, [None] * n, [[] for _ in range(n)])
+                panel = _Panel(namespace, kind, name, key, [None] * n, [None] * n, over=[False] * n)
                 panels[(namespace, kind, name, key)] = panel
             counts = panel.counts[i]
             if counts is None:
                 counts = panel.counts[i] = {}
-            for domain, pods in (row.get("domains") or {}).items():
-                counts[domain] = counts.get(domain, 0) + int(pods)
-                if domain not in panel.domains:
-                    panel.domains.append(domain)
+            own = (namespace, str(workload.get("name") or row.get("pod", "")), key)
+            if own not in counted:
+                counted.add(own)
+                raw = row.get("rawDomains")
+                for domain, pods in (row.get("domains") if raw is None else raw or {}).items():
+                    counts[domain] = counts.get(domain, 0) + int(pods)
+                    if domain not in panel.domains:
+                        panel.domains.append(domain)
+            limits = _row_limits(row)
+            panel.limits.update(limits)
             skew = row.get("skew")
             if skew is not None:
                 previous = panel.skews[i]
                 panel.skews[i] = skew if previous is None else max(previous, skew)
-            for c in row.get("constraints") or ():
-                if c not in panel.constraints[i]:
-                    panel.constraints[i].append(c)
+                within = row.get("withinMaxSkew")
+                if within is not None:
+                    panel.over[i] = panel.over[i] or not within
+                elif limits and skew > min(limits):
+                    panel.over[i] = True
     for panel in panels.values():
         panel.domains.sort()
     return list(panels.values())
@@ -316,9 +340,7 @@ def _skew_figure(steps: Sequence[Mapping[str, Any]]) -> Figure | None:
         colour = palette[i % len(palette)]
         nudge = offset_copy(ax.transData, fig=fig, x=(i - (len(shown) - 1) / 2) * spacing, units="points")
         ys = [math.nan if s is None else s for s in panel.skews]
-        limits = sorted(
-            {c["maxSkew"] for cs in panel.constraints for c in cs if c.get("maxSkew") is not None}
-        )
+        limits = sorted(panel.limits)
         label = f"{panel.workload} {short_key(panel.key)}"
         if limits:
             label += f" (maxSkew {'/'.join(str(m) for m in limits)})"
@@ -340,8 +362,7 @@ def _skew_figure(steps: Sequence[Mapping[str, Any]]) -> Figure | None:
             if skew is None:
                 continue
             top = max(top, skew)
-            step_limits = [c["maxSkew"] for c in panel.constraints[j] if c.get("maxSkew") is not None]
-            if step_limits and skew > min(step_limits):
+            if panel.over[j]:
                 breaches.append((j, skew))
         if breaches:
             ax.scatter(
@@ -360,7 +381,7 @@ def _skew_figure(steps: Sequence[Mapping[str, Any]]) -> Figure | None:
     ax.set_ylim(-0.3, top + 0.8)
     _integer_axis(ax.yaxis)
     _step_axis(ax, n)
-    ax.set_ylabel("skew (max - min pods per domain)", fontsize=9)
+    ax.set_ylabel("skew (max - global minimum, as the scheduler counts)", fontsize=9)
     ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(

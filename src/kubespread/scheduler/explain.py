@@ -23,13 +23,13 @@ from kubespread.scheduler.plugins.interpodaffinity import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
 from kubespread.scheduler.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
-from kubespread.scheduler.plugins.podtopologyspread.domains import ConstraintView, constraint_views
 from kubespread.scheduler.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
 )
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
+from kubespread.scheduler.views import ConstraintView, profile_views
 
 __all__ = ["Explanation", "explain"]
 
@@ -103,9 +103,7 @@ def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[d
 
 def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Explanation:
     """Read ``decision`` (made on ``cluster`` as it is now, under ``profile``)."""
-    pts = profile.plugins.get(_PTS)
-    defaults = getattr(pts, "default_constraints", None) if pts is not None else None
-    views = constraint_views(cluster, decision.pod, defaults) if pts is not None else []
+    views = profile_views(cluster, decision.pod, profile)
     plugins = [p for p in decision.scores]
     return Explanation(
         decision, plugins, _rows(decision, cluster, profile), views, hints(decision, cluster, views)

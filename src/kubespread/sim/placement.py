@@ -30,6 +30,7 @@ from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.scheduler.views import SpreadRow, spread_rows
 from kubespread.sim.engine import Simulation
 from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
 from kubespread.sim.scenario import creation_problems
@@ -82,6 +83,21 @@ class PlacementResult:
     @property
     def rejections(self) -> list[dict[str, str]]:
         return [r for s in (self.initial, *self.steps) for r in s.rejections]
+
+    def involved_pods(self) -> list[Pod]:
+        """The pods whose workloads ``schedule`` shows: those placed or left pending in this
+        run; every pod of the cluster when the input created nothing (a dump alone: how the
+        cluster as it is spreads)."""
+        pods = self.sim.cluster.pods
+        if not self.steps:
+            return list(pods.values())
+        keys = [f"{p['namespace']}/{p['name']}" for p in (*self.placements, *self.final.pending)]
+        return [pods[k] for k in dict.fromkeys(keys) if k in pods]
+
+    def spread(self) -> list[SpreadRow]:
+        """The spread of the involved workloads (``involved_pods``) per constraint, as
+        ``kubespread.scheduler.views.spread_rows`` counts it: the same rows as ``distribution``."""
+        return spread_rows(self.sim.cluster, self.sim.profiles, self.involved_pods())
 
     def to_dict(self) -> dict[str, Any]:
         """The ``-o json|yaml`` document: placements, pending pods with their FitError, the

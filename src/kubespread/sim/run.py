@@ -21,7 +21,7 @@ from typing import Any, Final
 from kubespread.admission.framework import AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
-from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD, LABEL_HOSTNAME
+from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
@@ -35,6 +35,7 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_replicas,
 )
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
+from kubespread.scheduler import views
 from kubespread.sim.engine import Event, Simulation, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
 
@@ -56,60 +57,9 @@ EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempt
 
 
 def top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
-    """The workload a pod belongs to, through ReplicaSet → Deployment; ('', '') for none."""
-    ref = obj.metadata.controller_ref()
-    kind, name = ("", "") if ref is None else (ref.kind, ref.name)
-    seen = 0
-    while ref is not None and seen < 5:
-        owner = sim.cluster.get(ref.kind, f"{obj.metadata.namespace or 'default'}/{ref.name}")
-        if owner is None:
-            break
-        ref = owner.metadata.controller_ref()
-        if ref is not None:
-            kind, name = ref.kind, ref.name
-        seen += 1
-    return kind, name
-
-
-def _pod_keys(pod: Pod) -> list[str]:
-    """Topology keys the pod's own placement rules name, in order of appearance."""
-    keys = [c.topology_key for c in pod.spec.topology_spread_constraints]
-    aff = pod.spec.affinity
-    for group in (aff.pod_affinity, aff.pod_anti_affinity) if aff is not None else ():
-        if group is None:
-            continue
-        for name in (
-            "required_during_scheduling_ignored_during_execution",
-            "required_during_scheduling_required_during_execution",
-        ):
-            keys += [t.topology_key for t in getattr(group, name, [])]
-        keys += [
-            w.pod_affinity_term.topology_key
-            for w in group.preferred_during_scheduling_ignored_during_execution
-        ]
-    if ANNOTATION_WORKLOADSPREAD in pod.metadata.annotations:  # the keys its subset was chosen by
-        na = aff.node_affinity if aff is not None else None
-        required = na.required_during_scheduling_ignored_during_execution if na is not None else None
-        for term in required.node_selector_terms if required is not None else ():
-            keys += [r.key for r in term.match_expressions]
-    return list(dict.fromkeys(k for k in keys if k))
-
-
-def _spread_constraints(members: Sequence[Pod]) -> dict[str, list[dict[str, Any]]]:
-    """Per topology key, the distinct spread constraints the pods carry (what their skew is
-    held to); a rollout's revisions may differ, so each distinct one is listed once."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for pod in members:
-        for c in pod.spec.topology_spread_constraints:
-            row = {
-                "maxSkew": c.max_skew,
-                "whenUnsatisfiable": c.when_unsatisfiable,
-                "minDomains": c.min_domains,
-            }
-            rows = out.setdefault(c.topology_key, [])
-            if row not in rows:
-                rows.append(row)
-    return out
+    """The workload a pod belongs to, through ReplicaSet → Deployment; ('', '') for none
+    (``kubespread.scheduler.views.top_owner`` on the simulation's cluster)."""
+    return views.top_owner(sim.cluster, obj)
 
 
 def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
@@ -188,44 +138,12 @@ def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
 
 
 def snapshot(sim: Simulation) -> Snapshot:
-    """The state worth showing: every pod, the spread of each controller's running pods
-    (per ReplicaSet, so the revisions of a rollout show apart) over the topology keys their
-    rules name, pending pods and why."""
+    """The state worth showing: every pod, the spread of each workload (per ReplicaSet, so the
+    revisions of a rollout show apart) per constraint as the scheduler counts it, with the raw
+    view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why."""
     cluster = sim.cluster
     pods = sorted(cluster.pods.values(), key=lambda p: p.key)
-    groups: dict[tuple[str, str, str], list[Pod]] = {}
-    for pod in pods:
-        ref = pod.metadata.controller_ref()
-        if ref is not None:  # bare pods are in the pod list, not in a workload's spread
-            groups.setdefault((pod.metadata.namespace or "default", ref.kind, ref.name), []).append(pod)
-    distribution = []
-    for (namespace, kind, name), members in sorted(groups.items()):
-        running = [p for p in members if p.spec.node_name and not p.is_terminating and not p.is_finished]
-        if not running:
-            continue
-        keys = list(dict.fromkeys(k for p in members for k in _pod_keys(p))) or [LABEL_HOSTNAME]
-        top_kind, top_name = top_owner(sim, members[0])
-        constraints = _spread_constraints(members)
-        for key in keys:
-            domains = {v: 0 for v in sorted(cluster.node_label_values(key))}
-            for p in running:
-                value = cluster.nodes[p.spec.node_name].metadata.labels.get(key)
-                if value is not None:
-                    domains[value] = domains.get(value, 0) + 1
-            counts = list(domains.values())
-            distribution.append(
-                {
-                    "workload": {"kind": kind, "namespace": namespace, "name": name},
-                    "owner": {"kind": top_kind, "name": top_name},
-                    "topologyKey": key,
-                    "domains": domains,
-                    # max - min over every domain of the key; the scheduler's skew may leave
-                    # some out (nodeTaintsPolicy, nodeAffinityPolicy, minDomains)
-                    "skew": (max(counts) - min(counts)) if counts else 0,
-                    "pods": len(running),
-                    "constraints": constraints.get(key, []),
-                }
-            )
+    distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
     pending = [
         {
             "namespace": p.metadata.namespace or "default",

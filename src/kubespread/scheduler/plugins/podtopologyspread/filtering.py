@@ -44,7 +44,10 @@ _SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 class ConstraintCounts:
     """One hard constraint, counted: ``codes`` maps node id to domain (-1: no label),
     ``domain_counts`` the matching pods per domain code (0 for domains with no eligible node,
-    as kube's map lookup gives), ``min_match`` the global minimum after minDomains."""
+    as kube's map lookup gives), ``min_match`` the global minimum after minDomains.
+    ``eligible`` (per node id) is the nodes whose pods and domains count (every constraint's
+    key, and the inclusion policies), ``present`` (per domain code) the domains they span:
+    the Filter does not read them, ``kubespread.scheduler.views`` shows them."""
 
     constraint: SpreadConstraint
     codes: np.ndarray
@@ -52,6 +55,8 @@ class ConstraintCounts:
     num_domains: int
     min_match: int
     self_match: int
+    eligible: np.ndarray
+    present: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +90,9 @@ def compute_pre_filter_state(
         min_match = int(domain_counts[present].min()) if num_domains else 0
         if num_domains < c.min_domains:
             min_match = 0
+        self_match = int(c.selector.matches(labels))
         out.append(
-            ConstraintCounts(c, codes, domain_counts, num_domains, min_match, int(c.selector.matches(labels)))
+            ConstraintCounts(c, codes, domain_counts, num_domains, min_match, self_match, eligible, present)
         )
     return PreFilterState(tuple(out))
 

@@ -1,0 +1,457 @@
+"""Spread as people see it, counted as kube-scheduler counts it: the one home of "skew".
+
+``kubespread schedule`` and ``simulate`` print spread tables, ``explain`` prints hints, the
+``distribution`` and ``spread`` rows of ``-o json`` and the HTML report's pictures show skew;
+all of them come from here, so the same pods give the same numbers everywhere.
+
+**One pod** (``constraint_views``): each spread constraint the scheduler applies to the pod
+(its own, else the profile's default constraints), counted with the plugin's own PreFilter
+computation (``filtering.compute_pre_filter_state``): the DoNotSchedule constraints together,
+exactly as PreFilter counts them for the Filter (nodes must carry every constraint's key and
+pass the constraint's nodeAffinityPolicy/nodeTaintsPolicy; bound, non-terminating pods the
+labelSelector matches in the pod's namespace; the global minimum is 0 when fewer domains than
+minDomains), then the ScheduleAnyway ones the same way among themselves. The Filter never
+checks a ScheduleAnyway constraint (Score only prefers the domains with fewer matching pods):
+its skew is what the Filter would compute were it DoNotSchedule.
+
+**One workload** (``spread_rows``): for each workload (the pods of one controller: a
+ReplicaSet, StatefulSet, Job, ...; a rollout's ReplicaSets are separate workloads, each with
+its ``owner``, the Deployment) that has a running or pending pod, one row per constraint
+of a *representative pod*: the first pending pod by name (the one the scheduler is deciding
+on now), else the newest running one. Pods of one controller share their template, so their
+constraints are the same; a WorkloadSpread's injected node affinity may make their eligible
+domains differ, and then the representative's are shown. Each row has two views:
+
+- the scheduler's (the headline): ``domains``, matching pods per eligible domain, the
+  ``globalMinimum``, ``skew`` = max - global minimum, ``withinMaxSkew``, ``allowedDomains``
+  (where one more matching pod keeps the skew within maxSkew), and what was left out;
+- the raw one, named as such: ``rawDomains``, the workload's own running pods per *every*
+  domain of the key (every node carrying it, whatever the policies: what ``kubectl get pods
+  -o wide`` shows), and ``rawSkew`` = max - min over them. It differs from ``skew`` where the
+  scheduler leaves domains out (nodeAffinityPolicy, nodeTaintsPolicy: Honor, e.g. a failed
+  zone), takes the minimum as 0 (minDomains), or counts pods of other workloads (a
+  labelSelector that matches another revision's pods).
+
+Which rows a workload gets:
+
+- one per spread constraint the scheduler applies to the representative (own constraints,
+  else the profile's defaults, marked ``defaulted``; a default constraint whose key no node
+  carries is left out: it cannot tell nodes apart). None when its scheduler profile is not
+  simulated or has no PodTopologySpread;
+- a raw-only row (no constraint: every scheduler field is None) for each other topology key
+  the workload's pods' rules name: pod (anti-)affinity terms, and the node-affinity keys a
+  WorkloadSpread subset injected;
+- a raw-only ``kubernetes.io/hostname`` row when there is nothing else, so every workload's
+  pods show somewhere.
+
+A pod without a controller is a workload of its own, shown only with the spread constraints
+the scheduler applies to it (no raw-only rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME
+from kubespread.scheduler.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    SCHEDULE_ANYWAY,
+    InclusionMasks,
+    SpreadConstraint,
+    build_default_constraints,
+    parse_constraints,
+)
+from kubespread.scheduler.plugins.podtopologyspread.filtering import compute_pre_filter_state
+from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
+
+if TYPE_CHECKING:
+    from kubespread.api.core import TopologySpreadConstraint
+    from kubespread.api.meta import KubeObject
+    from kubespread.cluster.state import ClusterState
+    from kubespread.scheduler.profile import Profile
+
+__all__ = [
+    "ConstraintView",
+    "SpreadRow",
+    "constraint_views",
+    "profile_views",
+    "rule_keys",
+    "spread_rows",
+    "top_owner",
+]
+
+_PTS: Final = "PodTopologySpread"
+
+#: the scheduler's fields of a row, all None for a raw-only row (no constraint)
+_CONSTRAINT_FIELDS: Final = (
+    "maxSkew",
+    "whenUnsatisfiable",
+    "minDomains",
+    "nodeAffinityPolicy",
+    "nodeTaintsPolicy",
+    "defaulted",
+    "domains",
+    "globalMinimum",
+    "selfMatch",
+    "skew",
+    "withinMaxSkew",
+    "allowedDomains",
+    "nodesMissingKey",
+    "taintedDomainsCounted",
+)
+
+
+# ------------------------------------------------------------------ one pod
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintView:
+    """One constraint of a pod, counted over the cluster as it is now.
+
+    ``domains``: matching pods per eligible domain (every domain with a node the Filter counts:
+    carrying every constraint's key, admitted by the policies), by name; ``min_match``: the
+    global minimum the Filter uses (0 when fewer than minDomains domains); ``allowed``: the
+    domains where one more matching pod keeps the skew within maxSkew (``self_match`` is 1 when
+    the pod matches its own selector); ``missing_key``: nodes without the topology key
+    (bypassed); ``tainted_domains``: domains whose every counted node has a taint the pod does
+    not tolerate, yet count (nodeTaintsPolicy Ignore), with those nodes."""
+
+    constraint: SpreadConstraint
+    when_unsatisfiable: str
+    defaulted: bool
+    domains: dict[str, int]
+    min_match: int
+    self_match: int
+    allowed: tuple[str, ...]
+    missing_key: tuple[str, ...]
+    tainted_domains: dict[str, tuple[str, ...]]
+
+    @property
+    def skew(self) -> int:
+        """max - global minimum over the eligible domains, as the pods stand now."""
+        return (max(self.domains.values()) - self.min_match) if self.domains else 0
+
+    @property
+    def within(self) -> bool:
+        return self.skew <= self.constraint.max_skew
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.constraint
+        return {
+            "topologyKey": c.topology_key,
+            "maxSkew": c.max_skew,
+            "whenUnsatisfiable": self.when_unsatisfiable,
+            "minDomains": c.min_domains,
+            "nodeAffinityPolicy": c.node_affinity_policy,
+            "nodeTaintsPolicy": c.node_taints_policy,
+            "defaulted": self.defaulted,
+            "domains": self.domains,
+            "globalMinimum": self.min_match,
+            "selfMatch": self.self_match,
+            "skew": self.skew,
+            "withinMaxSkew": self.within,
+            "allowedDomains": list(self.allowed),
+            "nodesMissingKey": list(self.missing_key),
+            "taintedDomainsCounted": {d: list(n) for d, n in self.tainted_domains.items()},
+        }
+
+
+def constraint_views(
+    cluster: ClusterState,
+    pod: Pod,
+    default_constraints: Sequence[TopologySpreadConstraint] | None = None,
+    *,
+    system_defaulting: bool = False,
+) -> list[ConstraintView]:
+    """The pod's constraints (DoNotSchedule first, then ScheduleAnyway, each in spec order), or
+    the default ones when it has none (``default_constraints``: the profile's PodTopologySpread
+    defaults; ``profile_views`` takes them from a profile). With ``system_defaulting`` (the
+    profile's defaultingType is System) default ScheduleAnyway constraints are counted each on
+    its own, as PreScore does then: a node without a zone label still spreads by hostname."""
+    masks = InclusionMasks()
+    views: list[ConstraintView] = []
+    node_names = cluster.node_names
+    defaulted = not pod.spec.topology_spread_constraints
+    untolerated: np.ndarray | None = None
+    for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+        if defaulted:
+            constraints = build_default_constraints(default_constraints or [], pod, cluster, action)
+        else:
+            constraints = parse_constraints(pod.spec.topology_spread_constraints, action)
+        if not constraints:
+            continue
+        if untolerated is None:
+            untolerated = untolerated_nodes(cluster, pod.spec.tolerations)
+        # all of one action at once, as PreFilter counts them: a node missing another
+        # constraint's key counts for none of them
+        if defaulted and system_defaulting and action == SCHEDULE_ANYWAY:
+            counted = [compute_pre_filter_state(cluster, pod, [c], masks).constraints[0] for c in constraints]
+        else:
+            counted = list(compute_pre_filter_state(cluster, pod, constraints, masks).constraints)
+        for cc in counted:
+            c = cc.constraint
+            codes = cc.codes
+            values = cluster.node_label_column(c.topology_key)[1]
+            present = sorted(np.flatnonzero(cc.present).tolist(), key=lambda i: values[i])
+            domains = {values[i]: int(cc.domain_counts[i]) for i in present}
+            allowed = tuple(d for d, n in domains.items() if n + cc.self_match - cc.min_match <= c.max_skew)
+            tainted: dict[str, tuple[str, ...]] = {}
+            if c.node_taints_policy != HONOR:
+                for i in present:
+                    members = cc.eligible & (codes == i)
+                    if untolerated[members].all():
+                        tainted[values[i]] = tuple(str(n) for n in node_names[members])
+            views.append(
+                ConstraintView(
+                    constraint=c,
+                    when_unsatisfiable=action,
+                    defaulted=defaulted,
+                    domains=domains,
+                    min_match=cc.min_match,
+                    self_match=cc.self_match,
+                    allowed=allowed,
+                    missing_key=tuple(str(n) for n in node_names[codes < 0]),
+                    tainted_domains=tainted,
+                )
+            )
+    return views
+
+
+def profile_views(cluster: ClusterState, pod: Pod, profile: Profile | None) -> list[ConstraintView]:
+    """``constraint_views`` under a scheduler profile: none when it does not run
+    PodTopologySpread (or is None: the pod's scheduler is not simulated), else with the
+    profile's default constraints (System or List defaulting)."""
+    pts = profile.plugins.get(_PTS) if profile is not None else None
+    if pts is None:
+        return []
+    defaults = getattr(pts, "default_constraints", None) or ()
+    system = bool(getattr(pts, "system_defaulted", False))
+    return constraint_views(cluster, pod, defaults, system_defaulting=system)
+
+
+# ------------------------------------------------------------------ one workload
+
+
+def top_owner(cluster: ClusterState, obj: KubeObject) -> tuple[str, str]:
+    """The workload a pod belongs to, through ReplicaSet → Deployment (its controller when
+    that has no owner of its own); ('', '') for a pod without a controller."""
+    ref = obj.metadata.controller_ref()
+    kind, name = ("", "") if ref is None else (ref.kind, ref.name)
+    seen = 0
+    while ref is not None and seen < 5:
+        owner = cluster.get(ref.kind, f"{obj.metadata.namespace or 'default'}/{ref.name}")
+        if owner is None:
+            break
+        ref = owner.metadata.controller_ref()
+        if ref is not None:
+            kind, name = ref.kind, ref.name
+        seen += 1
+    return kind, name
+
+
+def rule_keys(pod: Pod) -> list[str]:
+    """Topology keys the pod's own placement rules name, in order of appearance: its spread
+    constraints, pod (anti-)affinity terms, and the node-affinity keys of the WorkloadSpread
+    subset it was put in."""
+    keys = [c.topology_key for c in pod.spec.topology_spread_constraints]
+    aff = pod.spec.affinity
+    for group in (aff.pod_affinity, aff.pod_anti_affinity) if aff is not None else ():
+        if group is None:
+            continue
+        for name in (
+            "required_during_scheduling_ignored_during_execution",
+            "required_during_scheduling_required_during_execution",
+        ):
+            keys += [t.topology_key for t in getattr(group, name, [])]
+        keys += [
+            w.pod_affinity_term.topology_key
+            for w in group.preferred_during_scheduling_ignored_during_execution
+        ]
+    if ANNOTATION_WORKLOADSPREAD in pod.metadata.annotations:  # the keys its subset was chosen by
+        na = aff.node_affinity if aff is not None else None
+        required = na.required_during_scheduling_ignored_during_execution if na is not None else None
+        for term in required.node_selector_terms if required is not None else ():
+            keys += [r.key for r in term.match_expressions]
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def _carried(members: Sequence[Pod]) -> dict[str, list[dict[str, Any]]]:
+    """Per topology key, the distinct spread constraints the pods carry in their spec; a
+    rollout's revisions may differ, so each distinct one is listed once."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for pod in members:
+        for c in pod.spec.topology_spread_constraints:
+            row = {
+                "maxSkew": c.max_skew,
+                "whenUnsatisfiable": c.when_unsatisfiable,
+                "minDomains": c.min_domains,
+            }
+            rows = out.setdefault(c.topology_key, [])
+            if row not in rows:
+                rows.append(row)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadRow:
+    """One workload on one constraint (or, with ``view`` None, on a topology key its rules
+    name without a spread constraint: raw view only). See the module notes."""
+
+    namespace: str
+    #: (kind, name) of the pods' controller; None for a pod without one
+    workload: tuple[str, str] | None
+    #: (kind, name) at the top of the owner chain (the Deployment of a ReplicaSet)
+    owner: tuple[str, str] | None
+    #: the representative pod, whose constraint and view these are
+    pod: str
+    topology_key: str
+    view: ConstraintView | None
+    #: the workload's own running pods per every domain of the key, by name
+    raw_domains: dict[str, int]
+    #: the workload's running pods (bound, not terminating, not finished)
+    running: int
+    #: the distinct constraints the workload's pods carry on this key (maxSkew,
+    #: whenUnsatisfiable, minDomains), as ``distribution`` rows always had
+    carried: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def skew(self) -> int | None:
+        """The scheduler's skew (None without a constraint)."""
+        return None if self.view is None else self.view.skew
+
+    @property
+    def within(self) -> bool | None:
+        return None if self.view is None else self.view.within
+
+    @property
+    def raw_skew(self) -> int:
+        """max - min of the workload's own running pods over every domain of the key."""
+        counts = self.raw_domains.values()
+        return (max(counts) - min(counts)) if counts else 0
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """Domains of the key the scheduler does not count for this constraint."""
+        if self.view is None:
+            return ()
+        return tuple(d for d in self.raw_domains if d not in self.view.domains)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``distribution``/``spread`` row: the scheduler's fields (as ``explain``'s
+        ``spreadConstraints``; None for a raw-only row), then ``rawDomains`` and ``rawSkew``."""
+        w = self.workload
+        head: dict[str, Any] = {
+            "namespace": self.namespace,
+            "workload": {"kind": w[0], "namespace": self.namespace, "name": w[1]} if w else None,
+            "owner": {"kind": self.owner[0], "name": self.owner[1]} if self.owner else None,
+            "pod": self.pod,
+            "topologyKey": self.topology_key,
+            "pods": self.running,
+            "constraints": list(self.carried),
+        }
+        if self.view is None:
+            head.update(dict.fromkeys(_CONSTRAINT_FIELDS))
+        else:
+            view = self.view.to_dict()
+            del view["topologyKey"]
+            head.update(view)
+        head["leftOutDomains"] = list(self.left_out)
+        head["rawDomains"] = self.raw_domains
+        head["rawSkew"] = self.raw_skew
+        return head
+
+
+def _representative(live: Sequence[Pod]) -> Pod:
+    pending = [p for p in live if not p.spec.node_name]
+    if pending:
+        return min(pending, key=lambda p: p.metadata.name)
+    return max(live, key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name))
+
+
+def _raw_domains(cluster: ClusterState, key: str, running: Sequence[Pod]) -> dict[str, int]:
+    domains = dict.fromkeys(sorted(cluster.node_label_values(key)), 0)
+    for p in running:
+        node = cluster.nodes.get(p.spec.node_name)
+        value = node.metadata.labels.get(key) if node is not None else None
+        if value is not None:
+            domains[value] = domains.get(value, 0) + 1
+    return domains
+
+
+def _workload_rows(
+    cluster: ClusterState,
+    profiles: Mapping[str, Profile],
+    group: tuple[str, str, str],
+    members: Sequence[Pod],
+) -> list[SpreadRow]:
+    namespace, kind, name = group
+    live = [p for p in members if not p.is_terminating and not p.is_finished]
+    if not live:
+        return []
+    running = [p for p in live if p.spec.node_name]
+    rep = _representative(live)
+    bare = not kind
+    views = profile_views(cluster, rep, profiles.get(rep.spec.scheduler_name or DEFAULT_SCHEDULER_NAME))
+    views = [v for v in views if not v.defaulted or cluster.node_label_values(v.constraint.topology_key)]
+    counted = {v.constraint.topology_key for v in views}
+    extra: list[str] = []
+    if not bare:
+        extra = [k for k in dict.fromkeys(k for p in live for k in rule_keys(p)) if k not in counted]
+        if not views and not extra:
+            extra = [LABEL_HOSTNAME]
+    workload = None if bare else (kind, name)
+    owner = None if bare else top_owner(cluster, rep)
+    carried = _carried(live)
+    raw: dict[str, dict[str, int]] = {}
+
+    def row(key: str, view: ConstraintView | None) -> SpreadRow:
+        if key not in raw:
+            raw[key] = _raw_domains(cluster, key, running)
+        return SpreadRow(
+            namespace,
+            workload,
+            owner,
+            rep.metadata.name,
+            key,
+            view,
+            raw[key],
+            len(running),
+            tuple(carried.get(key, ())),
+        )
+
+    return [row(v.constraint.topology_key, v) for v in views] + [row(k, None) for k in extra]
+
+
+def spread_rows(
+    cluster: ClusterState, profiles: Mapping[str, Profile], pods: Iterable[Pod] | None = None
+) -> list[SpreadRow]:
+    """The rows per (workload, constraint) of the workloads ``pods`` belong to (every pod's
+    workload when None), each workload with all its pods in the cluster; ordered by namespace,
+    controller kind and name (pods without a controller first), then DoNotSchedule
+    constraints, ScheduleAnyway ones and raw-only keys. ``profiles``: schedulerName → Profile
+    (a Simulation's ``profiles``), for the default constraints. See the module notes."""
+    every = sorted(cluster.pods.values(), key=lambda p: p.key)
+    by_controller: dict[tuple[str, str, str], list[Pod]] = {}
+    for p in every:
+        ref = p.metadata.controller_ref()
+        if ref is not None:
+            by_controller.setdefault((p.metadata.namespace or "default", ref.kind, ref.name), []).append(p)
+    groups: dict[tuple[str, str, str], list[Pod]] = {}
+    for p in every if pods is None else pods:
+        ns = p.metadata.namespace or "default"
+        ref = p.metadata.controller_ref()
+        if ref is None:
+            groups[(ns, "", p.metadata.name)] = [p]
+        else:
+            group = (ns, ref.kind, ref.name)
+            groups[group] = by_controller.get(group, [p])
+    rows: list[SpreadRow] = []
+    for group in sorted(groups):
+        rows += _workload_rows(cluster, profiles, group, groups[group])
+    return rows
