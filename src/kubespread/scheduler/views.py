@@ -245,7 +245,7 @@ def top_owner(cluster: ClusterState, obj: KubeObject) -> tuple[str, str]:
     kind, name = ("", "") if ref is None else (ref.kind, ref.name)
     seen = 0
     while ref is not None and seen < 5:
-        owner = cluster.get(ref.kind, f"{obj.metadata.namespace or 'default'}/{ref.name}")
+        owner = cluster.get(ref.kind, f"{obj.namespace}/{ref.name}")
         if owner is None:
             break
         ref = owner.metadata.controller_ref()
@@ -441,10 +441,10 @@ def spread_rows(
     for p in every:
         ref = p.metadata.controller_ref()
         if ref is not None:
-            by_controller.setdefault((p.metadata.namespace or "default", ref.kind, ref.name), []).append(p)
+            by_controller.setdefault((p.namespace, ref.kind, ref.name), []).append(p)
     groups: dict[tuple[str, str, str], list[Pod]] = {}
     for p in every if pods is None else pods:
-        ns = p.metadata.namespace or "default"
+        ns = p.namespace
         ref = p.metadata.controller_ref()
         if ref is None:
             groups[(ns, "", p.metadata.name)] = [p]

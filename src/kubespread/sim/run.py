@@ -65,7 +65,7 @@ def top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
 def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
     kind, name = top_owner(sim, pod)
     return {
-        "namespace": pod.metadata.namespace or "default",
+        "namespace": pod.namespace,
         "name": pod.metadata.name,
         "node": pod.spec.node_name or None,
         "phase": pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
@@ -126,7 +126,7 @@ def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
             )
         rows.append(
             {
-                "namespace": ws.metadata.namespace or "default",
+                "namespace": ws.namespace,
                 "name": ws.metadata.name,
                 "target": {"kind": target.kind, "name": target.name} if target else None,
                 "workloadReplicas": replicas,
@@ -146,7 +146,7 @@ def snapshot(sim: Simulation) -> Snapshot:
     distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
     pending = [
         {
-            "namespace": p.metadata.namespace or "default",
+            "namespace": p.namespace,
             "name": p.metadata.name,
             "message": sim.pending_reasons.get(p.key, ""),
         }
