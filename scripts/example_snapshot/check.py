@@ -12,9 +12,9 @@ from typing import Any
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
-from kubespread.cluster.state import ClusterState
+from kubespread.cluster import ClusterState
 from kubespread.io import Manifests, cluster_from_manifests, load
-from kubespread.sim.engine import Simulation
+from kubespread.sim import Simulation
 
 from .catalog import GROUPS
 from .common import NODEGROUP, SEED, ZONE, ZONES

@@ -7,7 +7,7 @@ import json
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, cast
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import Deployment, ReplicaSet
@@ -15,9 +15,8 @@ from kubespread.api.core import Node, Pod
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.validation import validate
-from kubespread.cluster.events import ClusterEvent
-from kubespread.controllers.nodelifecycle import NodeLifecycleController
-from kubespread.sim.engine import EPOCH, Simulation
+from kubespread.cluster import ClusterEvent
+from kubespread.sim import EPOCH, Simulation
 
 from .catalog import (
     App,
@@ -35,6 +34,14 @@ from .common import LAST_APPLIED, SEED, Addresses, dt, ts
 
 #: a user's write to a Deployment: (time, manager, operation, subresource, the fields it wrote)
 Write = tuple[str, str, str, str, dict[str, Any]]
+
+
+class NodeLifecycle(Protocol):
+    """What the simulation's node lifecycle controller offers that a cluster's admin does."""
+
+    def add(self, node: Node) -> Node | Rejection: ...
+
+    def drain(self, name: str) -> list[str]: ...
 
 
 def controlled_by(obj: KubeObject, uids: set[str]) -> bool:
@@ -121,10 +128,8 @@ class History:
         assert isinstance(d, Deployment), key
         return d
 
-    def node_lifecycle(self) -> NodeLifecycleController:
-        controller = self.sim.controller("nodelifecycle")
-        assert isinstance(controller, NodeLifecycleController)
-        return controller
+    def node_lifecycle(self) -> NodeLifecycle:
+        return cast(NodeLifecycle, self.sim.controller("nodelifecycle"))
 
     # ------------------------------------------------------------------ objects
     def namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
