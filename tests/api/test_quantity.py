@@ -461,17 +461,20 @@ def exact_quantity(draw: st.DrawFn) -> str:
     return f"{sign}{zeros}{whole}{'.' + frac if frac else ''}{suffix}"
 
 
+@pytest.mark.slow
 @given(written_quantity())
 def test_parse_is_exact_up_to_rounding_at_one_nano(s: str) -> None:
     assert Quantity.parse(s).nanos == expected_nanos(s)
 
 
+@pytest.mark.slow
 @given(exact_quantity())
 def test_exact_values_are_kept_exactly(s: str) -> None:
     v, _ = exact_value(s)
     assert Fraction(Quantity.parse(s).nanos, 10**9) == v
 
 
+@pytest.mark.slow
 @given(written_quantity())
 def test_canonical_round_trips(s: str) -> None:
     q = Quantity.parse(s)
@@ -498,11 +501,13 @@ def canonical_string(draw: st.DrawFn) -> str:
     return f"{sign}{mant}e{exp}"
 
 
+@pytest.mark.slow
 @given(canonical_string())
 def test_canonical_strings_come_back_unchanged(s: str) -> None:
     assert Quantity.parse(s).canonical() == s
 
 
+@pytest.mark.slow
 @given(written_quantity(), written_quantity())
 def test_ordering_follows_the_stored_amounts(a: str, b: str) -> None:
     qa, qb = Quantity.parse(a), Quantity.parse(b)
@@ -513,12 +518,14 @@ def test_ordering_follows_the_stored_amounts(a: str, b: str) -> None:
     assert (qa >= qb) == (order >= 0)
 
 
+@pytest.mark.slow
 @given(exact_quantity(), exact_quantity())
 def test_ordering_equals_the_ordering_of_the_written_values(a: str, b: str) -> None:
     va, vb = exact_value(a)[0], exact_value(b)[0]
     assert cmp(Quantity.parse(a), Quantity.parse(b)) == cmp(va, vb)
 
 
+@pytest.mark.slow
 @given(exact_quantity(), exact_quantity())
 def test_addition_and_subtraction_are_exact(a: str, b: str) -> None:
     qa, qb = Quantity.parse(a), Quantity.parse(b)
@@ -538,6 +545,7 @@ def test_addition_and_subtraction_are_exact(a: str, b: str) -> None:
             assert back == q
 
 
+@pytest.mark.slow
 @given(written_quantity())
 def test_value_rounds_away_from_zero(s: str) -> None:
     q = Quantity.parse(s)
@@ -548,6 +556,7 @@ def test_value_rounds_away_from_zero(s: str) -> None:
 
 
 # Short strings over the characters that matter: long exponents would make huge integers.
+@pytest.mark.slow
 @given(st.text("0123456789.+-eEinumkKMGTPix ", max_size=6))
 def test_arbitrary_text_parses_or_raises_one_of_the_three_errors(s: str) -> None:
     try:

@@ -319,6 +319,7 @@ def _reference_cpu_nanos(pod: Pod, default: int | None) -> int:
     return max(steady, init_peak)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_pods())
 def test_one_pass_helper_matches_and_cpu_follows_kep753_formula(pod: Pod):

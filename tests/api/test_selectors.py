@@ -94,6 +94,7 @@ def build(sel: dict[str, Any] | None) -> LabelSelector | None:
     return None if sel is None else LabelSelector.from_dict(sel)
 
 
+@pytest.mark.slow
 @given(st.none() | label_selector_dict, labels_st, st.booleans())
 def test_label_selector_matches_reference(
     sel: dict[str, Any] | None, labels: dict[str, str], nil: bool
@@ -106,6 +107,7 @@ def test_label_selector_matches_reference(
         assert obj.matches(labels) == ref_label_selector(sel, labels, False)
 
 
+@pytest.mark.slow
 @given(label_selector_dict, st.randoms(use_true_random=False), st.data())
 def test_selectors_that_mean_the_same_are_equal(sel: dict[str, Any], rnd: Any, data: st.DataObject) -> None:
     # the same requirements reordered, values reordered and repeated, some matchLabels
@@ -134,6 +136,7 @@ def test_selectors_that_mean_the_same_are_equal(sel: dict[str, Any], rnd: Any, d
         assert a.matches(labels) == b.matches(labels) == ref_label_selector(sel, labels, False)
 
 
+@pytest.mark.slow
 @given(label_selector_dict, label_selector_dict)
 def test_equal_compiled_selectors_select_the_same_sets(s1: dict[str, Any], s2: dict[str, Any]) -> None:
     a, b = compile_label_selector(build(s1)), compile_label_selector(build(s2))
@@ -323,6 +326,7 @@ node_selector_dict = st.none() | st.fixed_dictionaries({"nodeSelectorTerms": st.
 node_labels = st.dictionaries(st.sampled_from(NODE_KEYS), st.sampled_from(NODE_LABEL_VALUES), max_size=3)
 
 
+@pytest.mark.slow
 @given(node_selector_dict, node_labels, st.sampled_from(NODE_NAMES))
 def test_node_selector_matches_reference(
     sel: dict[str, Any] | None, labels: dict[str, str], name: str
@@ -331,6 +335,7 @@ def test_node_selector_matches_reference(
     assert node_selector_matches(ns, labels, name) == ref_node_selector(sel, labels, name)
 
 
+@pytest.mark.slow
 @given(node_term, node_labels, st.sampled_from(NODE_NAMES))
 def test_node_selector_term_matches_reference(
     term: dict[str, Any], labels: dict[str, str], name: str

@@ -113,17 +113,20 @@ taint_dict = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @given(toleration_dict, taint_dict)
 def test_tolerates_matches_reference(t: dict[str, Any], tn: dict[str, str]) -> None:
     assert Toleration.from_dict(t).tolerates(Taint.from_dict(tn)) == ref_tolerates(t, tn)
 
 
+@pytest.mark.slow
 @given(st.lists(toleration_dict, max_size=4), taint_dict)
 def test_tolerates_all_is_any(ts: list[dict[str, Any]], tn: dict[str, str]) -> None:
     got = tolerates_all([Toleration.from_dict(t) for t in ts], Taint.from_dict(tn))
     assert got == any(ref_tolerates(t, tn) for t in ts)
 
 
+@pytest.mark.slow
 @given(st.lists(taint_dict, max_size=5), st.lists(toleration_dict, max_size=3))
 def test_find_untolerated_is_the_first_hard_taint_nobody_tolerates(
     taints: list[dict[str, str]], tolerations: list[dict[str, Any]]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from shared_corpus import SHARED, load_script
 
 RUN = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "run.py")
@@ -20,6 +22,7 @@ def test_reads_the_five_reference_workloads() -> None:
     assert all(w.expected is not None and w.expected.exists() for w in workloads.values())
 
 
+@pytest.mark.slow
 def test_generates_into_the_cache_and_compares_placements(tmp_path: Path) -> None:
     args = ("anti-affinity", "--nodes", "6", "--zones", "2", "--pods", "4")
     path = RUN.generate(SHARED / "bench", tmp_path, args)

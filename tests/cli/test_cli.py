@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -71,6 +72,7 @@ def test_no_input_is_a_usage_error() -> None:
     assert r.exit_code == 2 and "no input" in r.stderr
 
 
+@pytest.mark.slow
 def test_validate_examples_are_valid() -> None:
     r = run("validate", "-f", str(EXAMPLES))
     assert r.exit_code == 0, r.output
@@ -122,6 +124,7 @@ def test_admit_answers_a_rejection_as_json() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_get_with_label_selector() -> None:
     r = run("get", "nodes", "-f", str(EXAMPLES / "cluster"), "-l", "zone=zoneB", "-o", "json")
     assert [i["metadata"]["name"] for i in json.loads(r.stdout)["items"]] == ["node3", "node4"]

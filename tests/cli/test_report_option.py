@@ -16,6 +16,8 @@ from typer.testing import CliRunner
 from kubespread.cli.app import app
 from placement_inputs import node, pod, spread, write
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">')
 

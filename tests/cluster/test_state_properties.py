@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+import pytest
 from cluster_builders import make_node
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -22,6 +23,8 @@ from kubespread.api.core import Pod
 from kubespread.api.resources import Resources, node_allocatable, pod_non_zero_requests, pod_requests
 from kubespread.api.selectors import EVERYTHING, LabelSelector, Selector, compile_label_selector
 from kubespread.cluster import ClusterError, ClusterEvent, ClusterState, EventType, pod_host_ports
+
+pytestmark = pytest.mark.slow
 
 NODE_NAMES = [f"n{i}" for i in range(5)]
 POD_NAMES = [f"p{i}" for i in range(8)]

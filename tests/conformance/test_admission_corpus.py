@@ -68,6 +68,7 @@ def test_rejection_messages_are_identical() -> None:
     assert differ == [], f"messages identical: {len(rejected) - len(differ)}/{len(rejected)}"
 
 
+@pytest.mark.slow
 @needs_corpus
 def test_the_command_gives_the_same_answers() -> None:
     """``kubespread admit`` (what compare_admission.py runs) answers as admit_text does."""

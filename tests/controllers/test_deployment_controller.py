@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from builders import HOSTNAME, cluster_of, make_node
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.keys import LABEL_POD_TEMPLATE_HASH
@@ -116,6 +118,7 @@ def test_the_hash_follows_the_template() -> None:
     assert template_hash(labelled) == template_hash(a.spec.template)
 
 
+@pytest.mark.slow
 def test_the_hash_is_identical_in_fresh_processes() -> None:
     template = deployment().spec.template
     script = (

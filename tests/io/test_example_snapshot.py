@@ -14,6 +14,8 @@ from kubespread.cli.app import app
 from kubespread.io import load
 from kubespread.sim.placement import place
 
+pytestmark = pytest.mark.slow
+
 SNAPSHOT = Path(__file__).resolve().parents[2] / "examples" / "snapshot"
 
 

@@ -149,6 +149,7 @@ def test_a_sync_writes_the_status_through_the_status_subresource(stop: threading
     assert stored["spec"] == workload_spread()["spec"]  # a status write leaves the spec alone
 
 
+@pytest.mark.slow
 def test_the_status_is_not_written_again_when_nothing_changed(stop: threading.Event) -> None:
     api = world()
     host = started(api, stop)
@@ -226,6 +227,7 @@ def test_a_scale_up_moves_the_missing_replicas(stop: threading.Event) -> None:
     assert api.stored("WorkloadSpread", WS_KEY)["status"]["observedGeneration"] == 2
 
 
+@pytest.mark.slow
 def test_an_api_error_during_a_sync_is_retried_by_a_timer(stop: threading.Event) -> None:
     api = world()
     for name in ("web-1-aaaaa", "web-1-bbbbb"):  # costs already set: the sync writes nothing else

@@ -291,6 +291,7 @@ def test_a_missing_crd_counts_as_listed(stop: threading.Event, fast_retries: Non
     joined([r], stop)
 
 
+@pytest.mark.slow
 def test_start_reflectors_gives_up_when_the_server_cannot_be_reached(
     stop: threading.Event, fast_retries: None
 ) -> None:

@@ -373,6 +373,7 @@ class Leadership:
         self.lost = threading.Event()
 
 
+@pytest.mark.slow
 def test_run_waits_for_leadership_and_returns_when_it_is_lost(stop: threading.Event) -> None:
     api = cluster_api(web_pod("p"))
     sched = started(api, stop)

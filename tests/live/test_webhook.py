@@ -659,6 +659,7 @@ def https(
         conn.close()
 
 
+@pytest.mark.slow
 def test_the_server_answers_a_review_over_https(server: WebhookServer, tls_files: tuple[Path, Path]) -> None:
     assert server.port > 0
     status, body, content_type = https(server, tls_files[0], "/mutate-pods?timeout=10s", review(spread_pod()))
@@ -670,6 +671,7 @@ def test_the_server_answers_a_review_over_https(server: WebhookServer, tls_files
     assert https(server, tls_files[0], "/healthz", method="GET")[:2] == (200, b"ok\n")
 
 
+@pytest.mark.slow
 def test_the_server_answers_a_malformed_review_with_400(
     server: WebhookServer, tls_files: tuple[Path, Path]
 ) -> None:
@@ -678,6 +680,7 @@ def test_the_server_answers_a_malformed_review_with_400(
     assert https(server, tls_files[0], "/elsewhere", b"{}")[0] == 404
 
 
+@pytest.mark.slow
 def test_a_plaintext_request_gets_no_http_answer(server: WebhookServer) -> None:
     data = b""
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
@@ -690,6 +693,7 @@ def test_a_plaintext_request_gets_no_http_answer(server: WebhookServer) -> None:
     assert not data.startswith(b"HTTP/")
 
 
+@pytest.mark.slow
 def test_a_stalled_client_does_not_block_other_requests(
     server: WebhookServer, tls_files: tuple[Path, Path]
 ) -> None:
@@ -699,6 +703,7 @@ def test_a_stalled_client_does_not_block_other_requests(
         assert https(server, tls_files[0], "/healthz", method="GET")[0] == 200
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_reviews_get_their_own_answers(
     server: WebhookServer, tls_files: tuple[Path, Path]
 ) -> None:
@@ -718,6 +723,7 @@ def test_shutdown_before_serving_returns(tls_files: tuple[Path, Path]) -> None:
     srv.serve_forever()  # after shutdown: returns at once
 
 
+@pytest.mark.slow
 def test_serve_returns_when_stop_is_set(tls_files: tuple[Path, Path]) -> None:
     stop = threading.Event()
     thread = threading.Thread(

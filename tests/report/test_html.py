@@ -16,6 +16,8 @@ from test_plots import PNG_SIGNATURE, count_colour, explanation, pixels, steps
 
 from kubespread.report import plots, render_report, write_report
 
+pytestmark = pytest.mark.slow
+
 EVIL = "<script>alert('x')</script>"
 DATA_URI = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)">')
 

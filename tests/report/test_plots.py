@@ -15,6 +15,8 @@ from PIL import Image
 
 from kubespread.report import pending_png, plots, pods_per_domain_png, score_heatmap_png, skew_png
 
+pytestmark = pytest.mark.slow
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 ZONE = "topology.kubernetes.io/zone"

@@ -85,6 +85,7 @@ def test_the_corpus_has_cases_with_required_rules() -> None:
     assert len(CASES) >= 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name.removesuffix(".input.json") for c in CASES])
 def test_rde_form_gets_kube_schedulers_answer(case: Path) -> None:
     doc, changed = rewritten(json.loads(case.read_text()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,8 @@ from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.engine import Simulation
 from kubespread.sim.run import simulate
 from kubespread.sim.scenario import parse_scenario
+
+pytestmark = pytest.mark.slow
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 

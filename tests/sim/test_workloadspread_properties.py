@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,8 @@ from kubespread.controllers.pods import is_active
 from kubespread.controllers.workloadspread import matched_subset
 from kubespread.controllers.workloadspread.subsets import subset_max, workload_of, workload_replicas
 from kubespread.sim.engine import Simulation
+
+pytestmark = pytest.mark.slow
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 ZONES = ("zone-a", "zone-b", "zone-c")
