@@ -429,9 +429,7 @@ def ref(api_version: str, kind: str, name: str, uid: str) -> OwnerReference:
 def owner_world() -> ClusterState:
     dep = deployment(2)
     dep.metadata.uid = "dep-uid"
-    rs = ReplicaSet.from_dict(
-        web_workload_manifests(2, template())[1]
-    )
+    rs = ReplicaSet.from_dict(web_workload_manifests(2, template())[1])
     return cluster_of([], objects=[dep, rs])
 
 

@@ -320,7 +320,18 @@ def test_scheduler_binds_200_pods_where_offline_schedule_puts_them(
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     inputs.write_text(yaml.safe_dump_all([ns, *nodes, *order]))
     offline = subprocess.run(
-        [KUBESPREAD, "schedule", "-f", str(inputs), "--scheduler-config", str(cfg), "--seed", "7", "-o", "json"],  # noqa: E501
+        [
+            KUBESPREAD,
+            "schedule",
+            "-f",
+            str(inputs),
+            "--scheduler-config",
+            str(cfg),
+            "--seed",
+            "7",
+            "-o",
+            "json",
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -459,7 +470,17 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
     assert len(configs) == 2
 
     webhook = Process(
-        ["webhook", "--kubeconfig", KUBECONFIG, "--tls-cert", str(cert), "--tls-key", str(key), "--port", str(port)],  # noqa: E501
+        [
+            "webhook",
+            "--kubeconfig",
+            KUBECONFIG,
+            "--tls-cert",
+            str(cert),
+            "--tls-key",
+            str(key),
+            "--port",
+            str(port),
+        ],
         tmp_path / "webhook.log",
     )
     controller = Process(["controller", "--kubeconfig", KUBECONFIG], tmp_path / "controller.log")

@@ -135,9 +135,7 @@ class KubeApi:
             from kubernetes import config
             from kubernetes.config.config_exception import ConfigException
         except ImportError:
-            raise LiveError(
-                "live clusters need the optional extra: pip install 'kubespread[live]'"
-            ) from None
+            raise LiveError("live clusters need the optional extra: pip install 'kubespread[live]'") from None
         try:
             if kubeconfig is None and not _default_kubeconfig_exists():
                 try:

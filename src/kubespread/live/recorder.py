@@ -44,9 +44,7 @@ class EventRecorder:
         self._series: dict[tuple[str, str, str], tuple[str, str, int, float]] = {}
         self._lock = threading.Lock()
 
-    def record(
-        self, obj: KubeObject, type_: str, reason: str, action: str, note: str
-    ) -> None:
+    def record(self, obj: KubeObject, type_: str, reason: str, action: str, note: str) -> None:
         meta = obj.metadata
         namespace = meta.namespace or "default"  # a cluster-scoped object's Events live in default
         regarding: dict[str, Any] = {

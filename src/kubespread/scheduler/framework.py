@@ -385,9 +385,7 @@ class ScorePlugin(Plugin):
             (self.score(state, pod, info_at(int(i))) for i in nodes), dtype=np.int64, count=len(nodes)
         )
 
-    def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
-    ) -> NodeScores:
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         """NormalizeScore: the raw scores mapped into [0, 100]; the default leaves them."""
         return scores
 

@@ -410,8 +410,7 @@ class WorkloadSpreadController:
                 sim.record(
                     ws,
                     "CreatePodFailed",
-                    f"Pod {ws.namespace}/{name} was expected to be created "
-                    "but it wasn't",
+                    f"Pod {ws.namespace}/{name} was expected to be created but it wasn't",
                     type="Warning",
                 )
                 continue

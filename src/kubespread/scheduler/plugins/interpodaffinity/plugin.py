@@ -78,7 +78,5 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         return scoring.score_nodes(state, pod, nodes)
 
-    def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
-    ) -> NodeScores:
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         return scoring.normalize_scores(state, scores)

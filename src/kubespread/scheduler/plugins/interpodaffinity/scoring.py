@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PRE_SCORE_KEY", "PreScoreState", "normalize_scores", "pre_score", "score_nodes"]
 
+
 @dataclass(slots=True)
 class PreScoreState:
     """topologyScore as per-key vectors aligned with node_label_column(key)'s values."""

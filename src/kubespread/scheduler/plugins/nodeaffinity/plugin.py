@@ -167,7 +167,5 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         except StateNotFoundError:  # Score without PreScore (direct calls)
             return _preferred_terms(pod) or []
 
-    def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
-    ) -> NodeScores:
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         return default_normalize_score(scores, reverse=False)

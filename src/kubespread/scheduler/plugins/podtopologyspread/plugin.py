@@ -116,8 +116,6 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, np.array([node.index]))[0])
 
-    def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
-    ) -> NodeScores:
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         s = state.read(scoring.PRE_SCORE_STATE_KEY)
         return scoring.normalize_scores(s, np.asarray(nodes, dtype=np.int64), scores)

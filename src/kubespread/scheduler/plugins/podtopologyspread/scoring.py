@@ -37,6 +37,7 @@ __all__ = [
     "topology_normalizing_weight",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class ScoredConstraint:
     """One soft constraint, counted. ``codes`` is the node's own label code (-1: no label: the

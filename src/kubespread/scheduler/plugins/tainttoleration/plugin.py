@@ -128,7 +128,5 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         )
         return per_set[ts.ids[nodes]]
 
-    def normalize_scores(
-        self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores
-    ) -> NodeScores:
+    def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         return default_normalize_score(scores, reverse=True)
