@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from .check import check, check_cli, shown
-from .dump import Dump, to_yaml
+from .dump import dump_items, to_yaml
 from .history import History
+from .state import Dump
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_DIR = ROOT / "examples" / "snapshot"
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     history = History()
     history.play()
-    items, placeable, unplaceable = Dump(history).items()
+    items, placeable, unplaceable = dump_items(Dump(history))
     text = to_yaml({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
     args.out.mkdir(parents=True, exist_ok=True)
     cluster_file = args.out / "cluster.yaml"

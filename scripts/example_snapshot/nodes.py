@@ -13,7 +13,7 @@ from .common import DUMP_TIME, KUBELET_VERSION, SEED, digest, later, rand_hex, r
 from .fields import fieldset, managed
 
 if TYPE_CHECKING:
-    from .dump import Dump
+    from .state import Dump
 
 TTL = "node.alpha.kubernetes.io/ttl"
 

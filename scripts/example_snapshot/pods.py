@@ -15,7 +15,7 @@ from .fields import fieldset, managed
 from .nodes import image_ref
 
 if TYPE_CHECKING:
-    from .dump import Dump
+    from .state import Dump
 
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: what kube-scheduler writes of a pending pod's status

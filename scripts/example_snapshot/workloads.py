@@ -14,8 +14,8 @@ from .common import DUMP_TIME, LAST_APPLIED, later, parse_ts
 from .fields import fieldset, managed, without
 
 if TYPE_CHECKING:
-    from .dump import Dump
     from .history import Write
+    from .state import Dump
 
 REVISION = "deployment.kubernetes.io/revision"
 
