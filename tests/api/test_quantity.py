@@ -7,6 +7,7 @@ and from an independent evaluation of the written number as an exact Fraction.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from fractions import Fraction
@@ -383,8 +384,10 @@ def test_zero_plus_value_takes_the_value_format() -> None:
 # --- the admission corpus: what a real kube-apiserver wrote back ----------------------------------
 
 
+@functools.cache
 def _served_pairs() -> list[tuple[object, str]]:
-    """(value written in an accepted manifest's resources, the string the server returned)."""
+    """(value written in an accepted manifest's resources, the string the server returned);
+    read once per session (libyaml when available: the corpus is collected on every run)."""
     if not CASES.is_dir():
         return []
     pairs: set[tuple[object, str]] = set()
@@ -392,7 +395,7 @@ def _served_pairs() -> list[tuple[object, str]]:
         expected = json.loads(inp.with_name(inp.name.replace(".input.yaml", ".expected.json")).read_text())
         if not expected.get("accepted"):
             continue
-        sent = yaml.safe_load(inp.read_text())
+        sent = yaml.load(inp.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         got = expected["object"]
         if sent.get("kind") == "Deployment":
             sent, got = sent["spec"]["template"], got["spec"]["template"]

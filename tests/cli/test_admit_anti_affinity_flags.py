@@ -44,6 +44,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("flags", "key", "all_ns", "accepted"), CASES)
 def test_flags_switch_the_rules_on(flags: tuple[str, ...], key: str, all_ns: bool, accepted: bool) -> None:
     r = runner.invoke(app, ["admit", *flags], input=manifest(key, all_ns))

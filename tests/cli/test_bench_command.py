@@ -35,6 +35,7 @@ def _generated(tmp_path: Path, *args: str) -> Path:
         ("mixed", "--nodes", "15", "--zones", "3", "--pods", "30", "--existing", "20"),
     ],
 )
+@pytest.mark.slow
 def test_placements_are_evaluates_sequence_answers(tmp_path: Path, args: tuple[str, ...]) -> None:
     path = _generated(tmp_path, *args)
     placements = tmp_path / "placements.json"
@@ -52,6 +53,7 @@ def test_placements_are_evaluates_sequence_answers(tmp_path: Path, args: tuple[s
     assert out["ruMaxrssKiB"] > 0 and out["loadSeconds"] > 0
 
 
+@pytest.mark.slow
 def test_anti_affinity_beyond_the_node_count_leaves_pods_unschedulable(tmp_path: Path) -> None:
     path = _generated(tmp_path, "anti-affinity", "--nodes", "5", "--zones", "1", "--pods", "8")
     placements = tmp_path / "p.json"
@@ -63,6 +65,7 @@ def test_anti_affinity_beyond_the_node_count_leaves_pods_unschedulable(tmp_path:
     assert [k for k, v in got.items() if v is None] == [f"default/bench-{i:05d}" for i in (5, 6, 7)]
 
 
+@pytest.mark.slow
 def test_profile_out_holds_the_scheduling_cycles(tmp_path: Path) -> None:
     path = _generated(tmp_path, "spread", "--nodes", "6", "--zones", "2", "--pods", "5")
     prof = tmp_path / "cycles.prof"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -199,6 +200,7 @@ def test_a_bad_scheduler_config_is_located(tmp_path: Path) -> None:
     assert "percentageOfNodesToScore" in stderr and "sched.yaml" in stderr
 
 
+@pytest.mark.slow
 def test_yaml_output_is_the_same_document(tmp_path: Path) -> None:
     cluster, mypod = docs_conflict_cluster(tmp_path), two_constraints_pod(tmp_path)
     code, stdout, _ = run("-f", str(cluster), "-f", str(mypod), "-o", "yaml")

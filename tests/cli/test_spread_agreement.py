@@ -80,6 +80,7 @@ def table_rows(text: str, header: str) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("steps", [4, None], ids=["zone-c-down", "to-the-end"])
 def test_simulate_and_schedule_count_the_same_skew(tmp_path: Path, steps: int | None) -> None:
     scenario = scenario_until(tmp_path, steps)
@@ -120,6 +121,7 @@ def test_simulate_and_schedule_count_the_same_skew(tmp_path: Path, steps: int | 
         assert re.search(want, sched_line), sched_line
 
 
+@pytest.mark.slow
 def test_the_failed_zone_is_shown_with_both_numbers_named(tmp_path: Path) -> None:
     scenario = scenario_until(tmp_path, 4)
     dump, _ = dump_of(scenario, tmp_path)

@@ -57,6 +57,7 @@ def test_the_corpus_is_whole() -> None:
     assert (len(answers), answers.count(True), answers.count(False)) == (240, 115, 125)
 
 
+@pytest.mark.slow
 @needs_corpus
 def test_rejection_messages_are_identical() -> None:
     """Not a pass/fail rule of the corpus (messages are only counted there), but we match them

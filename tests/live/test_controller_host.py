@@ -202,6 +202,7 @@ def test_a_conflict_on_the_status_write_leads_to_a_sync_that_succeeds(stop: thre
     assert stored["metadata"]["annotations"] == {"touched": "yes"}  # the other write is kept
 
 
+@pytest.mark.slow
 def test_a_new_workload_spread_is_synced(stop: threading.Event) -> None:
     api = world(spread=False)
     host = started(api, stop)

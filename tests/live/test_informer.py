@@ -210,6 +210,7 @@ def test_the_reflector_lists_then_follows_the_watch(stop: threading.Event) -> No
     joined([r], stop)
 
 
+@pytest.mark.slow
 def test_after_an_outage_a_relist_drops_what_was_deleted_and_adds_what_is_new(
     stop: threading.Event, fast_retries: None
 ) -> None:
@@ -241,6 +242,7 @@ def test_after_an_outage_a_relist_drops_what_was_deleted_and_adds_what_is_new(
     joined(reflectors, stop)
 
 
+@pytest.mark.slow
 def test_a_relist_deletes_an_assumed_pod_gone_from_the_server(
     stop: threading.Event, fast_retries: None
 ) -> None:
@@ -345,6 +347,7 @@ def test_a_node_deleted_before_its_pods_leaves_the_cache(stop: threading.Event) 
     joined(reflectors, stop)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_relist_after_a_node_and_its_pods_went_away_keeps_the_reflectors_alive(
     stop: threading.Event, fast_retries: None

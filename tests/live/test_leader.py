@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from kubespread.live.leader import LeaderElector
 from kubespread.live.recorder import micro_time
 from live.fake_api import FakeApi
@@ -84,6 +86,7 @@ def test_the_first_candidate_creates_the_lease_and_leads(stop: threading.Event) 
     ended(a)
 
 
+@pytest.mark.slow
 def test_a_second_candidate_waits_while_the_lease_is_fresh_and_takes_over_on_release() -> None:
     api = FakeApi()
     stop_a, stop_b = threading.Event(), threading.Event()
@@ -117,6 +120,7 @@ def test_release_on_stop_clears_the_holder(stop: threading.Event) -> None:
     assert spec["leaseDurationSeconds"] == 1
 
 
+@pytest.mark.slow
 def test_a_candidate_takes_over_once_the_holder_stopped_renewing(stop: threading.Event) -> None:
     api = FakeApi()
     lease_held_by(api, "dead", renewed_ago=1.0)
@@ -172,6 +176,7 @@ def test_a_leader_that_cannot_renew_loses_the_lease(stop: threading.Event) -> No
     assert lease_spec(api)["holderIdentity"] == "a"  # not released: it could not be reached
 
 
+@pytest.mark.slow
 def test_a_candidate_that_cannot_reach_the_server_does_not_lead(stop: threading.Event) -> None:
     api = FakeApi()
     api.unreachable = True

@@ -269,6 +269,7 @@ def test_an_unknown_failure_policy_is_refused() -> None:
         webhook_manifests(failure_policy="fail")
 
 
+@pytest.mark.slow
 def test_render_round_trips_through_yaml() -> None:
     manifests = webhook_manifests(url="https://127.0.0.1:9443", ca_bundle=b"ca")
     text = render(manifests)

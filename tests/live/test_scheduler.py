@@ -100,6 +100,7 @@ def pod_condition(api: FakeApi, name: str, type_: str) -> dict[str, Any] | None:
 
 
 # --------------------------------------------------------------------------- binding
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 7])
 def test_pods_are_bound_where_kubespread_schedule_puts_them(stop: threading.Event, seed: int) -> None:
     mine = [f"web-{i}" for i in range(7)]
@@ -163,6 +164,7 @@ def test_a_bound_pod_is_not_scheduled_again_when_the_watch_confirms_it(stop: thr
     stopped(sched)
 
 
+@pytest.mark.slow
 def test_a_gated_pod_waits_until_its_gates_are_removed(stop: threading.Event) -> None:
     gated = web_pod("gated")
     gated["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
@@ -177,6 +179,7 @@ def test_a_gated_pod_waits_until_its_gates_are_removed(stop: threading.Event) ->
     assert sched.stats.attempts == 2
 
 
+@pytest.mark.slow
 def test_terminating_and_finished_pods_are_not_scheduled(stop: threading.Event) -> None:
     dying = web_pod("dying")
     dying["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
@@ -204,6 +207,7 @@ def expected_fit_error(api: FakeApi, name: str) -> str:
     return schedule_one(pod, cluster, default_profile()).fit_error
 
 
+@pytest.mark.slow
 def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: threading.Event) -> None:
     api = cluster_api(web_pod("huge", cpu="100"))
     fit_error = expected_fit_error(api, "huge")

@@ -186,6 +186,7 @@ def test_an_unreachable_api_server_is_one_line_and_exit_1(live: Live, tmp_path: 
         assert len(stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_missing_kubeconfig_file_is_reported(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     code, stdout, stderr = invoke("get", "pods", "--kubeconfig", str(missing))

@@ -151,6 +151,7 @@ def test_relabelling_a_pod_evicts_the_pod_whose_anti_affinity_breaks() -> None:
 @pytest.mark.parametrize(
     "name", sorted(p.name for p in SCENARIOS.glob("*.yaml") if "kind: Scenario" in p.read_text())
 )
+@pytest.mark.slow
 def test_every_example_scenario_has_the_documented_json_shape(name: str) -> None:
     doc = simulate(name)
     assert {"steps", "final", "events", "initial"} <= set(doc)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
@@ -41,6 +42,7 @@ def subsets(snapshot: dict[str, Any]) -> dict[str, dict[str, Any]]:
 THREE_ZONES = {n: f"zone-{n[0]}" for n in ("a1", "a2", "b1", "b2", "c1", "c2")}
 
 
+@pytest.mark.slow
 def test_proposal_subsets_5_then_8_then_4() -> None:
     doc = simulate("workloadspread-subsets.yaml")
     deployed, scaled_up, scaled_down = doc["steps"][1], doc["steps"][2], doc["steps"][3]
@@ -57,6 +59,7 @@ def test_proposal_subsets_5_then_8_then_4() -> None:
     assert {p["labels"].get("subset") for p in scaled_down["pods"] if p["node"]} == {"a", "b"}
 
 
+@pytest.mark.slow
 def test_proposal_subsets_table_shows_each_subset() -> None:
     result = CliRunner().invoke(
         app, ["simulate", str(SCENARIOS / "workloadspread-subsets.yaml"), "--no-progress"]
@@ -70,6 +73,7 @@ def test_proposal_subsets_table_shows_each_subset() -> None:
     assert max(len(line) for line in lines) <= 80
 
 
+@pytest.mark.slow
 def test_elastic_ecs_holds_30_and_the_rest_go_to_virtual_kubelet() -> None:
     doc = simulate("workloadspread-elastic.yaml")
     nodes = {"ecs-1": "ecs", "ecs-2": "ecs", "ecs-3": "ecs", "virtual-kubelet": "vk"}
@@ -82,6 +86,7 @@ def test_elastic_ecs_holds_30_and_the_rest_go_to_virtual_kubelet() -> None:
     assert vk and all(p["workloadSpread"] == {"name": "elastic", "subset": "vk"} for p in vk)
 
 
+@pytest.mark.slow
 def test_percentages_follow_the_workload_replicas_rounded_up() -> None:
     doc = simulate("workloadspread-percentages.yaml")
     got = [running_per_domain(doc["steps"][i], ZONE, THREE_ZONES) for i in (1, 2, 3)]
@@ -98,6 +103,7 @@ def test_percentages_follow_the_workload_replicas_rounded_up() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_adaptive_reschedules_into_the_next_subset_and_recovers() -> None:
     doc = simulate("workloadspread-adaptive.yaml")
     nodes = {"a1": "zone-a", "a2": "zone-a", "b1": "zone-b", "b2": "zone-b"}
@@ -126,6 +132,7 @@ def test_adaptive_reschedules_into_the_next_subset_and_recovers() -> None:
     assert len(new) == 2 and all(p["node"] == "a2" for p in scaled["pods"] if p["name"] in new)
 
 
+@pytest.mark.slow
 def test_adaptive_openkruise_flavour_recovers_after_300_seconds() -> None:
     doc = simulate("workloadspread-adaptive.yaml", "--workloadspread", "openkruise")
     recovered = doc["steps"][4]
