@@ -417,3 +417,20 @@ def test_namespaces_do_not_matter_beyond_the_pods() -> None:
     cluster = cluster_of(zones(a="z1", c="z2"), [web("p1", "a", "team")], namespaces=[make_namespace("team")])
     pod = make_pod("in", "team").label("app", "web").spread(1, ZONE, selector=WEB)
     assert run_filter(cluster, pod) == {"a": SKEW, "c": None}
+
+
+def test_a_soft_constraint_on_a_key_no_node_carries_scores_every_node_zero_and_the_pod_is_placed() -> None:
+    """kube-scheduler places such a pod: every node lacks the key, so every node is ignored by
+    PodTopologySpread's Score (0) and the other plugins decide (it once raised IndexError)."""
+    from kubespread.scheduler.scheduler import Scheduler
+
+    cluster = cluster_of([make_node("n1"), make_node("n2"), make_node("n3")])
+    pod = (
+        make_pod("p")
+        .label("app", "a")
+        .spread(1, "example.com/no-such-key", SCHEDULE_ANYWAY, {"matchLabels": {"app": "a"}})
+        .obj()
+    )
+    decision = Scheduler().schedule(pod, cluster)
+    assert decision.selected in {"n1", "n2", "n3"}
+    assert {decision.node_scores(n)["PodTopologySpread"]["normalized"] for n in ("n1", "n2", "n3")} == {0}

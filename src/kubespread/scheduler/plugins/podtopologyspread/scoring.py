@@ -130,9 +130,11 @@ def score_nodes(s: PreScoreState, nodes: np.ndarray) -> np.ndarray:
         has = code >= 0
         if sc.hostname:
             cnt = sc.counts[nodes]
-        else:
+        elif sc.counts.size:
             dom = sc.domains[nodes]
             cnt = sc.counts[np.where(dom >= 0, dom, 0)]
+        else:  # no node carries the key: no domain to count (and ``has`` is False everywhere)
+            cnt = np.zeros(len(nodes), dtype=np.int64)
         part = cnt.astype(np.float64) * sc.weight + float(sc.constraint.max_skew - 1)
         total = np.where(has, total + part, total)
     out = _go_round(total)
