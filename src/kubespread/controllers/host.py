@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from kubespread.admission.framework import Rejection
-    from kubespread.api.core import Pod, PodCondition
+    from kubespread.api.core import PodCondition
     from kubespread.api.meta import KubeObject
     from kubespread.cluster.state import ClusterState
     from kubespread.scheduler.profile import Profile
@@ -101,11 +101,3 @@ class ControllerHost(Protocol):
     def set_node_reachable(self, node: str, reachable: bool) -> None: ...
 
     def finish_terminations(self, node: str) -> None: ...
-
-
-def pods_of(host: ControllerHost, owner_uid: str) -> list[Pod]:
-    """Pods controlled by the object with this uid, by name."""
-    return sorted(
-        (p for p in host.cluster.pods.values() if (r := p.metadata.controller_ref()) and r.uid == owner_uid),
-        key=lambda p: p.key,
-    )

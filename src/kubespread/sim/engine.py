@@ -26,6 +26,7 @@ the queue orders by (priority, queue time, sequence).
 from __future__ import annotations
 
 import functools
+import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from kubespread.api.timestamps import EPOCH, timestamp, virtual_seconds
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
-from kubespread.controllers.host import Controller, ControllerHost, pods_of
+from kubespread.controllers.host import Controller, ControllerHost
 from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
@@ -168,7 +169,7 @@ class Simulation:
         return self.api.options
 
     @property
-    def rng(self) -> Any:
+    def rng(self) -> random.Random:
         """The generator of generated names (the API server's)."""
         return self.api.rng
 
@@ -361,9 +362,11 @@ class Simulation:
     # ------------------------------------------------------------------ reading
     def pods_of(self, owner_uid: str) -> list[Pod]:
         """Pods controlled by the object with this uid, by name."""
-        return pods_of(self, owner_uid)
-
-
-def _is_host(sim: Simulation) -> ControllerHost:
-    """A Simulation is a ControllerHost (checked by mypy here)."""
-    return sim
+        return sorted(
+            (
+                p
+                for p in self.cluster.pods.values()
+                if (r := p.metadata.controller_ref()) and r.uid == owner_uid
+            ),
+            key=lambda p: p.key,
+        )

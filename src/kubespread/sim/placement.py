@@ -30,9 +30,9 @@ from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.scheduler.views import SpreadRow, spread_rows
+from kubespread.scheduler.views import SpreadRow, spread_rows, top_owner
 from kubespread.sim.engine import Simulation
-from kubespread.sim.run import Snapshot, StepResult, snapshot, top_owner
+from kubespread.sim.run import Snapshot, StepResult, snapshot
 from kubespread.sim.scenario import creation_problems
 
 __all__ = [
@@ -218,7 +218,7 @@ def _create(sim: Simulation, lo: LoadedObject) -> list[dict[str, str]]:
 def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
     if pod is None:
         return None
-    kind, name = top_owner(sim, pod)
+    kind, name = top_owner(sim.cluster, pod)
     return {"kind": kind, "name": name} if kind else None
 
 

@@ -46,7 +46,6 @@ __all__ = [
     "StepResult",
     "simulate",
     "snapshot",
-    "top_owner",
 ]
 
 #: event reasons that mean a running pod was pushed off its node
@@ -56,14 +55,8 @@ EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempt
 # ------------------------------------------------------------------ snapshots
 
 
-def top_owner(sim: Simulation, obj: KubeObject) -> tuple[str, str]:
-    """The workload a pod belongs to, through ReplicaSet → Deployment; ('', '') for none
-    (``kubespread.scheduler.views.top_owner`` on the simulation's cluster)."""
-    return views.top_owner(sim.cluster, obj)
-
-
 def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
-    kind, name = top_owner(sim, pod)
+    kind, name = views.top_owner(sim.cluster, pod)
     return {
         "namespace": pod.namespace,
         "name": pod.metadata.name,
