@@ -169,8 +169,8 @@ def test_a_wrong_type_is_a_bad_request_naming_the_field() -> None:
     answer = admit(pod().set(topologySpreadConstraints=[{"maxSkew": "one"}]).manifest())
     assert answer["code"] == 400 and answer["causes"] == []
     assert answer["message"] == (
-        'Pod in version "v1" cannot be handled as a Pod: spec.topologySpreadConstraints[0].maxSkew: '
-        "cannot unmarshal string into an integer field"
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct '
+        "field TopologySpreadConstraint.spec.topologySpreadConstraints.maxSkew of type int32"
     )
 
 

@@ -21,17 +21,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import yaml
-
 from kubespread.admission.chain import DEFAULT_CHAIN, AdmissionChain
 from kubespread.admission.defaults import apply_defaults
 from kubespread.admission.framework import AdmissionContext, Rejection
 from kubespread.admission.match_label_keys import prepare_for_create
 from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
+from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
+from kubespread.api.schema import FieldIssue, IssueKind, check
 from kubespread.api.validation import validate
 
 __all__ = ["admit", "admit_object", "admit_text", "create", "decode"]
@@ -55,12 +55,30 @@ def decode(manifest: Any) -> KubeObject | Rejection:
         return Rejection.bad_request(
             f"kubespread does not admit objects of kind {kind} (apiVersion {api_version})"
         )
+    version = api_version.rsplit("/", 1)[-1]
+    cannot = f'{kind} in version "{version}" cannot be handled as a {kind}: '
+    issues = check(cls.KIND, manifest)
+    if issues and issues[0].kind is IssueKind.TYPE:
+        return Rejection.bad_request(cannot + issues[0].api_message)  # the decoder's first error
     try:
-        return cls.from_dict(manifest)
+        obj = cls.from_dict(manifest)
     except DecodeError as err:
-        version = api_version.rsplit("/", 1)[-1]
         why = err.message if err.quantity else str(err)
-        return Rejection.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {why}')
+        return Rejection.bad_request(cannot + why)
+    if issues:  # fieldValidation=Strict, as kubectl sends it
+        return Rejection.bad_request(cannot + "strict decoding error: " + _strict_errors(issues))
+    return obj
+
+
+def _strict_errors(issues: list[FieldIssue]) -> str:
+    """The strict decoder's list: a YAML body's repeated keys as go-yaml reports them, then
+    the unknown fields in the order the server meets them."""
+    dups = [i for i in issues if i.kind is IssueKind.DUPLICATE]
+    parts = [i.api_message for i in issues if i.kind is IssueKind.UNKNOWN]
+    if dups:
+        lines = "".join(f'\n  line {i.line}: key "{i.segments[-1]}" already set in map' for i in dups)
+        parts.insert(0, "yaml: unmarshal errors:" + lines)
+    return ", ".join(parts)
 
 
 def create(
@@ -136,18 +154,28 @@ def admit(
 
 
 def admit_text(
-    yaml_text: str,
+    yaml_text: str | bytes,
     *,
     priority_classes: PriorityClasses | None = None,
     namespaces: Iterable[str] | None = None,
     context: AdmissionContext | None = None,
     chain: AdmissionChain = DEFAULT_CHAIN,
 ) -> dict[str, Any]:
-    """:func:`admit` for one YAML (or JSON) document, as ``kubespread admit`` reads it on stdin."""
+    """:func:`admit` for one YAML (or JSON) document, as ``kubespread admit`` reads it on stdin
+    (text, or the raw bytes: invalid UTF-8 is refused as the server refuses it)."""
+    if len(yaml_text) > MAX_REQUEST_BYTES:
+        return Rejection.too_large(MAX_REQUEST_BYTES).answer()
     try:
-        manifest = yaml.safe_load(yaml_text)
-    except yaml.YAMLError as err:
-        return Rejection.bad_request(f"error converting YAML to JSON: {err}").answer()
+        text = decode_utf8(yaml_text) if isinstance(yaml_text, bytes) else yaml_text
+    except DocumentError as err:
+        return Rejection.bad_request(f"the object provided is unrecognized: yaml: {err}").answer()
+    docs, error = parse_documents(text)
+    if error is not None:
+        return Rejection.bad_request(f"the object provided is unrecognized: yaml: {error}").answer()
+    manifests = [d.data for d in docs if d.data is not None]
+    if len(manifests) > 1:
+        return Rejection.bad_request("admit reads one object; the input holds several documents").answer()
+    manifest = manifests[0] if manifests else None
     return admit(
         manifest, priority_classes=priority_classes, namespaces=namespaces, context=context, chain=chain
     )

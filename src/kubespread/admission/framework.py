@@ -103,6 +103,11 @@ class Rejection:
         return cls(400, "BadRequest", message)
 
     @classmethod
+    def too_large(cls, limit: int) -> Rejection:
+        """413: the body is over the server's request limit (3 MiB)."""
+        return cls(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+    @classmethod
     def forbidden(cls, obj: KubeObject, why: str) -> Rejection:
         """admission.NewForbidden: ``pods "name" is forbidden: why`` (403, no causes)."""
         name = obj.metadata.name

@@ -42,5 +42,5 @@ def admit_command(
         hard_anti_affinity_limit=hard_anti_affinity_limit,
         limit_pod_hard_anti_affinity_topology=limit_pod_hard_anti_affinity_topology,
     )
-    answer = admit_text(sys.stdin.read(), context=AdmissionContext.create(options=options))
+    answer = admit_text(sys.stdin.buffer.read(), context=AdmissionContext.create(options=options))
     typer.echo(json.dumps(answer, indent=1, ensure_ascii=False))

@@ -11,16 +11,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubespread.io import Manifests, dump_data, load
+from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
     from kubespread.scheduler.profile import Profile
 
 __all__ = [
+    "STRICT_HINT",
+    "STRICT_PREFIXES",
     "ContextOption",
     "FilesOption",
     "KubeconfigOption",
     "Output",
     "OutputOption",
+    "ValidateOption",
     "err",
     "load_or_exit",
     "out",
@@ -51,6 +55,16 @@ FilesOption = Annotated[
     ),
 ]
 OutputOption = Annotated[Output, typer.Option("-o", "--output", help="Output format.")]
+ValidateOption = Annotated[
+    Validation,
+    typer.Option(
+        "--validate",
+        help="Unknown or duplicate fields in a manifest: strict (an error, as kubectl's default), "
+        "warn (a warning, the field is ignored) or ignore. Values the API server cannot decode "
+        "(a string for an integer, an int32 field over 2147483647) are errors in every mode.",
+        case_sensitive=False,
+    ),
+]
 KubeconfigOption = Annotated[
     Path | None,
     typer.Option(
@@ -81,6 +95,7 @@ def load_or_exit(
     allow_errors: bool = False,
     kubeconfig: Path | None = None,
     context: str | None = None,
+    validate: Validation = Validation.STRICT,
 ) -> Manifests:
     """Load the live cluster (with --kubeconfig or --context) then every -f path; print
     warnings; on load errors print them all and exit 1."""
@@ -102,15 +117,24 @@ def load_or_exit(
             err.print(f"error: {e}", markup=False, highlight=False)
             raise typer.Exit(1) from None
     if files:
-        manifests.extend(load([str(f) for f in files]))
+        manifests.extend(load([str(f) for f in files], validate=validate))
     report_warnings(manifests)
     if manifests.errors and not allow_errors:
         for p in manifests.errors:
             err.print(str(p), markup=False)
         n = len(manifests.errors)
         err.print(f"error: {n} problem{'s' if n != 1 else ''} while loading manifests", markup=False)
+        if any(p.message.startswith(STRICT_PREFIXES) for p in manifests.errors):
+            err.print(STRICT_HINT, markup=False, highlight=False)
         raise typer.Exit(1)
     return manifests
+
+
+STRICT_PREFIXES = ('unknown field "', 'duplicate field "')
+STRICT_HINT = (
+    "hint: unknown and duplicate fields are refused as kubectl's default (strict) does; "
+    "fix them, or pass --validate=warn to load the manifests without them"
+)
 
 
 def print_problems(problems: list[str], what: str) -> None:
@@ -134,7 +158,9 @@ def progress_bar(enabled: bool = True) -> Progress:
     )
 
 
-def scheduler_profiles_or_exit(path: Path | None) -> dict[str, Profile] | None:
+def scheduler_profiles_or_exit(
+    path: Path | None, validate: Validation = Validation.STRICT
+) -> dict[str, Profile] | None:
     """The profiles of a KubeSchedulerConfiguration file (None: the default profile); exit 1
     with every problem located when the file is not one valid configuration."""
     if path is None:
@@ -142,7 +168,7 @@ def scheduler_profiles_or_exit(path: Path | None) -> dict[str, Profile] | None:
     from kubespread.api.schedconfig import KubeSchedulerConfiguration
     from kubespread.scheduler.config import ConfigError, profiles_from_config
 
-    manifests = load_or_exit([path])
+    manifests = load_or_exit([path], validate=validate)
     configs = [lo.obj for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
     if len(configs) != 1 or len(manifests.objects) != 1:
         err.print(f"error: {path}: --scheduler-config must hold exactly one KubeSchedulerConfiguration")

@@ -21,6 +21,7 @@ from kubespread.cli.common import (
     KubeconfigOption,
     Output,
     OutputOption,
+    ValidateOption,
     err,
     load_or_exit,
     out,
@@ -35,6 +36,7 @@ from kubespread.cli.schedule import (
     run_placement,
     write_placement_report,
 )
+from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
     from kubespread.scheduler.explain import Explanation
@@ -55,14 +57,14 @@ _SHORT_PLUGINS = {
 }
 
 
-def _from_manifest(result: PlacementResult, path: Path) -> Explanation:
+def _from_manifest(result: PlacementResult, path: Path, validate: Validation) -> Explanation:
     """A pod manifest, admitted as if created now (defaults, matchLabelKeys merge, webhooks)."""
     from kubespread.admission.apiserver import create as admit_create
     from kubespread.admission.framework import Rejection
     from kubespread.api.core import Pod
     from kubespread.sim.placement import explain_pod
 
-    manifests = load_or_exit([path])
+    manifests = load_or_exit([path], validate=validate)
     pods = [lo for lo in manifests.objects if isinstance(lo.obj, Pod)]
     if len(pods) != 1 or len(manifests.objects) != 1:
         err.print(f"error: {path}: POD must be namespace/name or a file holding exactly one Pod")
@@ -154,18 +156,19 @@ def explain_command(
     seed: SeedOption = 0,
     report: ReportOption = None,
     progress: ProgressOption = True,
+    validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen."""
     from kubespread.sim.placement import explain_key
 
-    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context)
+    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context, validate)
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
         if not path.is_file():
             err.print(f"error: {pod}: no such file")
             raise typer.Exit(2)
-        e = _from_manifest(result, path)
+        e = _from_manifest(result, path, validate)
     else:
         key = pod if "/" in pod else f"default/{pod}"
         try:

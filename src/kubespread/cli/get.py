@@ -20,12 +20,14 @@ from kubespread.cli.common import (
     KubeconfigOption,
     Output,
     OutputOption,
+    ValidateOption,
     err,
     load_or_exit,
     out,
     print_data,
 )
 from kubespread.io.dump import to_list_manifest
+from kubespread.io.loader import Validation
 
 __all__ = ["get_command"]
 
@@ -126,6 +128,7 @@ def get_command(
         str | None,
         typer.Option("-l", "--selector", help="Label selector, kubectl syntax (app=web,env in (a,b))."),
     ] = None,
+    validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """List nodes or pods from manifests, like kubectl get."""
     try:
@@ -133,7 +136,7 @@ def get_command(
     except ValueError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
-    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
     all_nodes = manifests.of_kind(Node)
     if resource is Resource.nodes:
         nodes = [n for n in all_nodes if sel.matches(n.labels)]

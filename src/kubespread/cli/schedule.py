@@ -17,6 +17,7 @@ from kubespread.cli.common import (
     KubeconfigOption,
     Output,
     OutputOption,
+    ValidateOption,
     err,
     load_or_exit,
     out,
@@ -27,6 +28,7 @@ from kubespread.cli.common import (
     short_ns,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
     from kubespread.sim.placement import PlacementResult
@@ -63,12 +65,13 @@ def run_placement(
     progress: bool,
     kubeconfig: Path | None = None,
     context: str | None = None,
+    validate: Validation = Validation.STRICT,
 ) -> PlacementResult:
     """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
 
-    profiles = scheduler_profiles_or_exit(scheduler_config)
-    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context)
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
     with progress_bar(progress) as bar:
         task = bar.add_task("placing", total=None)
 
@@ -197,11 +200,12 @@ def schedule_command(
     seed: SeedOption = 0,
     report: ReportOption = None,
     progress: ProgressOption = True,
+    validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
-    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context)
+    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context, validate)
     spread = spread_rows(result)
     if output is Output.table:
         _print_table(result, spread)

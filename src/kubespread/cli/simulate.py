@@ -10,8 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from kubespread.cli.common import (
+    STRICT_HINT,
+    STRICT_PREFIXES,
     Output,
     OutputOption,
+    ValidateOption,
     err,
     out,
     print_data,
@@ -20,6 +23,7 @@ from kubespread.cli.common import (
     short_ns,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.io.loader import Validation
 
 __all__ = ["simulate_command"]
 
@@ -156,6 +160,7 @@ def simulate_command(
             "(10-minute recovery, deletion costs 100/0/-100, Adaptive resource check) or openkruise.",
         ),
     ] = "proposal",
+    validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted."""
@@ -182,13 +187,17 @@ def simulate_command(
         limit_pod_hard_anti_affinity_topology=limit_topology,
     )
     try:
-        loaded = load_scenario(scenario)
+        loaded = load_scenario(scenario, validation=validate)
     except ScenarioError as e:
         for p in e.problems:
             err.print(p, markup=False, highlight=False)
         n = len(e.problems)
         err.print(f"error: {n} problem{'s' if n != 1 else ''} in the scenario", markup=False)
+        if any(mark in p for p in e.problems for mark in STRICT_PREFIXES):
+            err.print(STRICT_HINT, markup=False, highlight=False)
         raise typer.Exit(1) from None
+    for w in loaded.warnings:
+        err.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
     bar = progress_bar(progress)
     with bar:
         task = bar.add_task("simulating", total=len(loaded.steps))

@@ -13,23 +13,29 @@ from kubespread.cli.common import (
     KubeconfigOption,
     Output,
     OutputOption,
+    ValidateOption,
     err,
     load_or_exit,
     out,
     print_data,
 )
-from kubespread.io.loader import LoadProblem
+from kubespread.io.loader import LoadProblem, Validation
 
 __all__ = ["validate_command"]
 
 
 def collect_problems(
-    files: FilesOption, kubeconfig: Path | None = None, context: str | None = None
+    files: FilesOption,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    validate: Validation = Validation.STRICT,
 ) -> tuple[list[LoadProblem], Counter[str], list[str]]:
     """Load and validate; returns (errors, objects per source, sources in order)."""
     from kubespread.api.validation import validate as validate_object
 
-    manifests = load_or_exit(files, allow_errors=True, kubeconfig=kubeconfig, context=context)
+    manifests = load_or_exit(
+        files, allow_errors=True, kubeconfig=kubeconfig, context=context, validate=validate
+    )
     problems = list(manifests.errors)
     per_source: Counter[str] = Counter()
     for lo in manifests.objects:
@@ -47,9 +53,10 @@ def validate_command(
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     output: OutputOption = Output.table,
+    validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """Validate manifests as kube-apiserver would: every error, with its field path."""
-    problems, per_source, sources = collect_problems(files, kubeconfig, context)
+    problems, per_source, sources = collect_problems(files, kubeconfig, context, validate)
     by_source: dict[str, list[LoadProblem]] = defaultdict(list)
     for p in problems:
         by_source[p.source].append(p)

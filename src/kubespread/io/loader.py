@@ -15,14 +15,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
+from kubespread.api.documents import DocumentError, StrictDict, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
+from kubespread.api.schema import IssueKind, Validation, check
 
-__all__ = ["LoadProblem", "LoadedObject", "Manifests", "describe_ref", "load", "load_data", "load_text"]
+__all__ = [
+    "LoadProblem",
+    "LoadedObject",
+    "Manifests",
+    "Validation",
+    "describe_ref",
+    "load",
+    "load_bytes",
+    "load_data",
+    "load_text",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -129,43 +139,73 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[str], list[LoadProblem]]:
 
 
 @gc_paused()
-def load(paths: Iterable[str | Path] | str | Path, *, stdin_text: str | None = None) -> Manifests:
-    """Load every manifest under ``paths`` (files, directories recursively, ``-`` for stdin)."""
+def load(
+    paths: Iterable[str | Path] | str | Path,
+    *,
+    stdin_text: str | None = None,
+    validate: Validation = Validation.STRICT,
+) -> Manifests:
+    """Load every manifest under ``paths`` (files, directories recursively, ``-`` for stdin).
+
+    ``validate`` is kubectl's ``--validate``: unknown and duplicate fields are errors
+    (strict, the default), warnings (warn) or let through (ignore). Values the API server
+    cannot decode (a string for an integer, an int32 field over 2147483647) are errors in
+    every mode."""
     if isinstance(paths, str | Path):
         paths = [paths]
     files, problems = _expand(paths)
     out = Manifests(problems=problems)
     for f in files:
         if f == STDIN:
-            text = stdin_text if stdin_text is not None else sys.stdin.read()
-            out.extend(load_text(text, "<stdin>"))
+            if stdin_text is not None:
+                out.extend(load_text(stdin_text, "<stdin>", validate=validate))
+            else:
+                out.extend(load_bytes(sys.stdin.buffer.read(), "<stdin>", validate=validate))
             continue
         try:
-            text = Path(f).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            out.problems.append(LoadProblem(f, f"cannot read: {err}"))
+            data = Path(f).read_bytes()
+        except OSError as err:
+            out.problems.append(LoadProblem(f, f"cannot read: {err.strerror or err}"))
             continue
-        out.extend(load_text(text, f, json_only=f.lower().endswith(".json")))
+        out.extend(load_bytes(data, f, json_only=f.lower().endswith(".json"), validate=validate))
     return out
 
 
-def load_text(text: str, source: str, *, json_only: bool = False) -> Manifests:
+def load_bytes(
+    data: bytes, source: str, *, json_only: bool = False, validate: Validation = Validation.STRICT
+) -> Manifests:
+    """:func:`load_text` for the raw bytes of a file: invalid UTF-8 is a problem, not a crash."""
+    try:
+        text = decode_utf8(data)
+    except DocumentError as err:
+        out = Manifests(sources=[source])
+        out.problems.append(LoadProblem(source, f"cannot read: {err}", line=err.line))
+        return out
+    return load_text(text, source, json_only=json_only, validate=validate)
+
+
+def load_text(
+    text: str, source: str, *, json_only: bool = False, validate: Validation = Validation.STRICT
+) -> Manifests:
     """Load the documents of one file's text; ``source`` names it in messages."""
     out = Manifests(sources=[source])
     docs = _parse_json(text, source, out) if json_only else _parse_yaml(text, source, out)
-    return _decode_documents(docs, source, out)
+    return _decode_documents(docs, source, out, validate)
 
 
-def load_data(items: Iterable[Any], source: str) -> Manifests:
-    """Decode objects already parsed (an API server's answers); ``source`` names them in
-    messages (``cluster kind-dev``), as a file name does."""
-    return _decode_documents([(item, None, []) for item in items], source, Manifests(sources=[source]))
+def load_data(items: Iterable[Any], source: str, *, validate: Validation | None = None) -> Manifests:
+    """Decode objects already parsed; ``source`` names them in messages (``cluster kind-dev``),
+    as a file name does. ``validate`` None (an API server's answers, which it decoded
+    already): no strict field check."""
+    return _decode_documents(
+        [(item, None, []) for item in items], source, Manifests(sources=[source]), validate
+    )
 
 
-def _decode_documents(docs: list[Doc], source: str, out: Manifests) -> Manifests:
+def _decode_documents(docs: list[Doc], source: str, out: Manifests, validate: Validation | None) -> Manifests:
     unknown: dict[str, int] = {}
     for data, line, item_lines in docs:
-        _add_document(data, line, item_lines, source, out, unknown)
+        _add_document(data, line, item_lines, source, out, unknown, validate)
     for kind, n in unknown.items():
         plural = "object" if n == 1 else "objects"
         out.problems.append(LoadProblem(source, f"skipped {n} {plural} of unknown kind {kind}", warning=True))
@@ -174,48 +214,36 @@ def _decode_documents(docs: list[Doc], source: str, out: Manifests) -> Manifests
 
 Doc = tuple[Any, int | None, list[int]]
 
-#: libyaml's safe loader when PyYAML was built with it: 4x faster on a kubectl dump of a few
-#: MB; the same safe constructors, marks and errors
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 def _parse_yaml(text: str, source: str, out: Manifests) -> list[Doc]:
-    docs: list[Doc] = []
-    loader = _SAFE_LOADER(text)
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            data = loader.construct_document(node)
-            docs.append((data, node.start_mark.line + 1, _item_lines(node)))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(err, "problem", None) or str(err)
-        context = getattr(err, "context", None)
-        msg = f"malformed YAML: {context + ', ' if context else ''}{problem}"
-        if mark is not None:
-            msg += f" (line {mark.line + 1}, column {mark.column + 1})"
-        out.problems.append(LoadProblem(source, msg, line=line))
-    finally:
-        loader.dispose()
-    return docs
+    docs, err = parse_documents(text)
+    if err is not None:
+        out.problems.append(LoadProblem(source, str(err), line=err.line))
+    return [(d.data, d.line, d.item_lines) for d in docs]
 
 
-def _item_lines(node: yaml.Node) -> list[int]:
-    """Line of each entry of a list document's ``items``, to point at the right object."""
-    if not isinstance(node, yaml.MappingNode):
-        return []
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "items" and isinstance(v, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in v.value]
-    return []
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    dups: list[tuple[str, int]] = []
+    for k, v in pairs:
+        if k in d:
+            dups.append((k, 0))
+        d[k] = v
+    if not dups:
+        return d
+    strict = StrictDict(d)
+    strict.duplicates = dups
+    return strict
+
+
+def _json_int(text: str) -> int | str:
+    # past Python's 4,300-digit conversion limit the number is out of every API range anyway
+    return int(text) if len(text) <= 4000 else text
 
 
 def _parse_json(text: str, source: str, out: Manifests) -> list[Doc]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_json_object, parse_int=_json_int)
     except json.JSONDecodeError as err:
         out.problems.append(
             LoadProblem(
@@ -223,11 +251,20 @@ def _parse_json(text: str, source: str, out: Manifests) -> list[Doc]:
             )
         )
         return []
+    except RecursionError:
+        out.problems.append(LoadProblem(source, "malformed JSON: exceeded maximum nesting depth"))
+        return []
     return [(data, None, [])]
 
 
 def _add_document(
-    data: Any, line: int | None, item_lines: list[int], source: str, out: Manifests, unknown: dict[str, int]
+    data: Any,
+    line: int | None,
+    item_lines: list[int],
+    source: str,
+    out: Manifests,
+    unknown: dict[str, int],
+    validate: Validation | None,
 ) -> None:
     if data is None:
         return
@@ -242,9 +279,9 @@ def _add_document(
             if isinstance(item, dict) and item_kind and not item.get("kind"):
                 # typed lists (PodList) may leave kind and apiVersion to the list
                 item = {"apiVersion": data.get("apiVersion", ""), "kind": item_kind, **item}
-            _add_document(item, item_line, [], source, out, unknown)
+            _add_document(item, item_line, [], source, out, unknown, validate)
         return
-    _add_object(data, line, source, out, unknown)
+    _add_object(data, line, source, out, unknown, validate)
 
 
 def _raw_ref(data: dict[str, Any], namespaced: bool = True) -> str:
@@ -257,7 +294,12 @@ def _raw_ref(data: dict[str, Any], namespaced: bool = True) -> str:
 
 
 def _add_object(
-    data: dict[str, Any], line: int | None, source: str, out: Manifests, unknown: dict[str, int]
+    data: dict[str, Any],
+    line: int | None,
+    source: str,
+    out: Manifests,
+    unknown: dict[str, int],
+    validate: Validation | None,
 ) -> None:
     kind, api_version = data.get("kind"), data.get("apiVersion")
     if not isinstance(kind, str) or not kind:
@@ -281,6 +323,8 @@ def _add_object(
         label = f"{kind} ({api_version})"
         unknown[label] = unknown.get(label, 0) + 1
         return
+    if validate is not None and not _strict_check(data, cls, line, source, out, validate):
+        return
     try:
         obj = cls.from_dict(data)
     except DecodeError as err:
@@ -291,3 +335,32 @@ def _add_object(
         )
         return
     out.objects.append(LoadedObject(obj, source, line))
+
+
+def _strict_check(
+    data: dict[str, Any],
+    cls: type[KubeObject],
+    line: int | None,
+    source: str,
+    out: Manifests,
+    validate: Validation,
+) -> bool:
+    """Report what the strict decoder refuses; False when the object cannot be loaded."""
+    issues = check(cls.KIND, data)
+    if not issues:
+        return True
+    ref = _raw_ref(data, cls.NAMESPACED)
+    fatal = False
+    for issue in issues:
+        if issue.kind is IssueKind.TYPE:
+            fatal = True
+        elif validate is Validation.IGNORE:
+            continue
+        elif validate is Validation.STRICT:
+            fatal = True
+        warning = issue.kind is not IssueKind.TYPE and validate is Validation.WARN
+        at = issue.line if issue.line else line
+        out.problems.append(
+            LoadProblem(source, issue.message, line=at, ref=ref, field=issue.path, warning=warning)
+        )
+    return not fatal

@@ -32,15 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
 from kubespread.admission.defaults import apply_defaults
+from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.api.validation import validate
-from kubespread.io.loader import LoadedObject, Manifests, load, load_text
+from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, profiles_from_config
 from kubespread.scheduler.profile import Profile
 
@@ -127,12 +126,21 @@ class Scenario:
     cluster: list[LoadedObject]
     steps: list[Step]
     source: str = ""
+    #: what loading let through with a warning (``--validate=warn``), to print
+    warnings: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ loading
 
 
 class _Problems(list[str]):
+    """Every problem of one scenario, and how its manifests are loaded (``--validate``)."""
+
+    def __init__(self, validation: Validation = Validation.STRICT) -> None:
+        super().__init__()
+        self.validation = validation
+        self.warnings: list[str] = []
+
     def add(self, where: str, message: str) -> None:
         self.append(f"{where}: {message}")
 
@@ -150,18 +158,14 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
             if not path.exists():
                 problems.add(f"{source}: {at}", f"no such file or directory: {item}")
                 continue
-            out.extend(load([path]))
+            out.extend(load([path], validate=problems.validation))
         elif isinstance(item, dict):
-            inline = load_text(yaml.safe_dump(item, sort_keys=False), f"{source}: {at}")
-            for lo in inline.objects:
-                lo.line = None  # a line of our re-dump, not of the user's file
-            for p in inline.problems:
-                p.line = None
-            out.extend(inline)
+            out.extend(load_data([item], f"{source}: {at}", validate=problems.validation))
         else:
             problems.add(f"{source}: {at}", "must be a path or an object")
     for p in out.errors:
         problems.append(str(p))
+    problems.warnings += [str(p) for p in out.warnings]
     return out.objects
 
 
@@ -306,10 +310,17 @@ def parse_path(path: str) -> list[str | int] | None:
     return parts or None
 
 
-def parse_scenario(doc: Any, *, source: str = "<scenario>", base: Path | None = None) -> Scenario:
-    """A checked Scenario from its parsed YAML; ScenarioError lists every problem."""
+def parse_scenario(
+    doc: Any,
+    *,
+    source: str = "<scenario>",
+    base: Path | None = None,
+    validation: Validation = Validation.STRICT,
+) -> Scenario:
+    """A checked Scenario from its parsed YAML; ScenarioError lists every problem.
+    ``validation`` is how the manifests it holds or names are loaded (kubectl's --validate)."""
     base = base or Path.cwd()
-    problems = _Problems()
+    problems = _Problems(validation)
     if not isinstance(doc, dict):
         raise ScenarioError([f"{source}: a scenario must be a mapping"])
     if doc.get("apiVersion") != API_VERSION or doc.get("kind") != "Scenario":
@@ -332,24 +343,28 @@ def parse_scenario(doc: Any, *, source: str = "<scenario>", base: Path | None = 
     steps = [s for i, raw in enumerate(raw_steps) if (s := _step(raw, i, base, problems, source)) is not None]
     if problems:
         raise ScenarioError(list(problems))
-    return Scenario(str(name), seed, profiles, cluster, steps, source)
+    return Scenario(str(name), seed, profiles, cluster, steps, source, problems.warnings)
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, *, validation: Validation = Validation.STRICT) -> Scenario:
     """Read and check a scenario file (see the module notes)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = decode_utf8(path.read_bytes())
+    except OSError as e:
+        raise ScenarioError([f"{path}: cannot read: {e.strerror or e}"]) from None
+    except DocumentError as e:
         raise ScenarioError([f"{path}: cannot read: {e}"]) from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        message = f"{path}: malformed YAML: {e}"
-        if "flow mapping" in str(e) or "flow sequence" in str(e):
+    docs, error = parse_documents(text)
+    if error is not None:
+        message = f"{path}: {error}"
+        if "flow mapping" in error.message or "flow sequence" in error.message:
             message += (
                 "\nhint: inside { } and [ ], YAML forbids unquoted [ ] { } and commas in values: "
                 'quote a path such as path: "spec.template.spec.containers[0].image"'
             )
-        raise ScenarioError([message]) from None
-    return parse_scenario(doc, source=str(path), base=path.parent)
+        raise ScenarioError([message])
+    if len(docs) > 1:
+        raise ScenarioError([f"{path}: a scenario file holds one YAML document, found {len(docs)}"])
+    doc = docs[0].data if docs else None
+    return parse_scenario(doc, source=str(path), base=path.parent, validation=validation)

@@ -1,0 +1,234 @@
+"""The one YAML/JSON reader: bytes in, documents out, with kube-apiserver's limits.
+
+Every command reads manifests through :func:`parse_documents`, so a hostile file gets the
+same answer everywhere: invalid UTF-8, flow collections nested deeper than the parser's
+limit, and alias bombs ("excessive aliasing", go-yaml's rule, which the API server applies)
+become a :class:`DocumentError` with a line; integers too long for Python's int conversion
+stay strings, as go-yaml resolves literals out of every numeric range; a key given twice in
+one mapping is kept once and remembered (:class:`StrictDict`), for strict field validation
+to report. Only PyYAML's safe constructors run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "Document",
+    "DocumentError",
+    "StrictDict",
+    "decode_utf8",
+    "parse_documents",
+]
+
+#: kube-apiserver's limit on one request's body (3 MiB): ``admit`` reads one object
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
+#: go-yaml's excessive-aliasing rule: past 100 aliased nodes and 1,000 nodes in all, the share
+#: of nodes reached through aliases may not exceed 99% (up to 400,000 nodes), falling to 10%
+#: at 4,000,000 nodes
+_ALIAS_MIN, _NODES_MIN = 100, 1000
+_RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
+
+
+@dataclass(slots=True)
+class DocumentError(Exception):
+    """Text that is not a readable YAML/JSON stream; ``line`` and ``column`` are 1-based."""
+
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        where = f"line {self.line}" if self.column is None else f"line {self.line}, column {self.column}"
+        return f"{self.message} ({where})"
+
+
+@dataclass(slots=True)
+class Document:
+    """One parsed document: its data, its first line, and the line of each ``items`` entry
+    of a list document (to point at the right object of a kubectl dump)."""
+
+    data: Any
+    line: int
+    item_lines: list[int]
+
+
+class StrictDict(dict[str, Any]):
+    """A mapping that had keys given more than once: ``duplicates`` holds (key, line) for each
+    repetition; the last value wins, as in encoding/json."""
+
+    __slots__ = ("duplicates",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.duplicates: list[tuple[str, int]] = []
+
+
+def decode_utf8(data: bytes) -> str:
+    """The text of ``data``; raises DocumentError naming the first invalid byte's line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise DocumentError(
+            f"invalid UTF-8: byte 0x{data[err.start]:02x} at offset {err.start}", line, column
+        ) from None
+
+
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    """The safe loader with duplicate keys remembered and overlong integers kept as text."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    dups: list[tuple[str, int]] = []
+    pairs = node.value
+    if len({k.value for k, _ in pairs if type(k.value) is str}) != len(pairs):  # rare: look closer
+        seen: set[str] = set()
+        for key_node, _ in pairs:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            if key_node.value in seen:
+                dups.append((str(key_node.value), key_node.start_mark.line + 1))
+            seen.add(key_node.value)
+    data: dict[Any, Any] = StrictDict() if dups else {}
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=False)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
+            ) from None
+        data[key] = loader.construct_object(value_node, deep=False)
+    if isinstance(data, StrictDict):
+        data.duplicates = dups
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError:
+        # Python refuses to convert more than 4,300 digits; go-yaml, finding the literal out of
+        # every int and float range, resolves it as a string: so do we
+        return node.value
+
+
+# go-yaml reads 1e3 as a float (YAML 1.1 as PyYAML has it wants a dot): so does the server
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _allowed_alias_ratio(nodes: int) -> float:
+    if nodes <= _RATIO_LOW:
+        return 0.99
+    if nodes >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (nodes - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Raise for a document whose expansion is mostly aliases (a "billion laughs" bomb).
+
+    The composer gives an alias the anchored node itself, so the document is a DAG: the
+    expanded size of each node is computed once, and a node met again is an alias whose whole
+    expansion counts as aliased, without expanding it."""
+    size: dict[int, int] = {}
+    # post-order sizes, iteratively (no recursion on deep documents)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in size:
+            continue
+        kids = _children(node)
+        if done or not kids:
+            size[id(node)] = 1 + sum(size[id(k)] for k in kids)
+            continue
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in size)
+    total = size[id(root)]
+    if total <= _NODES_MIN:
+        return
+    aliased = 0
+    seen: set[int] = set()
+    walk = [root]
+    while walk:
+        node = walk.pop()
+        for k in _children(node):
+            if id(k) in seen:
+                aliased += size[id(k)]
+            else:
+                seen.add(id(k))
+                walk.append(k)
+    if aliased > _ALIAS_MIN and aliased / total > _allowed_alias_ratio(total):
+        mark = root.start_mark
+        raise DocumentError("document contains excessive aliasing", mark.line + 1)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
+def _item_lines(node: yaml.Node) -> list[int]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == "items" and isinstance(v, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in v.value]
+    return []
+
+
+def parse_documents(text: str) -> tuple[list[Document], DocumentError | None]:
+    """Every document of a YAML (or JSON) stream, and the error that stopped reading, if any:
+    the documents before a malformed one are still returned."""
+    docs: list[Document] = []
+    aliases = "*" in text  # no alias without one: skip the check (most files)
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            if aliases:
+                _check_aliasing(node)
+            docs.append(
+                Document(loader.construct_document(node), node.start_mark.line + 1, _item_lines(node))
+            )
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        context = getattr(err, "context", None)
+        message = f"malformed YAML: {context + ', ' if context else ''}{problem}"
+        if mark is None:
+            return docs, DocumentError(message)
+        return docs, DocumentError(message, mark.line + 1, mark.column + 1)
+    except DocumentError as err:
+        return docs, err
+    except RecursionError:
+        # only the pure-Python parser recurses; libyaml stops at its own depth limit first
+        return docs, DocumentError("malformed YAML: exceeded maximum nesting depth")
+    finally:
+        loader.dispose()
+    return docs, None
