@@ -203,8 +203,48 @@ EXTRA_TYPES: dict[str, dict[str, str]] = {
     },
     "config.v1.PluginSet": {"enabled": "[]config.v1.Plugin", "disabled": "[]config.v1.Plugin"},
     "config.v1.Plugin": {"name": "string", "weight": "int32"},
-    # args are a RawExtension: decoded by the plugin's own args type, loosely here
+    # args are a RawExtension: checked by scheduler.config against the plugin's args type
     "config.v1.PluginConfig": {"name": "string", "args": "any"},
+    "config.v1.PodTopologySpreadArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "defaultConstraints": "[]core.v1.TopologySpreadConstraint",
+        "defaultingType": "string",
+    },
+    "config.v1.InterPodAffinityArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "hardPodAffinityWeight": "int32",
+        "ignorePreferredTermsOfExistingPods": "boolean",
+        # kubespread's extensions (the inter-pod affinity design's co-existing with daemons)
+        "daemonCoexistence": "boolean",
+        "daemonNamespaces": "[]string",
+    },
+    "config.v1.NodeAffinityArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "addedAffinity": "core.v1.NodeAffinity",
+    },
+    "config.v1.NodeResourcesFitArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "ignoredResources": "[]string",
+        "ignoredResourceGroups": "[]string",
+        "scoringStrategy": "config.v1.ScoringStrategy",
+    },
+    "config.v1.NodeResourcesBalancedAllocationArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "resources": "[]config.v1.ResourceSpec",
+    },
+    "config.v1.ScoringStrategy": {
+        "type": "string",
+        "resources": "[]config.v1.ResourceSpec",
+        "requestedToCapacityRatio": "config.v1.RequestedToCapacityRatioParam",
+    },
+    "config.v1.ResourceSpec": {"name": "string", "weight": "int64"},
+    "config.v1.RequestedToCapacityRatioParam": {"shape": "[]config.v1.UtilizationShapePoint"},
+    "config.v1.UtilizationShapePoint": {"utilization": "int32", "score": "int32"},
 }
 #: fields kubespread reads beyond the API: the inter-pod affinity design's
 #: RequiredDuringExecution terms (../shared/spec), which the simulator enforces by eviction
@@ -219,6 +259,11 @@ EXTRA_KINDS = {
     "WorkloadSpread": "kruise.v1alpha1.WorkloadSpread",
     "CloneSet": "kruise.v1alpha1.CloneSet",
     "KubeSchedulerConfiguration": "config.v1.KubeSchedulerConfiguration",
+    "PodTopologySpreadArgs": "config.v1.PodTopologySpreadArgs",
+    "InterPodAffinityArgs": "config.v1.InterPodAffinityArgs",
+    "NodeAffinityArgs": "config.v1.NodeAffinityArgs",
+    "NodeResourcesFitArgs": "config.v1.NodeResourcesFitArgs",
+    "NodeResourcesBalancedAllocationArgs": "config.v1.NodeResourcesBalancedAllocationArgs",
 }
 
 

@@ -148,3 +148,25 @@ def test_invalid_utf8_on_stdin_and_in_files(tmp_path: Path) -> None:
     assert r.exit_code == 1 and f"{f}:3: cannot read: invalid UTF-8: byte 0xff" in r.output
     r = run("validate", "-f", "-", stdin=raw)
     assert r.exit_code == 1 and "<stdin>:3: cannot read: invalid UTF-8" in r.output
+
+
+def test_a_misspelt_plugin_argument_is_refused_as_kube_scheduler_does(tmp_path: Path) -> None:
+    config = tmp_path / "sched.yaml"
+    config.write_text(
+        """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultConstraint: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]
+      defaultingType: List
+"""
+    )
+    r = run("schedule", "-f", str(NODES), "--scheduler-config", str(config))
+    assert r.exit_code == 1
+    assert (
+        "profiles[0].pluginConfig[0].args.defaultConstraint: Invalid value: "
+        'unknown field "defaultConstraint" (did you mean "defaultConstraints"?)'
+    ) in r.output

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path as FsPath
 from typing import Any, Final, TypeVar
 
-from kubespread.api.errors import DecodeError, FieldError, Path
+from kubespread.api.errors import DecodeError, ErrorType, FieldError, Path
 from kubespread.api.model import Model
 from kubespread.api.schedconfig import (
     InterPodAffinityArgs,
@@ -27,6 +27,7 @@ from kubespread.api.schedconfig import (
 from kubespread.api.schedconfig import (
     Plugin as PluginRef,
 )
+from kubespread.api.schema import check
 from kubespread.api.selectors import NodeSelector
 from kubespread.api.validation.names import validate_dns1123_label, validate_label_name
 from kubespread.api.validation.selectors import validate_node_selector
@@ -180,6 +181,10 @@ def _decode_args(name: str, raw: Any, path: Path) -> tuple[Model | None, list[Fi
     body = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
     if raw.get("kind") not in (None, kind):
         return None, [FieldError.invalid(path.child("kind"), raw.get("kind"), f"must be {kind}")]
+    # kube-scheduler decodes its configuration strictly: a misspelt argument is an error
+    issues = check(kind, dict(raw))
+    if issues:
+        return None, [FieldError(ErrorType.INVALID, path.child(i.path), detail=i.message) for i in issues]
     try:
         return ARGS_TYPES[name].from_dict(body), []
     except DecodeError as e:
