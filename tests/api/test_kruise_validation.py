@@ -5,6 +5,7 @@ Every case lists the errors expected, in order, as (field path, reason, message 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -12,11 +13,12 @@ import pytest
 from k8s_messages import SUBDOMAIN
 from kubespread.api.kinds import class_for
 from kubespread.api.kruise import CloneSet, WorkloadSpread
-from kubespread.api.validation import VALIDATORS, validate
+from kubespread.api.validation import UPDATE_VALIDATORS, VALIDATORS, validate, validate_update
 from kubespread.api.validation.kruise import (
     UNSCHEDULABLE_RECOVERY_SECONDS,
     validate_clone_set,
     validate_workload_spread,
+    validate_workload_spread_update,
 )
 
 INVALID, REQUIRED, FORBIDDEN = "FieldValueInvalid", "FieldValueRequired", "FieldValueForbidden"
@@ -467,7 +469,7 @@ CASES: list[tuple[str, dict[str, Any], Expected]] = [
             (
                 "spec.scheduleStrategy.adaptive",
                 INVALID,
-                "the last subset must be not specified when using adaptive",
+                "the last subset's maxReplicas must be not specified when using adaptive",
             )
         ],
     ),
@@ -621,3 +623,61 @@ def test_validation_does_not_change_the_object() -> None:
     before = copy.deepcopy(obj.to_dict())
     validate(obj)
     assert obj.to_dict() == before == PROPOSAL
+
+
+# --- WorkloadSpread updates: spec.targetRef is immutable ---------------------------------------------------
+
+
+def _update_errors(target: dict[str, str] | None, old_target: dict[str, str] | None) -> list[str]:
+    new = WorkloadSpread.from_dict(ws(*two(), target=target))
+    old = WorkloadSpread.from_dict(ws(*two(), target=old_target))
+    return [str(e) for e in validate_workload_spread_update(new, old)]
+
+
+DEPLOYMENT_WEB = ref("apps/v1", "Deployment")
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # OpenKruise's TestValidateWorkloadSpreadTargetRefUpdate: group, kind, name
+        ref("apps.kruise.io/v1alpha1", "Deployment"),
+        ref("apps/v1", "ReplicaSet"),
+        ref("apps/v1", "Deployment", "deploy-1"),
+        ref("v1", "Deployment"),  # the core group
+    ],
+    ids=["group", "kind", "name", "core-group"],
+)
+def test_an_update_may_not_change_the_target_refs_group_kind_or_name(changed: dict[str, str]) -> None:
+    value = json.dumps(changed, separators=(",", ":"))
+    assert _update_errors(changed, DEPLOYMENT_WEB) == [
+        f"spec.targetRef: Invalid value: {value}: change TargetReference is not permitted for WorkloadSpread"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("target", "old_target"),
+    [
+        (DEPLOYMENT_WEB, DEPLOYMENT_WEB),
+        (ref("apps/v1beta2", "Deployment"), DEPLOYMENT_WEB),  # the version is not compared
+        (None, DEPLOYMENT_WEB),  # removed: the create rules refuse it (Required)
+        (DEPLOYMENT_WEB, None),  # set where there was none
+        (ref("a/b/c", "Deployment"), ref("", "Deployment")),  # unparsable counts as the core group
+    ],
+)
+def test_an_update_keeping_the_target_refs_group_kind_and_name_passes(
+    target: dict[str, str] | None, old_target: dict[str, str] | None
+) -> None:
+    assert _update_errors(target, old_target) == []
+
+
+def test_validate_update_adds_the_update_rules_to_the_new_objects_own() -> None:
+    assert UPDATE_VALIDATORS[WorkloadSpread] is validate_workload_spread_update
+    old = WorkloadSpread.from_dict(ws(*two()))
+    new = WorkloadSpread.from_dict(ws(subset("a", maxReplicas=-1), target=ref("apps/v1", "ReplicaSet", "rs")))
+    assert [e.field for e in validate_update(new, old)] == ["spec.subsets[0].maxReplicas", "spec.targetRef"]
+    assert [str(e) for e in validate_update(new, new)] == [str(e) for e in validate(new)]
+    # kinds without update rules, or an old object of another kind: validate alone
+    cs = CloneSet.from_dict(cloneset(replicas=-1))
+    assert [str(e) for e in validate_update(cs, cs)] == [str(e) for e in validate(cs)]
+    assert [str(e) for e in validate_update(new, cs)] == [str(e) for e in validate(new)]

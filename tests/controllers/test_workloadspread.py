@@ -32,8 +32,16 @@ from kubespread.controllers.workloadspread import (
     inject,
     matched_subset,
 )
-from kubespread.controllers.workloadspread.subsets import owner_chain_reaches, subset_max
+from kubespread.controllers.workloadspread.subsets import (
+    MissingOwner,
+    owner_chain_reaches,
+    reference_equal,
+    subset_max,
+)
 from kubespread.sim.engine import Simulation
+from kubespread.sim.run import run_step
+from kubespread.sim.run import simulate as simulate_scenario
+from kubespread.sim.scenario import parse_scenario
 
 WS_KEY = "default/spread"
 ADAPTIVE_NO_CHECK = {
@@ -224,7 +232,35 @@ def annotated(value: str | None) -> Pod:
 def test_matched_subset_reads_the_annotation() -> None:
     assert matched_subset(annotated('{"name":"spread","subset":"subset-a"}')) == Matched("spread", "subset-a")
     assert matched_subset(annotated('{"name":"s","subset":"b","uid":"u-1"}')) == Matched("s", "b", "u-1")
-    assert matched_subset(annotated('{"name":"s","subset":"b","uid":7}')) == Matched("s", "b", "")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # member names match case-insensitively, as encoding/json matches them (Kruise's own
+        # TestWorkloadSpreadMutatingPod writes {"Name": ..., "Subset": ...})
+        ('{"Name":"spread","Subset":"subset-a"}', Matched("spread", "subset-a")),
+        ('{"NAME":"spread","sUbSeT":"subset-a","UID":"u-1"}', Matched("spread", "subset-a", "u-1")),
+        # Go's folding: U+017F (long s) folds with "s"; the dotless i U+0131 folds with nothing,
+        # so "u\u0131d" is an unknown member
+        ('{"name":"spread","\u017fub\u017fet":"subset-a"}', Matched("spread", "subset-a")),
+        ('{"name":"spread","subset":"a","u\u0131d":"u-1"}', Matched("spread", "a")),
+        # unknown members, of any type, are ignored
+        ('{"name":"spread","subset":"a","extra":{"x":[1,2.5,true,null]},"n":7}', Matched("spread", "a")),
+        # duplicates: the last one wins, whatever its case
+        ('{"subset":"a","name":"one","Name":"two"}', Matched("two", "a")),
+        # null leaves a field empty; a missing field is empty too (no error in Go)
+        ('{"name":"spread","subset":"a","name":null}', Matched("spread", "a")),
+        ('{"name":"spread"}', Matched("spread", "")),
+        ('{"subset":"a"}', Matched("", "a")),
+        ("{}", Matched("", "")),
+        # a lone surrogate escape decodes as U+FFFD, as in Go
+        ('{"name":"s\ud800","subset":"a"}', Matched("s\ufffd", "a")),
+        (' \n{"name":"spread","subset":"a"}\t ', Matched("spread", "a")),
+    ],
+)
+def test_matched_subset_reads_the_annotation_as_go_json_does(value: str, expected: Matched) -> None:
+    assert matched_subset(annotated(value)) == expected
 
 
 @pytest.mark.parametrize(
@@ -235,10 +271,21 @@ def test_matched_subset_reads_the_annotation() -> None:
         "not json",
         "{",
         "[1, 2]",
+        '[["name", "s"], ["subset", "a"]]',  # an array is not an object
         '"spread"',
-        '{"name":"s"}',
-        '{"subset":"a"}',
+        "null",  # Kruise's deletion path reads a nil annotation: nothing booked
+        "7",
+        # a member of the wrong type: Go reports it and Kruise drops the whole annotation
         '{"name":1,"subset":"a"}',
+        '{"name":"s","subset":"b","uid":7}',
+        '{"name":"s","Subset":["a"]}',
+        '{"name":1,"name":"s","subset":"a"}',
+        # not JSON to Go: NaN and Infinity, trailing data, single quotes, trailing commas
+        '{"name":"s","subset":"a","x":NaN}',
+        '{"name":"s","subset":"a","x":-Infinity}',
+        '{"name":"s","subset":"a"} {}',
+        "{'name':'s','subset':'a'}",
+        '{"name":"s","subset":"a",}',
     ],
 )
 def test_matched_subset_is_none_for_a_missing_or_unreadable_annotation(value: str | None) -> None:
@@ -618,15 +665,100 @@ def test_with_no_subset_left_the_pod_goes_unchanged() -> None:
 
 def test_pods_of_other_workloads_are_left_alone() -> None:
     webhook, fake = webhook_world(spread(subset("subset-a", "zone-a", 2), subset("subset-b", "zone-b")))
-    stray = rs_pod("stray")
+    api = ReplicaSet.from_dict(web_workload_manifests(1, template())[1])
+    api.metadata.name, api.metadata.uid, api.metadata.owner_references = "api-1", "api-uid", []
+    fake.cluster.add(api)
+    stray = rs_pod("stray")  # of ReplicaSet api-1, which exists and has no controller
     stray.metadata.owner_references[0].name = "api-1"
+    stray.metadata.owner_references[0].uid = "api-uid"
     orphan = rs_pod("orphan")
     orphan.metadata.owner_references = []
-    for pod in (stray, orphan):
+    daemon = rs_pod("daemon")  # a kind no WorkloadSpread targets: not looked up, so not missing
+    daemon.metadata.owner_references[0].kind = "DaemonSet"
+    daemon.metadata.owner_references[0].name = "gone"
+    for pod in (stray, orphan, daemon):
         before = pod.to_dict()
         assert webhook.mutate(pod, AdmissionContext()) is None
         assert pod.to_dict() == before
     assert fake.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("owner", "message"),
+    [
+        # the pod's ReplicaSet does not exist (Kruise's "pod owner reference replicaset not found")
+        (("apps/v1", "ReplicaSet", "web-2"), 'ReplicaSet.apps "web-2" not found'),
+        (("batch/v1", "Job", "render"), 'Job.batch "render" not found'),
+        (("apps.kruise.io/v1alpha1", "CloneSet", "cs"), 'CloneSet.apps.kruise.io "cs" not found'),
+    ],
+)
+def test_a_pod_whose_owner_does_not_exist_is_refused_so_its_creator_retries(
+    owner: tuple[str, str, str], message: str
+) -> None:
+    webhook, fake = webhook_world(spread(subset("subset-a", "zone-a", 2), subset("subset-b", "zone-b")))
+    pod = rs_pod("web-2-aaaaa")
+    ref_ = pod.metadata.owner_references[0]
+    ref_.api_version, ref_.kind, ref_.name = owner
+    before = pod.to_dict()
+    outcome = webhook.mutate(pod, AdmissionContext())
+    assert isinstance(outcome, Rejection)
+    assert (outcome.code, outcome.reason) == (500, "InternalError")
+    assert outcome.message == f'admission webhook "WorkloadSpread" denied the request: {message}'
+    assert pod.to_dict() == before and fake.calls == 0
+
+
+def test_a_missing_owner_further_up_the_chain_is_refused_but_the_target_itself_is_not_read() -> None:
+    ws = spread(subset("subset-a", "zone-a", 2), subset("subset-b", "zone-b"))
+    webhook, fake = webhook_world(ws)
+    # ReplicaSet web-1 is controlled by Deployment web: the target, matched by reference even
+    # when Deployment web does not exist (Kruise never reads the target itself)
+    fake.cluster.delete(Deployment.KIND, "default/web")
+    pod = rs_pod("web-1-aaaaa")
+    assert webhook.mutate(pod, AdmissionContext()) is None
+    assert subset_of(pod) == "subset-a"
+    # a WorkloadSpread targeting another Deployment walks past web-1 to Deployment web, which
+    # does not exist: refused, even though no WorkloadSpread would have taken the pod
+    other = ws.copy()
+    assert other.spec.target_ref is not None
+    other.spec.target_ref.name = "api"
+    fake.cluster.update(other)
+    outcome = webhook.mutate(rs_pod("web-1-bbbbb"), AdmissionContext())
+    assert isinstance(outcome, Rejection) and outcome.code == 500
+    assert outcome.message.endswith('Deployment.apps "web" not found')
+
+
+def test_owners_are_followed_by_name_in_the_webhook_and_by_uid_in_the_controller() -> None:
+    cluster = owner_world()
+    target = spread(subset("a", "zone-a")).spec.target_ref
+    assert target is not None
+    stale = ref("apps/v1", "ReplicaSet", "web-1", "other-uid")
+    assert reference_equal(target, stale, "default", cluster.get) is True  # isReferenceEqual: by name
+    assert not owner_chain_reaches(target, stale, "default", cluster.get)  # the controller: by uid
+    missing_rs = ref("apps/v1", "ReplicaSet", "web-2", "x")
+    assert reference_equal(target, missing_rs, "default", cluster.get) == MissingOwner(
+        "apps/v1", "ReplicaSet", "web-2"
+    )
+    assert not owner_chain_reaches(target, missing_rs, "default", cluster.get)
+    assert reference_equal(target, None, "default", cluster.get) is False
+
+
+def test_an_inactive_pod_of_a_missing_owner_is_not_refused() -> None:
+    webhook, _ = webhook_world(spread(subset("subset-a", "zone-a", 2), subset("subset-b", "zone-b")))
+    pod = rs_pod("web-2-aaaaa")
+    pod.metadata.owner_references[0].name = "web-2"
+    pod.status.phase = "Succeeded"  # not active: skipped before any owner is read
+    assert webhook.mutate(pod, AdmissionContext()) is None
+
+
+def test_in_a_simulation_a_pod_of_a_missing_owner_is_refused_with_the_webhooks_message() -> None:
+    sim = simulation()
+    start(sim, spread(subset("subset-a", "zone-a", 1), subset("subset-b", "zone-b")), deployment(1))
+    pod = rs_pod("lost-aaaaa")
+    pod.metadata.owner_references[0].name = "lost"
+    outcome = sim.create(pod)
+    assert isinstance(outcome, Rejection) and outcome.code == 500
+    assert outcome.message.endswith('ReplicaSet.apps "lost" not found')
+    assert "default/lost-aaaaa" not in sim.cluster.pods
 
 
 def test_a_conflicting_status_update_is_read_again_and_retried() -> None:
@@ -693,6 +825,24 @@ def test_validate_delete_books_the_pod_in_deleting_pods_unless_already_recorded(
     b_pod = rs_pod("web-1-b", {ANNOTATION_WORKLOADSPREAD: Matched("spread", "subset-b").to_json()})
     assert webhook.validate(b_pod, AdmissionContext(operation=Operation.DELETE, old=b_pod)) is None
     assert fake.calls == 1
+
+
+def test_deleting_a_pod_whose_annotation_names_its_fields_in_capitals_gives_its_place_back() -> None:
+    ws = spread(
+        subset("subset-a", "zone-a", 3),
+        subset("subset-b", "zone-b"),
+        status=[missing("subset-a", 0), missing("subset-b", -1)],
+    )
+    webhook, fake = webhook_world(ws)
+    # Kruise's "operation = delete, not matched workloadSpread subset": a subset that is not
+    # there gives nothing back
+    other = rs_pod("web-1-x", {ANNOTATION_WORKLOADSPREAD: '{"Name":"spread","Subset":"subset-x"}'})
+    assert webhook.validate(other, AdmissionContext(operation=Operation.DELETE, old=other)) is None
+    assert fake.calls == 0
+    pod = rs_pod("web-1-old", {ANNOTATION_WORKLOADSPREAD: '{"Name":"spread","Subset":"subset-a"}'})
+    assert webhook.validate(pod, AdmissionContext(operation=Operation.DELETE, old=pod)) is None
+    a = statuses(fake.cluster)["subset-a"]
+    assert (a.missing_replicas, a.deleting_pods) == (1, {"web-1-old": timestamp(100)})
 
 
 # =========================================================================== webhook (in a simulation)
@@ -787,6 +937,84 @@ def test_adaptive_takes_a_subset_whose_nodes_have_room() -> None:
     # two fit on a1; the third would not, but subset-a is full by then anyway
     assert [p.spec.node_name for p in pods_in(sim, "subset-a")] == ["a1", "a1"]
     assert [p.spec.node_name for p in pods_in(sim, "subset-b")] == ["b1"]
+
+
+def spread_manifest(**target: str) -> dict[str, Any]:
+    """WorkloadSpread spread (subset-a at most 1, subset-b) on Deployment web, ``target``'s
+    fields changed."""
+    d = spread(subset("subset-a", "zone-a", 1), subset("subset-b", "zone-b")).to_dict()
+    d["spec"]["targetRef"].update(target)
+    return d
+
+
+def node_manifest(name: str, zone: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {ZONE: zone}}}
+
+
+def run_steps(*steps: dict[str, Any]) -> list[list[dict[str, str]]]:
+    """A scenario on nodes a1 (zone-a) and b1 (zone-b) that applies Deployment web (2) and the
+    WorkloadSpread, then ``steps``: each step's rejections."""
+    doc = {
+        "apiVersion": "kubespread.io/v1alpha1",
+        "kind": "Scenario",
+        "cluster": [node_manifest("a1", "zone-a"), node_manifest("b1", "zone-b")],
+        "steps": [{"apply": [deployment(2).to_dict(), spread_manifest()]}, *steps],
+    }
+    result = simulate_scenario(parse_scenario(doc))
+    assert result.steps[0].rejections == []
+    return [step.rejections for step in result.steps[1:]]
+
+
+TARGET_REF_CHANGED = (
+    "spec.targetRef: Invalid value: {json}: change TargetReference is not permitted for WorkloadSpread"
+)
+
+
+def test_a_scenario_may_not_change_a_workload_spreads_target_ref_by_apply_or_set() -> None:
+    ws_ref = "WorkloadSpread default/spread"
+    set_ = {"kind": "WorkloadSpread", "namespace": "default", "name": "spread"}
+    rejections = run_steps(
+        {"apply": spread_manifest(name="api")},
+        {"set": {**set_, "path": "spec.targetRef.kind", "value": "ReplicaSet"}},
+        # the version may change within the group (OpenKruise compares group, kind and name)
+        {"set": {**set_, "path": "spec.targetRef.apiVersion", "value": "apps/v1beta2"}},
+        # reported with the spec's own problems, as Kruise's webhook aggregates them
+        {"set": {**set_, "path": "spec.targetRef.apiVersion", "value": "apps.kruise.io/v1alpha1"}},
+    )
+    refs = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web"},
+    ]
+    for got, ref_ in zip(rejections[:2], refs, strict=True):
+        message = TARGET_REF_CHANGED.format(json=json.dumps(ref_, separators=(",", ":")))
+        assert got == [{"object": ws_ref, "message": f"{ws_ref} is invalid: {message}"}], got
+    assert rejections[2] == []
+    kruise = json.dumps(
+        {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "Deployment", "name": "web"}, separators=(",", ":")
+    )
+    assert rejections[3] == [
+        {
+            "object": ws_ref,
+            "message": f"{ws_ref} is invalid: spec.targetRef: Invalid value: {kruise}: "
+            f"TargetReference is not valid for Deployment.; {TARGET_REF_CHANGED.format(json=kruise)}",
+        }
+    ]
+
+
+def test_the_target_ref_check_leaves_the_stored_workload_spread_as_it_was() -> None:
+    sim = simulation()
+    start(sim, spread(subset("subset-a", "zone-a", 1), subset("subset-b", "zone-b")), deployment(2))
+    before = stored_spread(sim).to_dict()
+    step = parse_scenario(
+        {
+            "apiVersion": "kubespread.io/v1alpha1",
+            "kind": "Scenario",
+            "steps": [{"apply": spread_manifest(name="api")}],
+        }
+    ).steps[0]
+    (rejection,) = run_step(sim, step)
+    assert "change TargetReference is not permitted for WorkloadSpread" in rejection["message"]
+    assert stored_spread(sim).to_dict() == before
 
 
 def test_a_second_workloadspread_on_the_same_workload_is_refused() -> None:

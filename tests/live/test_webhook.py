@@ -6,6 +6,7 @@ server over real TLS."""
 from __future__ import annotations
 
 import base64
+import copy
 import http.client
 import json
 import logging
@@ -355,6 +356,24 @@ def test_pods_of_other_workloads_and_other_operations_are_allowed_without_patch(
     assert client.writes == 0
 
 
+def test_a_pod_whose_owner_does_not_exist_is_refused_with_500_and_not_booked() -> None:
+    client = world()
+    lost = rs_pod()
+    lost["metadata"]["ownerReferences"][0]["name"] = "web-2"
+    lost["metadata"]["generateName"] = "web-2-"
+    resp = response(handlers_for(client).handle("/mutate-pods", review(lost)))
+    assert resp["allowed"] is False and "patch" not in resp
+    assert (resp["status"]["code"], resp["status"]["reason"]) == (500, "InternalError")
+    assert resp["status"]["message"].endswith('denied the request: ReplicaSet.apps "web-2" not found')
+    assert client.writes == 0
+    # a dry run reads no owner (Kruise admits it before looking); without the WorkloadSpread
+    # webhook, or without a WorkloadSpread in the namespace, nothing is looked up either
+    assert response(handlers_for(client).handle("/mutate-pods", review(lost, dry_run=True)))["allowed"]
+    assert response(handlers_for().handle("/mutate-pods", review(lost)))["allowed"] is True
+    client.cluster.delete(WorkloadSpread.KIND, WS_KEY)
+    assert response(handlers_for(client).handle("/mutate-pods", review(lost)))["allowed"] is True
+
+
 def test_a_full_workload_spread_refusal_is_answered_with_its_code() -> None:
     client = world()
 
@@ -542,8 +561,8 @@ def test_a_pod_that_finishes_gives_its_place_back_through_its_status_update() ->
 
 
 # =========================================================================== /validate-workloadspreads
-def ws_review(ws: dict[str, Any], operation: str = "CREATE") -> bytes:
-    return review(ws, operation=operation, resource="workloadspreads", group="apps.kruise.io")
+def ws_review(ws: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] | None = None) -> bytes:
+    return review(ws, operation=operation, old=old, resource="workloadspreads", group="apps.kruise.io")
 
 
 def test_an_invalid_workload_spread_is_refused_with_422_naming_the_field() -> None:
@@ -563,14 +582,41 @@ def test_a_valid_workload_spread_is_allowed_and_a_second_on_the_same_target_is_n
     handlers = handlers_for(client)
     same = workload_spread(zone_subset("a", "zone-a"), zone_subset("b", "zone-b"))
     for operation in ("CREATE", "UPDATE"):
-        assert (
-            response(handlers.handle("/validate-workloadspreads", ws_review(same, operation)))["allowed"]
-            is True
-        )
+        body = ws_review(same, operation, old=same if operation == "UPDATE" else None)
+        assert response(handlers.handle("/validate-workloadspreads", body))["allowed"] is True
     rival = workload_spread(zone_subset("a", "zone-a"), name="rival")
     resp = response(handlers.handle("/validate-workloadspreads", ws_review(rival)))
     assert resp["allowed"] is False and resp["status"]["code"] == 422
     assert "spec.targetRef" in resp["status"]["message"]
+
+
+def test_an_update_changing_the_target_ref_is_refused_with_or_without_the_workload_spread_webhook() -> None:
+    old = workload_spread(zone_subset("a", "zone-a"), zone_subset("b", "zone-b"))
+    moved = copy.deepcopy(old)
+    moved["spec"]["targetRef"]["name"] = "api"
+    for handlers in (handlers_for(world()), handlers_for()):
+        resp = response(handlers.handle("/validate-workloadspreads", ws_review(moved, "UPDATE", old=old)))
+        assert resp["allowed"] is False
+        status = resp["status"]
+        assert (status["code"], status["reason"]) == (422, "Invalid")
+        assert status["message"] == (
+            'WorkloadSpread.apps.kruise.io "spread" is invalid: spec.targetRef: Invalid value: '
+            '{"apiVersion":"apps/v1","kind":"Deployment","name":"api"}: '
+            "change TargetReference is not permitted for WorkloadSpread"
+        )
+        assert [c["field"] for c in status["details"]["causes"]] == ["spec.targetRef"]
+        # the same change on create is a new WorkloadSpread, and the version may change
+        assert response(handlers.handle("/validate-workloadspreads", ws_review(moved)))["allowed"] is True
+        versioned = copy.deepcopy(old)
+        versioned["spec"]["targetRef"]["apiVersion"] = "apps/v1beta2"
+        body = ws_review(versioned, "UPDATE", old=old)
+        assert response(handlers.handle("/validate-workloadspreads", body))["allowed"] is True
+
+
+def test_an_update_review_without_the_old_workload_spread_is_unreadable() -> None:
+    same = workload_spread(zone_subset("a", "zone-a"))
+    status, answer = handlers_for(world()).handle("/validate-workloadspreads", ws_review(same, "UPDATE"))
+    assert (status, answer) == (400, "request.oldObject: required")
 
 
 def test_a_pod_sent_to_the_workload_spread_path_is_refused_as_the_wrong_kind() -> None:

@@ -5,7 +5,8 @@ Two layers, so the admission logic is tested without sockets:
 - :class:`AdmissionHandlers` turns a request path and body into an HTTP status and answer. It
   runs the matchLabelKeys merge and the WorkloadSpread subset injection on ``/mutate-pods``,
   HardAntiAffinity and the WorkloadSpread accounting of deletions, evictions and finished pods
-  on ``/validate-pods``, and WorkloadSpread validation on ``/validate-workloadspreads``.
+  on ``/validate-pods``, and WorkloadSpread validation on ``/validate-workloadspreads`` (an
+  UPDATE may not change spec.targetRef).
 - :class:`WebhookServer` serves it over TLS only; :func:`serve` runs it until a signal.
 
 The API server sends a review per request and waits at most ``timeoutSeconds``; a review this
@@ -47,7 +48,7 @@ from kubespread.api.kinds import class_for
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.selectors import LabelSelector
-from kubespread.api.validation import validate
+from kubespread.api.validation import validate, validate_update
 from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
 
 __all__ = [
@@ -354,7 +355,10 @@ class AdmissionHandlers:
         if self.merge_match_label_keys:
             merge_match_label_keys_once(pod)
         webhook = self.workload_spread
-        if webhook is not None and not review.dry_run and webhook.workload_spread_for(pod) is not None:
+        found = webhook.workload_spread_for(pod) if webhook is not None and not review.dry_run else None
+        if isinstance(found, Rejection):  # its owner does not exist (yet): the creator retries
+            return _Outcome(found)
+        if webhook is not None and found is not None:
             if not pod.metadata.name and pod.metadata.generate_name:
                 # the subset books the pod by name; the API server keeps a name a webhook sets
                 pod.metadata.name = self._generate_name(webhook, pod)
@@ -434,14 +438,14 @@ class AdmissionHandlers:
             return _Outcome()
         ws = _decode(WorkloadSpread, review.raw("object"))
         review.label = f"{ws.metadata.namespace or review.namespace}/{ws.metadata.name or review.name}"
-        errors = validate(ws)
+        old = None
+        if review.operation is Operation.UPDATE:  # the targetRef it had may not change
+            old = _decode(WorkloadSpread, review.raw("oldObject"))
+        errors = validate(ws) if old is None else validate_update(ws, old)
         if errors:
             return _Outcome(Rejection.invalid(ws, errors))
         if self.workload_spread is None:
             return _Outcome()
-        old = None
-        if review.operation is Operation.UPDATE and review.request.get("oldObject") is not None:
-            old = _decode(WorkloadSpread, review.raw("oldObject"))
         return _Outcome(_refusal(ws, self.workload_spread.validate(ws, self._context(review, old))))
 
 

@@ -25,7 +25,7 @@ from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
-from kubespread.api.validation import validate
+from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.controllers.host import Controller
 from kubespread.controllers.workloadspread.subsets import (
@@ -236,7 +236,7 @@ def _store_update(
     if old_spec is not None and new_spec is not None and old_spec.to_dict() != new_spec.to_dict():
         meta.generation = (old.metadata.generation or 1) + 1
     problem = _pod_update_problem(old, new)
-    errors = [] if problem else validate(new)
+    errors = [] if problem else validate_update(new, old)
     if problem or errors:
         message = problem or f"{new.ref()} is invalid: " + "; ".join(map(str, errors))
         rejections.append({"object": new.ref(), "message": message})
@@ -327,7 +327,7 @@ def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
     for k in step.args.get("remove", []):
         labels.pop(k, None)
     new.metadata.labels = labels
-    errors = validate(new)
+    errors = validate_update(new, old)
     if errors:
         rejections.append({"object": new.ref(), "message": "; ".join(map(str, errors))})
         return

@@ -2,7 +2,8 @@
 
 :func:`validate` returns every problem of one object as :class:`~kubespread.api.errors.FieldError`
 values, in the API server's order (maps are walked in manifest order), with its field paths,
-reasons and messages. It never raises and never changes the object.
+reasons and messages. It never raises and never changes the object. :func:`validate_update`
+adds what an update may not change (so far: a WorkloadSpread's targetRef).
 
 It validates what the registry validates on create, on the object as given. Defaults that decide
 an outcome are read through their effective value (see :mod:`.pod`, :mod:`.apps`); mutations
@@ -27,7 +28,11 @@ from kubespread.api.validation.apps import (
     validate_replication_controller,
     validate_stateful_set,
 )
-from kubespread.api.validation.kruise import validate_clone_set, validate_workload_spread
+from kubespread.api.validation.kruise import (
+    validate_clone_set,
+    validate_workload_spread,
+    validate_workload_spread_update,
+)
 from kubespread.api.validation.node import validate_node
 from kubespread.api.validation.objects import (
     validate_namespace,
@@ -36,9 +41,10 @@ from kubespread.api.validation.objects import (
 )
 from kubespread.api.validation.pod import validate_pod
 
-__all__ = ["VALIDATORS", "validate"]
+__all__ = ["UPDATE_VALIDATORS", "VALIDATORS", "validate", "validate_update"]
 
 Validator = Callable[[Any], list[FieldError]]
+UpdateValidator = Callable[[Any, Any], list[FieldError]]
 
 VALIDATORS: dict[type[KubeObject], Validator] = {
     Pod: validate_pod,
@@ -55,6 +61,11 @@ VALIDATORS: dict[type[KubeObject], Validator] = {
     CloneSet: validate_clone_set,
 }
 
+#: what an update may not change, per kind (besides what :data:`VALIDATORS` checks of the new object)
+UPDATE_VALIDATORS: dict[type[KubeObject], UpdateValidator] = {
+    WorkloadSpread: validate_workload_spread_update,
+}
+
 
 def validate(obj: KubeObject) -> list[FieldError]:
     """Every problem kube-apiserver would report creating ``obj``; [] when it is valid.
@@ -69,3 +80,17 @@ def validate(obj: KubeObject) -> list[FieldError]:
         return validator(obj)
     except Exception as exc:  # errors are values at the edges: report, do not crash the caller
         return [FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND}: {exc!r}")]
+
+
+def validate_update(obj: KubeObject, old: KubeObject) -> list[FieldError]:
+    """Every problem of updating ``old`` to ``obj``: :func:`validate` of the new object, then the
+    update's own rules (Kruise's webhook reports both in one answer). ``old`` of another kind
+    adds nothing; like :func:`validate`, it never raises."""
+    errors = validate(obj)
+    check = UPDATE_VALIDATORS.get(type(obj))
+    if check is None or type(old) is not type(obj):
+        return errors
+    try:
+        return [*errors, *check(obj, old)]
+    except Exception as exc:  # as validate: an InternalError field error, not a crash
+        return [*errors, FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND} update: {exc!r}")]

@@ -1,6 +1,6 @@
 """OpenKruise's WorkloadSpread and CloneSet (apps.kruise.io/v1alpha1), validated as Kruise's
-admission webhooks validate them on create, so that a scenario is refused where a cluster
-running Kruise would refuse it.
+admission webhooks validate them on create (and a WorkloadSpread's update, whose targetRef may not
+change), so that a scenario is refused where a cluster running Kruise would refuse it.
 
 The rules, paths, values and messages are those of Kruise's
 pkg/webhook/workloadspread/validating/workloadspread_validation.go and
@@ -45,7 +45,13 @@ from kubespread.api.validation.selectors import (
     validate_node_selector_term,
 )
 
-__all__ = ["UNSCHEDULABLE_RECOVERY_SECONDS", "validate_clone_set", "validate_workload_spread"]
+__all__ = [
+    "TARGET_REF_CHANGED",
+    "UNSCHEDULABLE_RECOVERY_SECONDS",
+    "validate_clone_set",
+    "validate_workload_spread",
+    "validate_workload_spread_update",
+]
 
 # How long a subset marked unschedulable stays so (the proposal's 10 minutes). An adaptive
 # spread must be able to try every subset within it: rescheduleCriticalSeconds is at most
@@ -69,6 +75,10 @@ MAX_REPLICAS_MIXED = "the maxReplicas type of all subsets must be the same"
 MAX_REPLICAS_STATEFULSET = "the maxReplicas type must be Int for StatefulSet"
 MAX_REPLICAS_OVER_100 = "the sum of all subset's maxReplicas exceeds 100% is not permitted"
 MAX_REPLICAS_UNDER_100 = "maxReplicas sum of all subsets must equal 100% when type is specified as percent"
+ADAPTIVE_LAST_SUBSET = (
+    "the last subset's maxReplicas must be not specified when using adaptive scheduleStrategy"
+)
+TARGET_REF_CHANGED = "change TargetReference is not permitted for WorkloadSpread"
 
 
 # --- WorkloadSpread ---------------------------------------------------------------------------------
@@ -259,7 +269,7 @@ def _validate_schedule_strategy(spec: WorkloadSpreadSpec, path: Path) -> list[Fi
             FieldError.invalid(
                 path.child("adaptive"),
                 seconds,
-                "the last subset must be not specified when using adaptive scheduleStrategy",
+                ADAPTIVE_LAST_SUBSET,
             )
         )
     allowed = MAX_INT32
@@ -284,6 +294,23 @@ def validate_workload_spread(ws: WorkloadSpread) -> list[FieldError]:
     errs.extend(_validate_subsets(spec, path.child("subsets")))
     errs.extend(_validate_schedule_strategy(spec, path.child("scheduleStrategy")))
     return errs
+
+
+def validate_workload_spread_update(ws: WorkloadSpread, old: WorkloadSpread) -> list[FieldError]:
+    """What an update may not do besides what :func:`validate_workload_spread` checks: change
+    spec.targetRef's group, kind or name (its version may change). An apiVersion that does not
+    parse counts as the core group, as Kruise's ignored ParseGroupVersion error leaves it; a
+    targetRef set or removed is left to the create rules, as Kruise does."""
+    ref, old_ref = ws.spec.target_ref, old.spec.target_ref
+    if ref is None or old_ref is None:
+        return []
+    if (_api_group(ref.api_version) or "", ref.kind, ref.name) == (
+        _api_group(old_ref.api_version) or "",
+        old_ref.kind,
+        old_ref.name,
+    ):
+        return []
+    return [FieldError.invalid(Path("spec").child("targetRef"), _target_ref_json(ref), TARGET_REF_CHANGED)]
 
 
 # --- CloneSet -------------------------------------------------------------------------------------

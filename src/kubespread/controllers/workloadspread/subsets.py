@@ -11,8 +11,9 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NoReturn
 
+from kubespread.admission.framework import go_quote
 from kubespread.api.apps import Deployment, Job, ReplicaSet, StatefulSet
 from kubespread.api.core import Affinity, Node, NodeAffinity, Pod
 from kubespread.api.errors import DecodeError
@@ -28,10 +29,12 @@ from kubespread.controllers.pods import scaled_int_or_percent
 __all__ = [
     "WORKLOAD_KINDS",
     "Matched",
+    "MissingOwner",
     "group_of",
     "inject",
     "matched_subset",
     "owner_chain_reaches",
+    "reference_equal",
     "subset_max",
     "subset_node_score",
     "workload_of",
@@ -76,17 +79,58 @@ def matched_subset(pod: KubeObject) -> Matched | None:
     return _parse_matched(text) if text else None
 
 
+class _Members(list[tuple[str, object]]):
+    """A JSON object's members in document order (duplicates kept), told apart from an array."""
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")  # Python's json takes NaN and Infinity; Go's does not
+
+
+#: the non-ASCII runes whose simple case-fold orbit holds an ASCII letter, and the rune Go folds
+#: them to (the orbit's smallest): U+017F (long s) is folded as "S", U+212A (Kelvin sign) as "K"
+_FOLD_TO_ASCII: Final = {"\u017f": "S", "\u212a": "K"}
+
+
+def _go_fold(name: str) -> str:
+    """encoding/json's foldName, as far as it can make a name equal an ASCII field name: ASCII
+    letters upper-cased, the two non-ASCII runes whose fold orbit holds an ASCII letter mapped to
+    it, anything else kept (it equals no ASCII name however it folds)."""
+    return "".join(_FOLD_TO_ASCII.get(c, c.upper() if c.isascii() else c) for c in name)
+
+
+#: InjectWorkloadSpread's fields by their folded JSON names
+_MATCHED_FIELDS: Final = {_go_fold(f): f for f in ("name", "subset", "uid")}
+
+
+def _go_string(s: str) -> str:
+    """Go decodes a lone surrogate escape (``"\\ud800"``) as U+FFFD; Python keeps it."""
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in s)
+
+
 @functools.lru_cache(maxsize=4096)
 def _parse_matched(text: str) -> Matched | None:
-    """Cached: every pod of a subset carries the same few annotation texts."""
+    """json.Unmarshal into Kruise's InjectWorkloadSpread: an object whose member names match
+    ``name``, ``subset`` and ``uid`` case-insensitively (Go's folding), the last of duplicates
+    winning, unknown members ignored, null leaving a field empty. None for text that is not
+    JSON, a value that is not an object (``null`` included: Kruise's deletion path reads it as
+    no annotation), or a field that is not a string (Go reports the type error and Kruise drops
+    the annotation). Cached: every pod of a subset carries the same few annotation texts."""
     try:
-        d = json.loads(text)
-    except ValueError:
+        doc = json.loads(text, object_pairs_hook=_Members, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # Go gives up nesting deeper than 10000, Python sooner
         return None
-    if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not isinstance(d.get("subset"), str):
+    if not isinstance(doc, _Members):
         return None
-    uid = d.get("uid")
-    return Matched(d["name"], d["subset"], uid if isinstance(uid, str) else "")
+    fields = {"name": "", "subset": "", "uid": ""}
+    for key, value in doc:
+        name = _MATCHED_FIELDS.get(_go_fold(key))
+        if name is None or value is None:
+            continue
+        if not isinstance(value, str):
+            return None
+        fields[name] = _go_string(value)
+    return Matched(fields["name"], fields["subset"], fields["uid"])
 
 
 # ------------------------------------------------------------------ workloads
@@ -94,14 +138,31 @@ def _same_target(target: TargetReference, group: str, kind: str, name: str) -> b
     return group_of(target.api_version) == group and target.kind == kind and target.name == name
 
 
-def owner_chain_reaches(
+@dataclass(frozen=True)
+class MissingOwner:
+    """An owner on a pod's chain that is of a kind a WorkloadSpread can target but does not exist:
+    Kruise's webhook gets NotFound reading it and refuses the pod."""
+
+    api_version: str
+    kind: str
+    name: str
+
+    @property
+    def message(self) -> str:
+        """controller-runtime's cache NotFound: the kind (as resource) and group, then the name."""
+        group = group_of(self.api_version)
+        resource = f"{self.kind}.{group}" if group else self.kind
+        return f"{resource} {go_quote(self.name)} not found"
+
+
+def _walk(
     target: TargetReference,
     ref: OwnerReference | None,
     namespace: str,
     get: Callable[[str, str], KubeObject | None],
-) -> bool:
-    """isReferenceEqual: the controller ``ref`` is the target, or controls something (a
-    Deployment's ReplicaSet) that reaches it. ``get(kind, key)`` reads the cluster."""
+    *,
+    match_uid: bool,
+) -> bool | MissingOwner:
     for _ in range(4):  # pod → ReplicaSet → Deployment is the longest chain there is
         if ref is None:
             return False
@@ -111,10 +172,38 @@ def owner_chain_reaches(
         if (group, ref.kind) not in WORKLOAD_KINDS:
             return False
         owner = get(ref.kind, f"{namespace}/{ref.name}")
-        if owner is None or (ref.uid and owner.metadata.uid != ref.uid):
+        if owner is None:
+            return MissingOwner(ref.api_version, ref.kind, ref.name)
+        if match_uid and ref.uid and owner.metadata.uid != ref.uid:
             return False
         ref = owner.metadata.controller_ref()
     return False
+
+
+def owner_chain_reaches(
+    target: TargetReference,
+    ref: OwnerReference | None,
+    namespace: str,
+    get: Callable[[str, str], KubeObject | None],
+) -> bool:
+    """The controller's reading: the controller ``ref`` is the target, or controls something (a
+    Deployment's ReplicaSet) that reaches it, each owner being the object of that uid; a missing
+    owner reaches nothing. ``get(kind, key)`` reads the cluster."""
+    return _walk(target, ref, namespace, get, match_uid=True) is True
+
+
+def reference_equal(
+    target: TargetReference,
+    ref: OwnerReference | None,
+    namespace: str,
+    get: Callable[[str, str], KubeObject | None],
+) -> bool | MissingOwner:
+    """isReferenceEqual as Kruise's pod webhook runs it: owners are read by name (the uid is not
+    compared), and an owner of a targetable kind that is not the target and does not exist is
+    returned as a :class:`MissingOwner` (not a bool: test it with ``is True``). Owners of other
+    kinds end the chain, as do Advanced StatefulSets, which kubespread cannot read (Kruise
+    would)."""
+    return _walk(target, ref, namespace, get, match_uid=False)
 
 
 def workload_spreads_in(cluster: ClusterState, namespace: str) -> list[WorkloadSpread]:

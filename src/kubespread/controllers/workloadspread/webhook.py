@@ -3,8 +3,10 @@
 On a pod's creation it picks the subset (the proposal's "Pod creation" steps), books the pod
 in that subset's ``creatingPods`` and takes one from ``missingReplicas`` with an update that
 carries the resourceVersion it read (read again and retried on a 409 Conflict), then injects
-the subset into the pod. On a deletion or an eviction it books the pod in ``deletingPods`` and
-gives the subset one back; when a pod finishes (Succeeded/Failed) it gives one back too.
+the subset into the pod; a pod whose owner chain leads to a workload that does not exist is
+refused, as Kruise's webhook refuses it. On a deletion or an eviction it books the pod in
+``deletingPods`` and gives the subset one back; when a pod finishes (Succeeded/Failed) it gives
+one back too.
 
 It also validates WorkloadSpreads against what only the cluster knows: no two may target the
 same workload, and each subset's patch must make a valid pod of the workload's template.
@@ -36,10 +38,11 @@ from kubespread.cluster.state import ClusterState
 from kubespread.controllers.pods import is_active, pod_from_template
 from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
 from kubespread.controllers.workloadspread.subsets import (
+    MissingOwner,
     group_of,
     inject,
     matched_subset,
-    owner_chain_reaches,
+    reference_equal,
     subset_max,
     workload_of,
     workload_replicas,
@@ -116,8 +119,8 @@ class WorkloadSpreadWebhook:
         if not isinstance(obj, Pod) or ctx.operation is not Operation.CREATE or ctx.subresource:
             return None
         ws = self.workload_spread_for(obj)
-        if ws is None:
-            return None
+        if ws is None or isinstance(ws, Rejection):
+            return ws
         subset_name = self._acquire(ws, obj, lambda statuses: self._choose(ws, obj, statuses))
         if isinstance(subset_name, Rejection):
             return subset_name
@@ -136,9 +139,12 @@ class WorkloadSpreadWebhook:
         obj.spec = injected.spec
         return None
 
-    def workload_spread_for(self, pod: Pod) -> WorkloadSpread | None:
-        """The first WorkloadSpread (by name) of the pod's namespace whose target the pod's
-        controller is or reaches; None for pods without a controller or not active."""
+    def workload_spread_for(self, pod: Pod) -> WorkloadSpread | Rejection | None:
+        """HandlePodCreation's search: the first WorkloadSpread (by name) of the pod's namespace,
+        not being deleted, whose target the pod's controller is or reaches; None for pods
+        without a controller, not active, or of no WorkloadSpread. Walking a WorkloadSpread's
+        chain to an owner that does not exist refuses the pod (500, Kruise's NotFound), so its
+        creator retries once the owner is there, rather than admitting it unbooked."""
         ref = pod.metadata.controller_ref()
         if ref is None or not is_active(pod):
             return None
@@ -147,7 +153,14 @@ class WorkloadSpreadWebhook:
             target = ws.spec.target_ref
             if target is None or ws.metadata.deletion_timestamp:
                 continue
-            if owner_chain_reaches(target, ref, namespace, self._get):
+            found = reference_equal(target, ref, namespace, self._get)
+            if isinstance(found, MissingOwner):
+                return Rejection(
+                    500,
+                    "InternalError",
+                    f'admission webhook "{WEBHOOK_NAME}" denied the request: {found.message}',
+                )
+            if found:
                 return ws
         return None
 
