@@ -73,7 +73,8 @@ def test_unknown_fields_deep_in_unmodelled_structures_are_found() -> None:
         (
             "  priority: 99999999999\n",
             "spec.priority",
-            "json: cannot unmarshal number 99999999999 into Go struct field PodSpec.spec.priority of type int32",
+            "json: cannot unmarshal number 99999999999 into Go struct field PodSpec.spec.priority "
+            "of type int32",
         ),
         (
             "  topologySpreadConstraints: [{maxSkew: 2147483648, topologyKey: z, "
@@ -212,7 +213,7 @@ def test_a_few_aliases_are_fine() -> None:
 
 def test_nesting_beyond_the_parsers_limit_is_a_clean_error() -> None:
     deep = POD + "  foo: " + "[" * 1000 + "]" * 1000 + "\n"
-    docs, error = parse_documents(deep)
+    _, error = parse_documents(deep)
     assert error is not None and "nesting depth" in error.message and error.line == 8
     answer = admit_text(deep)
     assert answer["code"] == 400 and "nesting depth" in answer["message"]

@@ -130,7 +130,8 @@ def test_hostile_yaml_is_a_located_error_in_every_command(tmp_path: Path, body: 
         assert r.exit_code == 1 and str(f) in r.output and expect in r.output, (command, r.output)
     scenario = tmp_path / "s.yaml"
     scenario.write_text(
-        f"apiVersion: kubespread.io/v1alpha1\nkind: Scenario\nmetadata: {{name: s}}\ncluster: [{NODES}, {f}]\n"
+        "apiVersion: kubespread.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\n"
+        f"cluster: [{NODES}, {f}]\n"
     )
     r = run("simulate", str(scenario))
     assert r.exit_code == 1 and expect in r.output, r.output
