@@ -276,3 +276,27 @@ def test_every_field_kubespread_models_is_in_the_table() -> None:
         walk(cls, table["kinds"][kind], kind)
     # KubeSchedulerConfiguration has no metadata in kube-scheduler's config/v1 (TypeMeta only)
     assert missing == ["KubeSchedulerConfiguration.metadata"]
+
+
+def test_only_json_types_come_out_of_the_reader() -> None:
+    """An unquoted timestamp stays its text (go-yaml's reading), so a condition's time is a
+    valid string; sets, ordered maps and binary become JSON shapes, never Python objects that
+    a JSON writer would choke on."""
+    data = parse_one(
+        "t: 2024-01-01T00:00:00Z\nd: 2024-01-01\ns: !!set {x, y}\no: !!omap [{a: 1}, {b: 2}]\n"
+        "b: !!binary aGVsbG8=\n"
+    )
+    assert data == {
+        "t": "2024-01-01T00:00:00Z",
+        "d": "2024-01-01",
+        "s": {"x": None, "y": None},
+        "o": [{"a": 1}, {"b": 2}],
+        "b": "aGVsbG8=",
+    }
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: n, creationTimestamp: 2024-01-01T00:00:00Z}\n"
+    assert check("Node", parse_one(node)) == []
+
+
+def test_python_tags_are_refused() -> None:
+    _, error = parse_documents("a: !!python/object/apply:os.system [echo]\n")
+    assert error is not None and "could not determine a constructor" in error.message

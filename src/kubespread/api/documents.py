@@ -134,6 +134,47 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."),
 )
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+# only JSON's types come out, as the server's YAML-to-JSON conversion makes them: a timestamp
+# stays the text it was written as (go-yaml keeps it a string), a !!set is a mapping of nulls,
+# !!omap and !!pairs are lists of one-key mappings, !!binary is its base64 text
+def _construct_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(node.value)
+
+
+def _construct_binary(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return "".join(str(node.value).split())
+
+
+def _construct_pairs(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    out: list[dict[Any, Any]] = []
+    yield out
+    if not isinstance(node, yaml.SequenceNode):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"expected a sequence of one-key mappings, found {node.id}", node.start_mark
+        )
+    for item in node.value:
+        if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
+            raise yaml.constructor.ConstructorError(
+                None, None, "expected a one-key mapping in an ordered map", item.start_mark
+            )
+        ((key_node, value_node),) = item.value
+        out.append({loader.construct_object(key_node): loader.construct_object(value_node)})
+
+
+def _construct_set(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    data: dict[Any, Any] = {}
+    yield data
+    for key_node, _ in node.value:
+        data[loader.construct_object(key_node)] = None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_text)
+_Loader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
+_Loader.add_constructor("tag:yaml.org,2002:omap", _construct_pairs)
+_Loader.add_constructor("tag:yaml.org,2002:pairs", _construct_pairs)
+_Loader.add_constructor("tag:yaml.org,2002:set", _construct_set)
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
