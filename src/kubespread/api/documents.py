@@ -152,7 +152,10 @@ def _construct_pairs(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     yield out
     if not isinstance(node, yaml.SequenceNode):
         raise yaml.constructor.ConstructorError(
-            None, None, f"expected a sequence of one-key mappings, found {node.id}", node.start_mark
+            None,
+            None,
+            f"expected a sequence of one-key mappings, found a {type(node).__name__}",
+            node.start_mark,
         )
     for item in node.value:
         if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
