@@ -22,6 +22,7 @@ __all__ = [
     "ContextOption",
     "FilesOption",
     "KubeconfigOption",
+    "MaxPodsOption",
     "Output",
     "OutputOption",
     "ValidateOption",
@@ -63,6 +64,15 @@ ValidateOption = Annotated[
         "warn (a warning, the field is ignored) or ignore. Values the API server cannot decode "
         "(a string for an integer, an int32 field over 2147483647) are errors in every mode.",
         case_sensitive=False,
+    ),
+]
+MaxPodsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-pods",
+        min=1,
+        help="Stop with an error when the run would hold more pods than this at once (a "
+        "runaway replicas: 1000000000 fails at once rather than running for hours).",
     ),
 ]
 KubeconfigOption = Annotated[

@@ -19,6 +19,7 @@ from kubespread.cli.common import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    MaxPodsOption,
     Output,
     OutputOption,
     ValidateOption,
@@ -36,6 +37,7 @@ from kubespread.cli.schedule import (
     run_placement,
     write_placement_report,
 )
+from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
@@ -157,12 +159,15 @@ def explain_command(
     report: ReportOption = None,
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
+    max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen."""
     from kubespread.sim.placement import explain_key
 
-    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context, validate)
+    result = run_placement(
+        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+    )
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
         if not path.is_file():

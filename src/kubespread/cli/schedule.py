@@ -15,6 +15,7 @@ from kubespread.cli.common import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    MaxPodsOption,
     Output,
     OutputOption,
     ValidateOption,
@@ -28,6 +29,7 @@ from kubespread.cli.common import (
     short_ns,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ def run_placement(
     kubeconfig: Path | None = None,
     context: str | None = None,
     validate: Validation = Validation.STRICT,
+    max_pods: int = DEFAULT_MAX_PODS,
 ) -> PlacementResult:
     """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
@@ -79,7 +82,7 @@ def run_placement(
             bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
 
         try:
-            return place(manifests, profiles=profiles, seed=seed, on_step=on_step)
+            return place(manifests, profiles=profiles, seed=seed, on_step=on_step, max_pods=max_pods)
         except PlacementError as e:
             bar.stop()
             print_problems(e.problems, "in the input; nothing was placed")
@@ -201,11 +204,14 @@ def schedule_command(
     report: ReportOption = None,
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
+    max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
-    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context, validate)
+    result = run_placement(
+        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+    )
     spread = spread_rows(result)
     if output is Output.table:
         _print_table(result, spread)

@@ -12,6 +12,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     STRICT_HINT,
     STRICT_PREFIXES,
+    MaxPodsOption,
     Output,
     OutputOption,
     ValidateOption,
@@ -23,6 +24,7 @@ from kubespread.cli.common import (
     short_ns,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 __all__ = ["simulate_command"]
@@ -161,6 +163,7 @@ def simulate_command(
         ),
     ] = "proposal",
     validate: ValidateOption = Validation.STRICT,
+    max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted."""
@@ -168,6 +171,7 @@ def simulate_command(
     from kubespread.api.duration import parse_duration
     from kubespread.controllers import default_controllers
     from kubespread.controllers.workloadspread import FLAVOURS, WorkloadSpreadOptions
+    from kubespread.sim.placement import PROGRESS_EVERY
     from kubespread.sim.run import simulate
     from kubespread.sim.scenario import ScenarioError, load_scenario
 
@@ -202,8 +206,19 @@ def simulate_command(
     with bar:
         task = bar.add_task("simulating", total=len(loaded.steps))
 
+        doing = ["settling the cluster as given"]
+        placed = [0]
+
         def on_step(step: Any) -> None:
-            bar.update(task, completed=step.index, description=f"step {step.index + 1}: {step.action}")
+            doing[0] = f"step {step.index + 1}: {step.action}"
+            bar.update(task, completed=step.index, description=doing[0])
+
+        def on_decision(decision: Any) -> None:  # a long step (a big Deployment) shows its pods
+            if decision.selected is None:
+                return
+            placed[0] += 1
+            if placed[0] % PROGRESS_EVERY == 0:
+                bar.update(task, description=f"{doing[0]}: {placed[0]:,} pods placed")
 
         try:
             result = simulate(
@@ -214,6 +229,8 @@ def simulate_command(
                 ),
                 admission=options,
                 on_step=on_step,
+                on_decision=on_decision,
+                max_pods=max_pods,
             )
         except ScenarioError as e:
             for p in e.problems:

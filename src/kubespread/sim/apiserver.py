@@ -25,7 +25,7 @@ from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Pod, PodCondition, PodStatus
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import timestamp
-from kubespread.cluster.errors import ClusterError, Conflict, SimulationError
+from kubespread.cluster.errors import ClusterError, Conflict, PodLimitExceeded, SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
 
 __all__ = ["DEFAULT_GRACE_SECONDS", "ApiServer", "PodKiller"]
@@ -53,8 +53,11 @@ class ApiServer:
         now: Callable[[], float],
         seed: int = 0,
         options: AdmissionOptions | None = None,
+        max_pods: int | None = None,
     ) -> None:
         self.cluster = cluster
+        #: pods that may exist at once (None: no limit); a create beyond raises PodLimitExceeded
+        self.max_pods = max_pods
         self._now = now
         self.options = options or AdmissionOptions()
         self.chain: AdmissionChain = DEFAULT_CHAIN
@@ -110,7 +113,11 @@ class ApiServer:
     # ------------------------------------------------------------------ writes
     def create(self, obj: KubeObject) -> KubeObject | Rejection:
         """Defaulting, admission, validation; the object (changed in place) is stored, or the
-        refusal is returned and nothing is."""
+        refusal is returned and nothing is. PodLimitExceeded when a pod would exceed ``max_pods``
+        (the run's guard against runaway work, not an API answer: a controller would retry a
+        refusal forever)."""
+        if self.max_pods is not None and isinstance(obj, Pod) and len(self.cluster.pods) >= self.max_pods:
+            raise PodLimitExceeded(self.max_pods)
         if not obj.metadata.name and obj.metadata.generate_name:
             obj.metadata.name = self.generate_name(
                 obj.metadata.generate_name, obj.metadata.namespace, obj.KIND

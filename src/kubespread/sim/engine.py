@@ -38,7 +38,7 @@ from kubespread.api.core import Pod, PodCondition
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import EPOCH, timestamp, virtual_seconds
-from kubespread.cluster.errors import SimulationError
+from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller, ControllerHost
@@ -52,6 +52,7 @@ from kubespread.sim.kubelet import Kubelets
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
+    "DEFAULT_MAX_PODS",
     "EPOCH",
     "NAME_ALPHABET",
     "Controller",
@@ -104,7 +105,8 @@ class Simulation:
     ``chain`` to kube-apiserver's plugins plus the webhooks of the controllers that have one
     (:func:`kubespread.controllers.default_admission_chain`: WorkloadSpread's). ``start``: the
     virtual time to begin at (seconds after EPOCH); a snapshot's own time, so that its
-    timestamps are in the past.
+    timestamps are in the past. ``max_pods``: pods that may exist at once (None: no limit);
+    a create beyond raises PodLimitExceeded.
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class Simulation:
         chain: AdmissionChain | None = None,
         controllers: Sequence[Controller] | None = None,
         start: float = 0.0,
+        max_pods: int | None = DEFAULT_MAX_PODS,
     ) -> None:
         if profiles is None:
             from kubespread.scheduler.config import default_profile
@@ -125,7 +128,9 @@ class Simulation:
         self.cluster = cluster if cluster is not None else ClusterState()
         self.clock = Clock(start)
         self.seed = seed
-        self.api = ApiServer(self.cluster, now=lambda: self.clock.now, seed=seed, options=admission)
+        self.api = ApiServer(
+            self.cluster, now=lambda: self.clock.now, seed=seed, options=admission, max_pods=max_pods
+        )
         self.kubelets = Kubelets(self.cluster, self.clock, remove=self.api.remove_pod, record=self.record)
         self.api.killer = self.kubelets
         self.scheduling = SchedulingLoop(profiles, seed=seed)

@@ -31,9 +31,9 @@ from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.scheduler.views import SpreadRow, spread_rows, top_owner
-from kubespread.sim.engine import Simulation
+from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation, SimulationError
 from kubespread.sim.run import Snapshot, StepResult, snapshot
-from kubespread.sim.scenario import creation_problems
+from kubespread.sim.scenario import creation_problems, pod_limit_problems
 
 __all__ = [
     "NoProfile",
@@ -46,6 +46,10 @@ __all__ = [
     "report_explanation",
     "snapshot_time",
 ]
+
+
+#: pods placed between two progress reports within one step
+PROGRESS_EVERY = 100
 
 
 class PlacementError(Exception):
@@ -137,13 +141,15 @@ def place(
     controllers: Sequence[Controller] | None = None,
     admission: AdmissionOptions | None = None,
     on_step: Callable[[int, int, str], None] | None = None,
+    max_pods: int | None = DEFAULT_MAX_PODS,
 ) -> PlacementResult:
     """Settle the cluster as given, then create each new object in order (see the module
-    notes). ``on_step(done, total, what)`` reports progress. Raises PlacementError (every problem,
-    located) when the input does not make a cluster or a new object is invalid."""
+    notes). ``on_step(done, total, what)`` reports progress, also within a long step (every
+    pod placed). Raises PlacementError (every problem, located) when the input does not make a
+    cluster, a new object is invalid, or the run would hold more than ``max_pods`` pods."""
     loaded = objects.objects if isinstance(objects, Manifests) else list(objects)
     existing, new = _split(loaded)
-    problems = creation_problems(loaded)
+    problems = creation_problems(loaded) + pod_limit_problems(loaded, max_pods)
     try:
         cluster = cluster_from_manifests(existing)
     except SnapshotError as e:
@@ -159,6 +165,7 @@ def place(
         controllers=controllers,
         admission=admission,
         start=snapshot_time(lo.obj for lo in existing),
+        max_pods=max_pods,
     )
     placements: list[dict[str, Any]] = []
     step = [-1]
@@ -182,19 +189,34 @@ def place(
 
     sim.decision_observers.append(observe)
     total = len(new)
+    doing = "settling the cluster as given"
     if on_step is not None:
-        on_step(0, total, "settling the cluster as given")
+        on_step(0, total, doing)
+
+        def progress(decision: Decision) -> None:  # a long step (a big Deployment) shows its pods
+            if len(placements) % PROGRESS_EVERY == 0 and placements:
+                on_step(max(step[0], 0), total, f"{doing}: {len(placements):,} pods placed")
+
+        sim.decision_observers.append(progress)
     first = len(sim.events)
-    sim.run_until_quiet()
+    try:
+        sim.run_until_quiet()
+    except SimulationError as e:
+        raise PlacementError([f"{doing}: {e}"]) from None
     initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), sim.events[first:])
     steps = []
     for i, lo in enumerate(new):
         step[0] = i
+        doing = f"create {lo.ref}"
         if on_step is not None:
-            on_step(i, total, f"create {lo.ref}")
+            on_step(i, total, doing)
         first = len(sim.events)
-        rejections = _create(sim, lo)
-        sim.run_until_quiet()
+        try:
+            rejections = _create(sim, lo)
+            sim.run_until_quiet()
+        except SimulationError as e:
+            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
+            raise PlacementError([f"{where}: {lo.ref}: {e}"]) from None
         steps.append(
             StepResult(i, "create", f"create {lo.ref}", snapshot(sim), sim.events[first:], rejections)
         )

@@ -36,8 +36,9 @@ from kubespread.controllers.workloadspread.subsets import (
 )
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler import views
-from kubespread.sim.engine import Event, Simulation, pod_owner
-from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path
+from kubespread.scheduler.scheduler import Decision
+from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation, pod_owner
+from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
 
 __all__ = [
     "EVICTION_REASONS",
@@ -381,9 +382,17 @@ def simulate(
     controllers: Sequence[Controller] | None = None,
     admission: AdmissionOptions | None = None,
     on_step: Callable[[Step], None] | None = None,
+    on_decision: Callable[[Decision], None] | None = None,
+    max_pods: int | None = DEFAULT_MAX_PODS,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
-    ``admission``: the API server's options (default: the design's hard anti-affinity limit on)."""
+    ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
+    ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
+    bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
+    refuses a workload asking for more before anything runs)."""
+    problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
+    if problems:
+        raise ScenarioError(problems)
     try:
         cluster = cluster_from_manifests(scenario.cluster)
     except SnapshotError as e:
@@ -391,9 +400,19 @@ def simulate(
     if admission is None:
         admission = AdmissionOptions(hard_anti_affinity_limit=True)
     sim = Simulation(
-        cluster, profiles=scenario.profiles, seed=scenario.seed, controllers=controllers, admission=admission
+        cluster,
+        profiles=scenario.profiles,
+        seed=scenario.seed,
+        controllers=controllers,
+        admission=admission,
+        max_pods=max_pods,
     )
-    sim.run_until_quiet()
+    if on_decision is not None:
+        sim.decision_observers.append(on_decision)
+    try:
+        sim.run_until_quiet()
+    except SimulationError as e:
+        raise ScenarioError([f"{scenario.source}: cluster: {e}"]) from None
     initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), list(sim.events))
     results = []
     for step in scenario.steps:

@@ -53,6 +53,7 @@ __all__ = [
     "creation_problems",
     "load_scenario",
     "parse_scenario",
+    "pod_limit_problems",
 ]
 
 API_VERSION: Final = "kubespread.io/v1alpha1"
@@ -186,6 +187,46 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
         for e in validate(probe):
             where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
             problems.append(f"{where}: {lo.ref}: {e}")
+    return problems
+
+
+def _asked_pods(obj: KubeObject) -> tuple[str, int] | None:
+    """(field, pods): what a workload asks to run at once (replicas, or a Job's parallelism)."""
+    spec = getattr(obj, "spec", None)
+    for name, path in (("replicas", "spec.replicas"), ("parallelism", "spec.parallelism")):
+        value = getattr(spec, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return path, value
+    return None
+
+
+def pod_limit_problems(
+    objs: list[LoadedObject], max_pods: int | None, scenario: Scenario | None = None
+) -> list[str]:
+    """Workloads (and a scenario's scale steps) asking for more pods than a run may hold, with
+    the field that asks: refused at once rather than after creating ``max_pods`` pods. Many
+    workloads that exceed the limit only together meet the run's own guard
+    (:class:`~kubespread.cluster.errors.PodLimitExceeded`)."""
+    if max_pods is None:
+        return []
+    limit = f"more pods than the run may hold (--max-pods {max_pods:,})"
+    problems = []
+    asked: list[tuple[str, str, int]] = []  # (where, field, pods)
+    for lo in objs:
+        if (found := _asked_pods(lo.obj)) is not None:
+            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
+            asked.append((f"{where}: {lo.ref}", found[0], found[1]))
+    if scenario is not None:
+        for step in scenario.steps:
+            for obj in step.objects:
+                if (found := _asked_pods(obj)) is not None:
+                    asked.append((f"{scenario.source}: {step.where}: {obj.ref()}", found[0], found[1]))
+            replicas = step.args.get("replicas") if step.action == "scale" else None
+            if isinstance(replicas, int):
+                asked.append((f"{scenario.source}: {step.where}", "replicas", replicas))
+    for where, path, pods in asked:
+        if pods > max_pods:
+            problems.append(f"{where}: {path}: Invalid value: {pods}: {limit}")
     return problems
 
 
