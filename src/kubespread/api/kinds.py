@@ -6,6 +6,7 @@ from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, Repl
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
 
 __all__ = ["KINDS", "class_for"]
@@ -23,6 +24,7 @@ KINDS: dict[str, type[KubeObject]] = {
         Job,
         ReplicationController,
         PriorityClass,
+        PodDisruptionBudget,
         WorkloadSpread,
         CloneSet,
         KubeSchedulerConfiguration,

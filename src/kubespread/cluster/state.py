@@ -44,6 +44,7 @@ from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, Repl
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.resources import Resources, node_allocatable, pod_requests_and_non_zero
 from kubespread.api.selectors import Selector
 from kubespread.cluster.counts import (
@@ -83,6 +84,7 @@ OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
     ReplicationController,
     Service,
     PriorityClass,
+    PodDisruptionBudget,
     WorkloadSpread,
     CloneSet,
 )
