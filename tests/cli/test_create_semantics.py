@@ -83,3 +83,21 @@ def test_schedule_stops_before_placing_a_pod_admit_would_refuse(tmp_path: Path) 
     assert r.exit_code == 1
     assert f"{f}:1: Pod default/web: {DUP}" in r.stderr
     assert "nothing was placed" in r.stderr
+
+
+PODS = ROOT / "examples" / "pods" / "one-constraint.yaml"
+
+
+def test_schedule_without_nodes_says_so_and_where_a_cluster_comes_from() -> None:
+    r = run("schedule", "-f", str(PODS), "--no-progress")
+    assert r.exit_code == 1
+    assert "error: the input has no nodes" in r.stderr
+    assert "-f examples/snapshot/cluster.yaml" in r.stderr
+    assert r.stdout == ""
+
+
+def test_explain_without_nodes_says_so() -> None:
+    r = run("explain", "web", "-f", str(PODS), "--no-progress")
+    assert r.exit_code == 1
+    assert "error: the input has no nodes: explain places pods" in r.stderr
+    assert r.stdout == ""

@@ -31,6 +31,7 @@ __all__ = [
     "print_data",
     "print_problems",
     "progress_bar",
+    "require_nodes",
     "scheduler_profiles_or_exit",
     "short_kind",
     "short_ns",
@@ -135,6 +136,23 @@ STRICT_HINT = (
     "hint: unknown and duplicate fields are refused as kubectl's default (strict) does; "
     "fix them, or pass --validate=warn to load the manifests without them"
 )
+
+
+def require_nodes(manifests: Manifests, command: str) -> None:
+    """Exit 1 when the input holds no Node: nothing could be placed, and a run would only show
+    every pod pending for a reason the user did not cause."""
+    from kubespread.api.core import Node
+
+    if any(isinstance(lo.obj, Node) for lo in manifests.objects):
+        return
+    err.print(
+        f"error: the input has no nodes: {command} places pods onto the nodes of a cluster; give "
+        "one with -f (e.g. -f examples/snapshot/cluster.yaml, a kubectl dump or Node manifests) "
+        "or read it with --kubeconfig",
+        markup=False,
+        highlight=False,
+    )
+    raise typer.Exit(1)
 
 
 def print_problems(problems: list[str], what: str) -> None:

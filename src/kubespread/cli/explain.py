@@ -162,7 +162,9 @@ def explain_command(
     reason) and score per plugin, best first, with hints for the failures seen."""
     from kubespread.sim.placement import explain_key
 
-    result = run_placement(files, scheduler_config, seed, progress, kubeconfig, context, validate)
+    result = run_placement(
+        files, scheduler_config, seed, progress, kubeconfig, context, validate, command="explain"
+    )
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
         if not path.is_file():

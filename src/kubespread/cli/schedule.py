@@ -24,6 +24,7 @@ from kubespread.cli.common import (
     print_data,
     print_problems,
     progress_bar,
+    require_nodes,
     scheduler_profiles_or_exit,
     short_ns,
 )
@@ -66,12 +67,14 @@ def run_placement(
     kubeconfig: Path | None = None,
     context: str | None = None,
     validate: Validation = Validation.STRICT,
+    command: str = "schedule",
 ) -> PlacementResult:
     """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
 
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    require_nodes(manifests, command)
     with progress_bar(progress) as bar:
         task = bar.add_task("placing", total=None)
 
