@@ -101,3 +101,92 @@ def test_explain_without_nodes_says_so() -> None:
     assert r.exit_code == 1
     assert "error: the input has no nodes: explain places pods" in r.stderr
     assert r.stdout == ""
+
+
+NAMESPACE_SHOP = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"
+POD_IN = """apiVersion: v1
+kind: Pod
+metadata: {{name: web, namespace: {ns}}}
+spec:
+  containers: [{{name: app, image: nginx}}]
+"""
+DEPLOY_IN_STAGING = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: staging}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: app, image: nginx}]
+"""
+ASSUMED = "warning: the input has no Namespace objects; assuming these namespaces exist:"
+
+
+def _inputs(tmp_path: Path, *, with_namespace: bool) -> list[str]:
+    (tmp_path / "pod.yaml").write_text(POD_IN.format(ns="prod"))
+    (tmp_path / "ok.yaml").write_text(POD_IN.format(ns="kube-system").replace("name: web", "name: sys"))
+    (tmp_path / "deploy.yaml").write_text(DEPLOY_IN_STAGING)
+    files = [tmp_path / "pod.yaml", tmp_path / "ok.yaml", tmp_path / "deploy.yaml"]
+    if with_namespace:
+        (tmp_path / "ns.yaml").write_text(NAMESPACE_SHOP)
+        files.insert(0, tmp_path / "ns.yaml")
+    return [a for f in files for a in ("-f", str(f))]
+
+
+def test_validate_refuses_a_create_in_a_namespace_the_input_does_not_have(tmp_path: Path) -> None:
+    r = run("validate", *_inputs(tmp_path, with_namespace=True))
+    assert r.exit_code == 1
+    assert (
+        f'{tmp_path / "pod.yaml"}: Pod prod/web: metadata.namespace: namespaces "prod" not found' in r.stdout
+    )
+    assert (
+        f"{tmp_path / 'deploy.yaml'}: Deployment staging/api: metadata.namespace: "
+        'namespaces "staging" not found'
+    ) in r.stdout
+    assert f"{tmp_path / 'ok.yaml'}: 1 object valid" in r.stdout  # kube-system always exists
+    assert ASSUMED not in r.stderr
+
+
+def test_validate_of_a_dumped_object_does_not_ask_for_its_namespace(tmp_path: Path) -> None:
+    (tmp_path / "ns.yaml").write_text(NAMESPACE_SHOP)
+    stored = POD_IN.format(ns="prod").replace("namespace: prod", 'namespace: prod, uid: "1"')
+    (tmp_path / "pod.yaml").write_text(stored)
+    r = run("validate", "-f", str(tmp_path / "ns.yaml"), "-f", str(tmp_path / "pod.yaml"))
+    assert r.exit_code == 0, r.output
+
+
+def test_schedule_refuses_a_create_in_a_namespace_the_input_does_not_have(tmp_path: Path) -> None:
+    r = run("schedule", "-f", str(NODES), *_inputs(tmp_path, with_namespace=True), "--no-progress")
+    assert r.exit_code == 1
+    assert f'refused {tmp_path / "pod.yaml"}:1: Pod prod/web: namespaces "prod" not found' in r.stdout
+    assert 'Deployment staging/api: namespaces "staging" not found' in r.stdout
+    assert "error: the API server refused 2 object(s)" in r.stderr
+    assert "kube-system/sys" in r.stdout  # placed
+    j = run("schedule", "-f", str(NODES), *_inputs(tmp_path, with_namespace=True), "-o", "json")
+    assert j.exit_code == 1
+    assert json.loads(j.stdout)["rejections"][0] == {
+        "object": "Pod prod/web",
+        "source": f"{tmp_path / 'pod.yaml'}:1",
+        "message": 'namespaces "prod" not found',
+    }
+
+
+def test_bare_manifests_are_accepted_with_one_warning_naming_the_assumed_namespaces(tmp_path: Path) -> None:
+    args = _inputs(tmp_path, with_namespace=False)
+    r = run("validate", *args)
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("warning:") == 1
+    assert f"{ASSUMED} prod, staging\n" in r.stderr  # not kube-system
+    s = run("schedule", "-f", str(NODES), *args, "--no-progress")
+    assert s.exit_code == 0, s.output
+    assert s.stderr.count("warning:") == 1
+    assert f"{ASSUMED} prod, staging\n" in s.stderr
+    assert "placed 3 pod(s), 0 pending" in s.stdout
+
+
+def test_no_warning_when_every_namespace_is_one_every_cluster_has() -> None:
+    r = run("schedule", "-f", str(NODES), "-f", str(PODS), "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert "warning" not in r.stderr

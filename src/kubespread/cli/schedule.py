@@ -27,6 +27,7 @@ from kubespread.cli.common import (
     require_nodes,
     scheduler_profiles_or_exit,
     short_ns,
+    warn_assumed_namespaces,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.io.loader import Validation
@@ -75,6 +76,7 @@ def run_placement(
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
     require_nodes(manifests, command)
+    warn_assumed_namespaces(manifests)
     with progress_bar(progress) as bar:
         task = bar.add_task("placing", total=None)
 
