@@ -190,3 +190,21 @@ def test_no_warning_when_every_namespace_is_one_every_cluster_has() -> None:
     r = run("schedule", "-f", str(NODES), "-f", str(PODS), "--no-progress")
     assert r.exit_code == 0, r.output
     assert "warning" not in r.stderr
+
+
+MOUNT_WITHOUT_VOLUME = DEPLOY_IN_STAGING.replace("namespace: staging", "namespace: default").replace(
+    "[{name: app, image: nginx}]",
+    "[{name: app, image: nginx, volumeMounts: [{name: data, mountPath: /data}]}]",
+)
+
+
+def test_validate_and_schedule_refuse_a_mount_naming_no_volume(tmp_path: Path) -> None:
+    f = tmp_path / "deploy.yaml"
+    f.write_text(MOUNT_WITHOUT_VOLUME)
+    line = 'Deployment default/api: spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"'
+    r = run("validate", "-f", str(f))
+    assert r.exit_code == 1
+    assert f"{f}: {line}" in r.stdout
+    s = run("schedule", "-f", str(NODES), "-f", str(f), "--no-progress")
+    assert s.exit_code == 1
+    assert f"{f}:1: {line}" in s.stderr
