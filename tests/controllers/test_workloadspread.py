@@ -1046,6 +1046,14 @@ def test_a_second_workloadspread_on_the_same_workload_is_refused() -> None:
         ),
         ({"spec": {"containers": [{"name": "main", "image": ""}]}}, "image"),
         ({"metadata": {"labels": {"tier": "not a label!"}}}, "valid label"),
+        (  # a mount of a volume the template does not declare
+            {
+                "spec": {
+                    "containers": [{"name": "main", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}]
+                }
+            },
+            'spec.containers[0].volumeMounts[0].name: Not found: "data"',
+        ),
     ],
 )
 def test_a_subset_patch_that_makes_the_pod_invalid_is_refused(patch: dict[str, Any], fragment: str) -> None:
@@ -1073,6 +1081,22 @@ def test_a_subset_patch_that_keeps_the_pod_valid_is_accepted_and_applied() -> No
     assert b.spec.containers[0].resources.to_dict() == {"limits": {"cpu": "2"}}
     (a,) = pods_in(sim, "subset-a")
     assert "tier" not in a.metadata.labels
+
+
+def test_a_subset_patch_may_mount_a_volume_it_declares() -> None:
+    sim = simulation()
+    mount = {"name": "data", "mountPath": "/d"}
+    patch = {
+        "spec": {
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [{"name": "main", "volumeMounts": [mount]}],
+        }
+    }
+    start(
+        sim, spread(subset("subset-a", "zone-a", 1), subset("subset-b", "zone-b", patch=patch)), deployment(2)
+    )
+    (b,) = pods_in(sim, "subset-b")
+    assert b.spec.containers[0].extra["volumeMounts"] == [mount]
 
 
 # =========================================================================== controller

@@ -18,7 +18,7 @@ manifest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubespread.admission.chain import DEFAULT_CHAIN, AdmissionChain
@@ -28,13 +28,13 @@ from kubespread.admission.match_label_keys import prepare_for_create
 from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
 from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
-from kubespread.api.errors import DecodeError
+from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.schema import FieldIssue, IssueKind, check
 from kubespread.api.validation import validate
 
-__all__ = ["admit", "admit_object", "admit_text", "create", "decode"]
+__all__ = ["admit", "admit_object", "admit_text", "create", "creation_errors", "decode", "is_stored"]
 
 PriorityClasses = Mapping[str, PriorityClass] | Iterable[PriorityClass]
 
@@ -81,19 +81,39 @@ def _strict_errors(issues: list[FieldIssue]) -> str:
     return ", ".join(parts)
 
 
+def is_stored(obj: KubeObject) -> bool:
+    """Whether ``obj`` is as an API server stored it (a uid or a creationTimestamp: a kubectl
+    dump) rather than a manifest to create: its create-time changes are in it already."""
+    meta = obj.metadata
+    return bool(meta.uid or meta.creation_timestamp)
+
+
+def _prepare(
+    obj: KubeObject, mutate: Callable[[KubeObject], Rejection | None] | None = None
+) -> Rejection | None:
+    """What a create does to ``obj`` (in place) before validating it: the request's namespace,
+    defaulting, mutating admission (``mutate``, when given) and the registry's PrepareForCreate.
+    The one sequence of :func:`create` and :func:`creation_errors`."""
+    if obj.NAMESPACED and not obj.metadata.namespace:
+        obj.metadata.namespace = DEFAULT_NAMESPACE  # the request's namespace
+    apply_defaults(obj)
+    if mutate is not None:
+        rejection = mutate(obj)
+        if rejection is not None:
+            return rejection
+    prepare_for_create(obj)
+    return None
+
+
 def create(
     obj: KubeObject, ctx: AdmissionContext, chain: AdmissionChain = DEFAULT_CHAIN
 ) -> KubeObject | Rejection:
     """The create handler after decoding: defaulting, mutating admission, the registry's
     preparation and validation, validating admission. ``obj`` is changed in place; it is
     returned as it would be stored, or the refusal is."""
-    if obj.NAMESPACED and not obj.metadata.namespace:
-        obj.metadata.namespace = DEFAULT_NAMESPACE  # the request's namespace
-    apply_defaults(obj)
-    rejection = chain.mutate(obj, ctx)
+    rejection = _prepare(obj, lambda o: chain.mutate(o, ctx))
     if rejection is not None:
         return rejection
-    prepare_for_create(obj)
     errors = validate(obj)
     if errors:
         return Rejection.invalid(obj, errors)
@@ -101,6 +121,21 @@ def create(
     if rejection is not None:
         return rejection
     return obj
+
+
+def creation_errors(obj: KubeObject) -> list[FieldError]:
+    """The field errors (the 422) creating ``obj`` would report, judged on a copy so that
+    ``validate`` and ``schedule`` agree with ``admit``: a new object is prepared as :func:`create`
+    prepares it (so a matchLabelKeys key repeated in the selector is caught after the merge);
+    a stored one (:func:`is_stored`) is only defaulted, since merging its already merged
+    selector again would report a false "exists in both". Admission plugins, which need the
+    cluster, are not run."""
+    probe = obj.copy()
+    if is_stored(probe):
+        apply_defaults(probe)
+    else:
+        _prepare(probe)
+    return validate(probe)
 
 
 def _context(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
 from kubespread.api.meta import KubeObject
 
-__all__ = ["DEFAULT_NAMESPACE", "NamespaceLifecycle"]
+__all__ = ["DEFAULT_NAMESPACE", "SYSTEM_NAMESPACES", "NamespaceLifecycle"]
 
 # The namespace a request without one is made in (kubectl's default context namespace).
 DEFAULT_NAMESPACE = "default"

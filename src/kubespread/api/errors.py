@@ -106,6 +106,11 @@ class FieldError:
         return cls(ErrorType.FORBIDDEN, field, _NO_VALUE, detail)
 
     @classmethod
+    def not_found(cls, field: str, value: Any) -> FieldError:
+        """field.NotFound: ``name: Not found: "data"``."""
+        return cls(ErrorType.NOT_FOUND, field, value, "")
+
+    @classmethod
     def duplicate(cls, field: str, value: Any) -> FieldError:
         return cls(ErrorType.DUPLICATE, field, value, "")
 

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kubespread.io import Manifests, dump_data, load
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
+    from kubespread.api.meta import KubeObject
     from kubespread.scheduler.profile import Profile
 
 __all__ = [
@@ -27,14 +29,18 @@ __all__ = [
     "OutputOption",
     "ValidateOption",
     "err",
+    "input_namespaces",
     "load_or_exit",
+    "missing_namespace",
     "out",
     "print_data",
     "print_problems",
     "progress_bar",
+    "require_nodes",
     "scheduler_profiles_or_exit",
     "short_kind",
     "short_ns",
+    "warn_assumed_namespaces",
 ]
 
 out = Console(highlight=False, soft_wrap=True)
@@ -145,6 +151,70 @@ STRICT_HINT = (
     "hint: unknown and duplicate fields are refused as kubectl's default (strict) does; "
     "fix them, or pass --validate=warn to load the manifests without them"
 )
+
+
+def require_nodes(manifests: Manifests, command: str) -> None:
+    """Exit 1 when the input holds no Node: nothing could be placed, and a run would only show
+    every pod pending for a reason the user did not cause."""
+    from kubespread.api.core import Node
+
+    if any(isinstance(lo.obj, Node) for lo in manifests.objects):
+        return
+    err.print(
+        f"error: the input has no nodes: {command} places pods onto the nodes of a cluster; give "
+        "one with -f (e.g. -f examples/snapshot/cluster.yaml, a kubectl dump or Node manifests) "
+        "or read it with --kubeconfig",
+        markup=False,
+        highlight=False,
+    )
+    raise typer.Exit(1)
+
+
+def input_namespaces(manifests: Manifests) -> frozenset[str] | None:
+    """The namespaces the input says exist: its Namespace objects' names, or None when it has
+    none (bare manifests: every namespace is taken to exist, as the simulated API server does)."""
+    from kubespread.api.core import Namespace
+
+    names = [ns.metadata.name for ns in manifests.of_kind(Namespace)]
+    return frozenset(names) if names else None
+
+
+def missing_namespace(obj: KubeObject, namespaces: frozenset[str] | None) -> str | None:
+    """NamespaceLifecycle's refusal of creating ``obj`` (``namespaces "prod" not found``), or None.
+    A stored object (a dump's) was created already: its namespace exists."""
+    from kubespread.admission.apiserver import is_stored
+    from kubespread.admission.framework import AdmissionContext
+    from kubespread.admission.namespace_lifecycle import NamespaceLifecycle
+
+    if namespaces is None or is_stored(obj):
+        return None
+    refusal = NamespaceLifecycle().mutate(obj, AdmissionContext.create(namespaces=namespaces))
+    return None if refusal is None else refusal.message
+
+
+def warn_assumed_namespaces(manifests: Manifests) -> None:
+    """One warning naming the namespaces objects are to be created in when the input has no
+    Namespace objects at all: they are assumed to exist (kube-apiserver would refuse a create in
+    one that does not). The namespaces every cluster has are not named."""
+    from kubespread.admission.apiserver import is_stored
+    from kubespread.admission.namespace_lifecycle import SYSTEM_NAMESPACES
+
+    if input_namespaces(manifests) is not None:
+        return
+    assumed = sorted(
+        {
+            lo.obj.namespace
+            for lo in manifests.objects
+            if lo.obj.NAMESPACED and not is_stored(lo.obj) and lo.obj.namespace not in SYSTEM_NAMESPACES
+        }
+    )
+    if assumed:
+        err.print(
+            "[yellow]warning:[/] the input has no Namespace objects; assuming these namespaces "
+            f"exist: {escape(', '.join(assumed))}",
+            markup=True,
+            highlight=False,
+        )
 
 
 def print_problems(problems: list[str], what: str) -> None:

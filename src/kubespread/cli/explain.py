@@ -166,7 +166,15 @@ def explain_command(
     from kubespread.sim.placement import explain_key
 
     result = run_placement(
-        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+        files,
+        scheduler_config,
+        seed,
+        progress,
+        kubeconfig,
+        context,
+        validate,
+        max_pods=max_pods,
+        command="explain",
     )
     path = Path(pod)
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():

@@ -25,8 +25,10 @@ from kubespread.cli.common import (
     print_data,
     print_problems,
     progress_bar,
+    require_nodes,
     scheduler_profiles_or_exit,
     short_ns,
+    warn_assumed_namespaces,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
@@ -69,12 +71,15 @@ def run_placement(
     context: str | None = None,
     validate: Validation = Validation.STRICT,
     max_pods: int = DEFAULT_MAX_PODS,
+    command: str = "schedule",
 ) -> PlacementResult:
     """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
 
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    require_nodes(manifests, command)
+    warn_assumed_namespaces(manifests)
     with progress_bar(progress) as bar:
         task = bar.add_task("placing", total=None)
 

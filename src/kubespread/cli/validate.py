@@ -15,9 +15,12 @@ from kubespread.cli.common import (
     OutputOption,
     ValidateOption,
     err,
+    input_namespaces,
     load_or_exit,
+    missing_namespace,
     out,
     print_data,
+    warn_assumed_namespaces,
 )
 from kubespread.io.loader import LoadProblem, Validation
 
@@ -30,17 +33,25 @@ def collect_problems(
     context: str | None = None,
     validate: Validation = Validation.STRICT,
 ) -> tuple[list[LoadProblem], Counter[str], list[str]]:
-    """Load and validate; returns (errors, objects per source, sources in order)."""
-    from kubespread.api.validation import validate as validate_object
+    """Load, and judge each object as creating it would (a stored one as stored); returns
+    (errors, objects per source, sources in order)."""
+    from kubespread.admission.apiserver import creation_errors
 
     manifests = load_or_exit(
         files, allow_errors=True, kubeconfig=kubeconfig, context=context, validate=validate
     )
     problems = list(manifests.errors)
+    warn_assumed_namespaces(manifests)
+    namespaces = input_namespaces(manifests)
     per_source: Counter[str] = Counter()
     for lo in manifests.objects:
         per_source[lo.source] += 1
-        for fe in validate_object(lo.obj):
+        refusal = missing_namespace(lo.obj, namespaces)
+        if refusal is not None:
+            problems.append(
+                LoadProblem(lo.source, refusal, line=lo.line, ref=lo.ref, field="metadata.namespace")
+            )
+        for fe in creation_errors(lo.obj):
             problems.append(
                 LoadProblem(lo.source, fe.body(), line=lo.line, ref=lo.ref, field=fe.field or None)
             )

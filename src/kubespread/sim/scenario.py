@@ -32,13 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from kubespread.admission.defaults import apply_defaults
+from kubespread.admission.apiserver import creation_errors
 from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
-from kubespread.api.validation import validate
 from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, profiles_from_config
 from kubespread.scheduler.profile import Profile
@@ -171,9 +170,9 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
 
 
 def creation_problems(objs: list[LoadedObject]) -> list[str]:
-    """The API server's validation of each object, on a defaulted copy (what creating it
-    would check), located as ``file:line: Kind ns/name: field: message``, so a bad manifest
-    stops a run before anything is created."""
+    """The errors creating each object would report (``admission.apiserver.creation_errors``),
+    located as ``file:line: Kind ns/name: field: message``, so a bad manifest stops a run
+    before anything is created."""
     problems = []
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
@@ -182,9 +181,7 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
                 "as a scenario's `scheduler:` or with --scheduler-config"
             )
             continue
-        probe = lo.obj.copy()
-        apply_defaults(probe)
-        for e in validate(probe):
+        for e in creation_errors(lo.obj):
             where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
             problems.append(f"{where}: {lo.ref}: {e}")
     return problems

@@ -51,6 +51,7 @@ from kubespread.api.validation.selectors import (
     validate_node_selector,
     validate_node_selector_term,
 )
+from kubespread.api.validation.volumes import validate_volume_mounts, validate_volumes
 
 __all__ = [
     "validate_affinity",
@@ -147,8 +148,11 @@ def _host_port_conflicts(containers: list[Container], path: Path, seen: set[str]
     return errs
 
 
-def _validate_container_common(c: Container, path: Path, *, is_pod: bool) -> list[FieldError]:
-    """Name, image, ports, resources: what every kind of container must get right."""
+def _validate_container_common(
+    c: Container, volumes: set[str], path: Path, *, is_pod: bool
+) -> list[FieldError]:
+    """Name, image, ports, volume mounts (against the pod's ``volumes``), resources: what every
+    kind of container must get right."""
     errs: list[FieldError] = []
     if not c.name:
         errs.append(FieldError.required(path.child("name")))
@@ -157,19 +161,22 @@ def _validate_container_common(c: Container, path: Path, *, is_pod: bool) -> lis
     if not c.image:
         errs.append(FieldError.required(path.child("image")))
     errs.extend(_validate_ports(c.ports, path.child("ports")))
+    errs.extend(validate_volume_mounts(_extra(c, "volumeMounts"), volumes, path.child("volumeMounts")))
     requests = effective_requests(c.resources) if is_pod else None
     errs.extend(validate_container_resources(c.resources, path.child("resources"), requests=requests))
     return errs
 
 
-def _validate_containers(containers: list[Container], path: Path, *, is_pod: bool) -> list[FieldError]:
+def _validate_containers(
+    containers: list[Container], volumes: set[str], path: Path, *, is_pod: bool
+) -> list[FieldError]:
     if not containers:
         return [FieldError.required(path)]
     errs: list[FieldError] = []
     names: set[str] = set()
     for i, c in enumerate(containers):
         p = path.index(i)
-        errs.extend(_validate_container_common(c, p, is_pod=is_pod))
+        errs.extend(_validate_container_common(c, volumes, p, is_pod=is_pod))
         if c.name in names:
             errs.append(FieldError.duplicate(p.child("name"), c.name))
         else:
@@ -183,7 +190,7 @@ def _validate_containers(containers: list[Container], path: Path, *, is_pod: boo
 
 
 def _validate_init_containers(
-    init: list[Container], regular: list[Container], path: Path, *, is_pod: bool
+    init: list[Container], regular: list[Container], volumes: set[str], path: Path, *, is_pod: bool
 ) -> list[FieldError]:
     """Init containers: names unique among all containers; restartPolicy only Always (a sidecar);
     lifecycle and probes only for sidecars."""
@@ -191,7 +198,7 @@ def _validate_init_containers(
     names = {c.name for c in regular}
     for i, c in enumerate(init):
         p = path.index(i)
-        errs.extend(_validate_container_common(c, p, is_pod=is_pod))
+        errs.extend(_validate_container_common(c, volumes, p, is_pod=is_pod))
         if c.restart_policy is not None and c.restart_policy != "Always":
             errs.append(FieldError.not_supported(p.child("restartPolicy"), c.restart_policy, ("Always",)))
         if c.name in names:
@@ -521,10 +528,11 @@ def _validate_optional_names(spec: PodSpec, path: Path) -> list[FieldError]:
 
 def validate_pod_spec(spec: PodSpec, path: Path, *, is_pod: bool) -> list[FieldError]:
     """ValidatePodSpec; ``is_pod`` is False for the template of a workload."""
-    errs = _validate_containers(spec.containers, path.child("containers"), is_pod=is_pod)
+    volumes, errs = validate_volumes(_extra(spec, "volumes"), path.child("volumes"))
+    errs.extend(_validate_containers(spec.containers, volumes, path.child("containers"), is_pod=is_pod))
     errs.extend(
         _validate_init_containers(
-            spec.init_containers, spec.containers, path.child("initContainers"), is_pod=is_pod
+            spec.init_containers, spec.containers, volumes, path.child("initContainers"), is_pod=is_pod
         )
     )
     errs.extend(_validate_host_network_ports(spec, path))
