@@ -361,7 +361,7 @@ class DisruptionController:
             if pod.is_terminating or stamp is None:
                 continue
             expected_deletion = (virtual_seconds(stamp) or 0.0) + DELETION_TIMEOUT_SECONDS
-            if expected_deletion < now:
+            if expected_deletion <= now:  # kube: Before(now); a virtual instant later here
                 self.sim.record(
                     pod,
                     "NotDeleted",
