@@ -37,6 +37,13 @@ PDB must have observed its generation (429, "still being processed") and allow a
 (429 "Cannot evict pod as it would violate the pod's disruption budget."); granting one
 decrements disruptionsAllowed and books the pod in disruptedPods, in a status write made
 before the pod is deleted.
+
+Who goes through it: drains (kubectl's evictions) and RequiredDuringExecution evictions. The
+taint manager deletes (kube's does; NoExecute ignores budgets), and so does the WorkloadSpread
+controller's rescheduling, as Kruise's does: it deletes pods that are still Pending, which the
+Eviction API would let go without a budget check anyway. Admission of an eviction runs before
+the budget check, as in kube-apiserver, so the WorkloadSpread webhook books a pod in
+deletingPods even when its eviction is then refused (once per pod; Kruise's entry expires).
 """
 
 from __future__ import annotations
