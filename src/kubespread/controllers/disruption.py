@@ -59,10 +59,10 @@ from kubespread.api.core import Pod
 from kubespread.api.kruise import CloneSet
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
-from kubespread.api.selectors import LabelSelector, compile_label_selector
+from kubespread.api.selectors import LabelSelector, Selector, compile_label_selector
 from kubespread.api.timestamps import timestamp, virtual_seconds
 from kubespread.api.validation.selectors import label_selector_parses
-from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import is_ready, spec_changed
 
 if TYPE_CHECKING:
@@ -286,6 +286,7 @@ class DisruptionController:
         self._sim: ControllerHost | None = None
         #: PDB key → virtual time of its pending recheck (the first disruptedPods expiry)
         self._rechecks: dict[str, float] = {}
+        self._selectors: dict[str, tuple[object, Selector]] = {}
 
     @property
     def sim(self) -> ControllerHost:
@@ -301,17 +302,36 @@ class DisruptionController:
     def _on_event(self, ev: ClusterEvent) -> None:
         sim = self.sim
         if ev.kind == PodDisruptionBudget.KIND:
-            if spec_changed(ev):
+            if ev.type is EventType.DELETED:
+                self._selectors.pop(ev.obj.key, None)
+            elif spec_changed(ev):
                 sim.enqueue(self, ev.obj.key)
             return
         if ev.kind != Pod.KIND or not sim.cluster.objects(PodDisruptionBudget.KIND):
             return
         keys: set[str] = set()
-        for pod in (ev.obj, ev.old):
-            if isinstance(pod, Pod):
-                keys.update(p.key for p in pdbs_for_pod(sim.cluster, pod))
+        for key, pdb in sim.cluster.objects(PodDisruptionBudget.KIND).items():
+            if not isinstance(pdb, PodDisruptionBudget):
+                continue
+            selector = self._selector(pdb)
+            for pod in (ev.obj, ev.old):
+                if (
+                    isinstance(pod, Pod)
+                    and pod.namespace == pdb.namespace
+                    and selector.matches(pod.metadata.labels)
+                ):
+                    keys.add(key)
         for key in sorted(keys):
             sim.enqueue(self, key)
+
+    def _selector(self, pdb: PodDisruptionBudget) -> Selector:
+        """The PDB's compiled selector, compiled again only when its spec object changes."""
+        cached = self._selectors.get(pdb.key)
+        if cached is not None and cached[0] is pdb.spec:
+            return cached[1]
+        selector = compile_label_selector(pdb.spec.selector)
+        self._selectors[pdb.key] = (pdb.spec, selector)
+        return selector
 
     def sync(self, key: str) -> None:
         sim = self.sim
