@@ -177,6 +177,8 @@ def test_validate_command_reports_the_three_bad_inputs(tmp_path: Path) -> None:
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"
         "spec: {priorityClassName: mine, containers: [{name: c, image: nginx}]}\n"
         "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: mine}\nvalue: -5\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: stored, uid: u1}\n"
+        "spec: {priorityClassName: gone, containers: [{name: c, image: nginx}]}\n"
     )
     r = CliRunner().invoke(app, ["validate", "-f", str(tmp_path)])
     assert r.exit_code == 1
@@ -189,4 +191,4 @@ def test_validate_command_reports_the_three_bad_inputs(tmp_path: Path) -> None:
         )
         for line in lines
     )
-    assert not any("default/q" in line or "mine" in line for line in lines)
+    assert not any("default/q" in line or "mine" in line or "stored" in line for line in lines)

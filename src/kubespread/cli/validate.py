@@ -43,7 +43,8 @@ def collect_problems(
 ) -> tuple[list[LoadProblem], Counter[str], list[str]]:
     """Load and validate; returns (errors, objects per source, sources in order). A Pod naming
     a PriorityClass that is neither built in nor among the objects is refused as the Priority
-    admission plugin refuses it."""
+    admission plugin refuses it, unless it was already stored (a dump's pod has a uid: it was
+    admitted, and a dump seldom carries the cluster's PriorityClasses)."""
     from kubespread.api.validation import validate as validate_object
 
     manifests = load_or_exit(
@@ -59,7 +60,8 @@ def collect_problems(
                 LoadProblem(lo.source, fe.body(), line=lo.line, ref=lo.ref, field=fe.field or None)
             )
         name = lo.obj.spec.priority_class_name if isinstance(lo.obj, Pod) else ""
-        if name and name not in classes:
+        stored = bool(lo.obj.metadata.uid or lo.obj.metadata.creation_timestamp)
+        if name and name not in classes and not stored:
             # the Priority admission plugin's refusal (403, no field path: it is located here)
             why = f'pods "{lo.obj.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
             problems.append(
