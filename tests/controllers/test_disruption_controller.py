@@ -273,3 +273,29 @@ def test_drain_with_pdb_never_breaks_the_budget_and_completes() -> None:
     evictions = [(e.time, e.name) for e in sim.events if e.reason == "EvictionByEvictionAPI"]
     assert [t for t, _ in evictions] == [0.0, 5.0]
     assert sorted(f"default/{n}" for _, n in evictions) == sorted(on_node1)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"maxUnavailable": 1}, {"maxUnavailable": "34%"}, {"minAvailable": 4}, {"minAvailable": "60%"}],
+)
+def test_draining_two_of_three_nodes_keeps_every_budget(spec: dict[str, Any]) -> None:
+    sim = sim_with(deployment(6), budget(**spec))
+    desired = numbers(sim)[1]
+    seen: list[int] = []
+
+    def check(_: ClusterEvent) -> None:
+        ready = sum(1 for p in web_pods(sim) if is_ready(p) and not p.is_terminating)
+        seen.append(ready)
+        assert ready >= desired, f"budget {spec} broken at t={sim.now}: {ready} < {desired}"
+
+    sim.cluster.subscribe(check)
+    lc = sim.controller("nodelifecycle")
+    for node in ("n1", "n2"):
+        lc.drain(node)  # type: ignore[attr-defined]
+        sim.run_until_quiet()
+        sim.advance(120)
+        assert lc.draining() == []  # type: ignore[attr-defined]
+    live = [p for p in web_pods(sim) if not p.is_terminating]
+    assert len(live) == 6 and {p.spec.node_name for p in live} == {"n3"}
+    assert min(seen) == desired  # the budget was used, never overdrawn
