@@ -299,3 +299,29 @@ def test_draining_two_of_three_nodes_keeps_every_budget(spec: dict[str, Any]) ->
     live = [p for p in web_pods(sim) if not p.is_terminating]
     assert len(live) == 6 and {p.spec.node_name for p in live} == {"n3"}
     assert min(seen) == desired  # the budget was used, never overdrawn
+
+
+def test_required_during_execution_evictions_wait_on_the_budget_too() -> None:
+    scenario = load_scenario(EXAMPLE.parent / "required-during-execution.yaml")
+    sim = Simulation(cluster_from_manifests(scenario.cluster), seed=scenario.seed)
+    apply, label = scenario.steps
+    run_step(sim, apply)
+    guard = {
+        **budget(minAvailable=1),
+        "spec": {"selector": {"matchLabels": {"app": "cache"}}, "minAvailable": 1},
+    }
+    sim.create(obj(guard))
+    sim.run_until_quiet()
+    (cache,) = [p for p in sim.cluster.pods.values() if p.metadata.labels.get("app") == "cache"]
+    run_step(sim, label)
+    sim.advance(30)
+    assert not sim.cluster.pods[cache.key].is_terminating  # refused: the budget needs it
+    assert not any(e.reason == "Evicted" for e in sim.events)
+    pdb = sim.cluster.get("PodDisruptionBudget", "default/web").copy()  # type: ignore[union-attr]
+    pdb.spec.min_available = 0
+    pdb.metadata.generation += 1
+    sim.update(pdb)
+    sim.run_until_quiet()
+    sim.advance(10)  # the next retry finds one disruption allowed
+    assert cache.key not in sim.cluster.pods or sim.cluster.pods[cache.key].is_terminating
+    assert any(e.reason == "Evicted" and e.name == cache.metadata.name for e in sim.events)
