@@ -148,6 +148,24 @@ def test_relabelling_a_pod_evicts_the_pod_whose_anti_affinity_breaks() -> None:
     assert report["node"] == "node1" and report["labels"]["role"] == "batch"
 
 
+def test_a_drain_waits_on_the_disruption_budget() -> None:
+    doc = simulate("drain-with-pdb.yaml")
+    applied, drained, advanced = doc["steps"]
+    (pdb,) = applied["podDisruptionBudgets"]
+    assert (pdb["expectedPods"], pdb["desiredHealthy"], pdb["currentHealthy"]) == (6, 5, 6)
+    on_node1 = sorted(p["name"] for p in applied["pods"] if p["node"] == "node1")
+    assert len(on_node1) == 2
+    evicted = [(e["time"], e["object"]["name"]) for e in drained["evictions"]]
+    assert [t for t, _ in evicted] == [0.0, 5.0] and sorted(n for _, n in evicted) == on_node1
+    (refusal,) = [e for e in drained["events"] if e["reason"] == "DisruptionBudget"]
+    assert refusal["message"].endswith(
+        "(will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget."
+    )
+    final = [p for p in advanced["pods"] if not p["terminating"]]
+    assert len(final) == 6 and not [p for p in final if p["node"] == "node1"]
+    assert advanced["podDisruptionBudgets"][0]["disruptionsAllowed"] == 1
+
+
 @pytest.mark.parametrize(
     "name", sorted(p.name for p in SCENARIOS.glob("*.yaml") if "kind: Scenario" in p.read_text())
 )

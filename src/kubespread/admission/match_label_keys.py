@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from kubespread.api.core import Pod, PodAffinityTerm, TopologySpreadConstraint
 from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
 from kubespread.api.selectors import LabelSelectorRequirement
 
 __all__ = ["merge_match_label_keys", "prepare_for_create"]
@@ -66,6 +67,10 @@ def merge_match_label_keys(pod: Pod) -> None:
 
 def prepare_for_create(obj: KubeObject) -> None:
     """What the registry changes on a new object before validating it (the parts kubespread
-    models): the merge above, for Pods."""
+    models): the merge above, for Pods; a PodDisruptionBudget's status cleared and its
+    generation 1 (a create cannot set status: the disruption controller writes it)."""
     if isinstance(obj, Pod):
         merge_match_label_keys(obj)
+    elif isinstance(obj, PodDisruptionBudget):
+        obj.status = PodDisruptionBudgetStatus()
+        obj.metadata.generation = 1

@@ -71,6 +71,14 @@ def _print_step(step: dict[str, Any], title: str) -> None:
         out.print(spread_table(step["distribution"], label="controller"))
     for ws in step.get("workloadSpreads", []):
         out.print(_workload_spread_table(ws))
+    for b in step.get("podDisruptionBudgets", []):
+        allowed = b["disruptionsAllowed"]
+        out.print(
+            f"  pdb/{short_ns(b['namespace'], b['name'])}: {b['currentHealthy']} healthy of "
+            f"{b['expectedPods']} expected, {b['desiredHealthy']} desired; "
+            f"{allowed} disruption{'s' if allowed != 1 else ''} allowed",
+            markup=False,
+        )
     running = sum(1 for p in step["pods"] if p["node"] and p["phase"] == "Running" and not p["terminating"])
     terminating = sum(1 for p in step["pods"] if p["terminating"])
     summary = f"  pods: {running} running, {len(step['pending'])} pending"
@@ -93,6 +101,12 @@ def _print_step(step: dict[str, Any], title: str) -> None:
         )
     for e in step.get("events", []):
         o = e["object"]
+        if o["kind"] == "Pod" and e["reason"] in ("DisruptionBudget", "FailedEviction"):
+            out.print(
+                f"  [yellow]{e['reason']}[/] {short_ns(o['namespace'], o['name'])}: {e['message']}",
+                markup=True,
+                highlight=False,
+            )
         if o["kind"] == "WorkloadSpread":
             colour = "yellow" if e["type"] == "Warning" else "cyan"
             out.print(

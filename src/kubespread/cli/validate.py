@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Set
 from pathlib import Path
 
 import typer
 
+from kubespread.admission.framework import AdmissionContext
+from kubespread.api.apps import PriorityClass
+from kubespread.api.core import Pod
+from kubespread.api.meta import KubeObject
 from kubespread.cli.common import (
     ContextOption,
     FilesOption,
@@ -27,6 +32,12 @@ from kubespread.io.loader import LoadProblem, Validation
 __all__ = ["validate_command"]
 
 
+def _known_priority_classes(objs: Iterable[KubeObject]) -> Set[str]:
+    """The built-in PriorityClasses and those among the objects: what a pod may name."""
+    given = [o for o in objs if isinstance(o, PriorityClass)]
+    return set(AdmissionContext.create(priority_classes=given).priority_classes)
+
+
 def collect_problems(
     files: FilesOption,
     kubeconfig: Path | None = None,
@@ -34,8 +45,11 @@ def collect_problems(
     validate: Validation = Validation.STRICT,
 ) -> tuple[list[LoadProblem], Counter[str], list[str]]:
     """Load, and judge each object as creating it would (a stored one as stored); returns
-    (errors, objects per source, sources in order)."""
-    from kubespread.admission.apiserver import creation_errors
+    (errors, objects per source, sources in order). A Pod naming a PriorityClass that is
+    neither built in nor among the objects is refused as the Priority admission plugin refuses
+    it, unless it was already stored (a dump's pod has a uid: it was admitted, and a dump
+    seldom carries the cluster's PriorityClasses)."""
+    from kubespread.admission.apiserver import creation_errors, is_stored
 
     manifests = load_or_exit(
         files, allow_errors=True, kubeconfig=kubeconfig, context=context, validate=validate
@@ -44,6 +58,7 @@ def collect_problems(
     warn_assumed_namespaces(manifests)
     namespaces = input_namespaces(manifests)
     per_source: Counter[str] = Counter()
+    classes = _known_priority_classes(lo.obj for lo in manifests.objects)
     for lo in manifests.objects:
         per_source[lo.source] += 1
         refusal = missing_namespace(lo.obj, namespaces)
@@ -54,6 +69,13 @@ def collect_problems(
         for fe in creation_errors(lo.obj):
             problems.append(
                 LoadProblem(lo.source, fe.body(), line=lo.line, ref=lo.ref, field=fe.field or None)
+            )
+        name = lo.obj.spec.priority_class_name if isinstance(lo.obj, Pod) else ""
+        if name and name not in classes and not is_stored(lo.obj):
+            # the Priority admission plugin's refusal (403, no field path: it is located here)
+            why = f'pods "{lo.obj.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
+            problems.append(
+                LoadProblem(lo.source, why, line=lo.line, ref=lo.ref, field="spec.priorityClassName")
             )
     sources = list(dict.fromkeys(manifests.sources + [p.source for p in problems]))
     return problems, per_source, sources

@@ -36,6 +36,7 @@ def default_controllers(
     ``workloadspread``: which WorkloadSpread behaviour to follow (the proposal's by default)."""
     from kubespread.controllers.cloneset import CloneSetController
     from kubespread.controllers.deployment import DeploymentController
+    from kubespread.controllers.disruption import DisruptionController
     from kubespread.controllers.job import JobController
     from kubespread.controllers.nodelifecycle import NodeLifecycleController
     from kubespread.controllers.replicaset import ReplicaSetController
@@ -50,6 +51,7 @@ def default_controllers(
         StatefulSetController(),
         JobController(),
         CloneSetController(),
+        DisruptionController(),
         NodeLifecycleController(),
         RequiredDuringExecutionController()
         if affinity_grace_seconds is None

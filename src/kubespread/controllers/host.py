@@ -89,7 +89,10 @@ class ControllerHost(Protocol):
 
     def evict(
         self, key: str, *, reason: str, message: str, grace_seconds: float | None = None
-    ) -> Rejection | None: ...
+    ) -> Rejection | None:
+        """The Eviction API: None once granted, else the refusal (429 when a
+        PodDisruptionBudget would break; the caller decides whether to try again)."""
+        ...
 
     def set_pod_status(
         self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None

@@ -36,9 +36,11 @@ cancelling records ``TaintManagerEviction`` "Cancelling deletion of Pod ns/name"
 DefaultTolerationSeconds gives every pod 300 s for ``not-ready`` and ``unreachable``, hence
 the five minutes before a failed node's pods are replaced.
 
-Not modelled: node-monitor-grace-period (``fail`` is the moment the node is marked Unknown,
-not the kubelet's last heartbeat 40-50 s earlier), the zone disruption rate limits, leases,
-PodDisruptionBudgets (every eviction is allowed), the pod GC's 40 s quarantine. Finished
+Drain evicts through the Eviction API, so PodDisruptionBudgets hold: a refused eviction is
+tried again every 5 s, as kubectl drain does (the taint manager deletes, as kube's does, and
+ignores budgets). Not modelled: node-monitor-grace-period (``fail`` is the moment the node is
+marked Unknown, not the kubelet's last heartbeat 40-50 s earlier), the zone disruption rate
+limits, leases, the pod GC's 40 s quarantine. Finished
 (Succeeded/Failed) pods are left alone by the taint manager and by drain, where kube would
 delete them: they hold nothing, and without the Job controller's tracking finalizers their
 deletion would lose a Job's count.
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DRAIN_EVICTION_REASON",
+    "DRAIN_RETRY_SECONDS",
     "MIRROR_POD_ANNOTATION",
     "TAINT_EVICTION_REASON",
     "NodeLifecycleController",
@@ -72,6 +75,8 @@ __all__ = [
 #: event reason of drain's evictions: the reason the API server's eviction writes on the pod
 #: (its DisruptionTarget condition), which is what ``kubectl describe pod`` shows of a drain
 DRAIN_EVICTION_REASON: Final = "EvictionByEvictionAPI"
+#: how long kubectl drain waits before trying again an eviction a disruption budget refused
+DRAIN_RETRY_SECONDS: Final = 5.0
 #: event reason of the NoExecute taint manager, for evictions and their cancellation
 TAINT_EVICTION_REASON: Final = "TaintManagerEviction"
 #: the kubelet's mark on a static pod's API mirror, which drain leaves alone
@@ -200,6 +205,8 @@ class NodeLifecycleController:
         self._sim: ControllerHost | None = None
         self._seen: dict[str, _Seen] = {}
         self._pending: dict[str, _Pending] = {}
+        #: pod key → the timer of a drain's next eviction attempt (refused by a budget)
+        self._drain_retries: dict[str, Cancellable] = {}
 
     @property
     def sim(self) -> ControllerHost:
@@ -254,22 +261,63 @@ class NodeLifecycleController:
     def drain(self, name: str) -> list[str]:
         """``kubectl drain --ignore-daemonsets --force --delete-emptydir-data``: cordon, then
         evict every pod on the node but DaemonSet-controlled, mirror, finished and already
-        terminating ones, each after its own grace period. Returns the evicted pod keys.
+        terminating ones, each after its own grace period. Returns the pods evicted at once.
 
-        Each eviction sets the pod's DisruptionTarget condition as the Eviction API does and
-        records a Warning event ``EvictionByEvictionAPI`` (that condition's reason) with
-        kubectl's line "evicting pod ns/name" (kube records no event of its own for it).
-        PodDisruptionBudgets are not modelled: no eviction is refused or retried."""
+        Evictions go through the Eviction API, which sets the pod's DisruptionTarget condition
+        and may refuse one that would break a PodDisruptionBudget (429): kubectl then retries
+        that pod every 5 s (:data:`DRAIN_RETRY_SECONDS`, virtual time, a timer that does not
+        hold a step) until it is evicted or gone, so a drain waits for the budget rather than
+        breaking it; :meth:`draining` lists the pods still waiting. A granted eviction records
+        a Warning event ``EvictionByEvictionAPI`` (that condition's reason) with kubectl's line
+        "evicting pod ns/name"; a pod's first refusal records ``DisruptionBudget`` with
+        kubectl's "error when evicting pods/... (will retry after 5s): ..." line (kube records
+        no event of its own for either). Any other refusal ends the drain of that pod, as
+        kubectl gives up on it (``FailedEviction``)."""
         self.cordon(name)
         evicted: list[str] = []
         for key in sorted(self.sim.cluster.pods_on_node(name)):
             pod = self.sim.cluster.pods.get(key)
             if pod is None or not _drainable(pod):
                 continue
-            self._mark_disruption(pod, DRAIN_EVICTION_REASON, "Eviction API: evicting")
-            self.sim.evict(key, reason=DRAIN_EVICTION_REASON, message=f"evicting pod {key}")
-            evicted.append(key)
+            if self._drain_evict(pod, first=True):
+                evicted.append(key)
         return evicted
+
+    def draining(self) -> list[str]:
+        """The pods a drain is still trying to evict (waiting on a disruption budget), by key."""
+        return sorted(self._drain_retries)
+
+    def _drain_evict(self, pod: Pod, *, first: bool) -> bool:
+        """One eviction attempt of kubectl drain's loop; True when granted."""
+        key = pod.key
+        self._drain_retries.pop(key, None)
+        refused = self.sim.evict(key, reason=DRAIN_EVICTION_REASON, message=f"evicting pod {key}")
+        if refused is None:
+            return True
+        where = f'pods/"{pod.metadata.name}" -n "{pod.namespace}"'
+        if refused.code != 429:
+            self.sim.record(
+                pod, "FailedEviction", f"error when evicting {where}: {refused.message}", type="Warning"
+            )
+            return False
+        if first:
+            self.sim.record(
+                pod,
+                "DisruptionBudget",
+                f"error when evicting {where} (will retry after 5s): {refused.message}",
+                type="Warning",
+            )
+        uid = pod.metadata.uid
+        self._drain_retries[key] = self.sim.after(DRAIN_RETRY_SECONDS, lambda: self._drain_retry(key, uid))
+        return False
+
+    def _drain_retry(self, key: str, uid: str) -> None:
+        """The retry 5 s on: done when the pod is gone, replaced or already terminating."""
+        self._drain_retries.pop(key, None)
+        pod = self.sim.cluster.pods.get(key)
+        if pod is None or pod.metadata.uid != uid or pod.is_terminating:
+            return
+        self._drain_evict(pod, first=False)
 
     def fail(self, name: str) -> None:
         """The kubelet stops reporting: the node's kubelet conditions turn Unknown, it is

@@ -212,6 +212,8 @@ def execution_violations(
 #: configurable property of whichever component does the killing")
 DEFAULT_AFFINITY_GRACE_SECONDS: Final = 60.0
 EVICTION_REASON: Final = "Evicted"
+#: how long to wait before trying again an eviction a PodDisruptionBudget refused (429)
+EVICTION_RETRY_SECONDS: Final = 5.0
 _KEY: Final = "all"
 
 
@@ -224,7 +226,8 @@ class RequiredDuringExecutionController:
     evicted only if still broken then. The check runs after every change that can break a rule
     (pod labels, pods arriving or leaving, node labels, namespace labels), over the pods with
     RDE rules only; daemon namespaces come from the scheduler profiles' InterPodAffinity
-    daemonCoexistence option, so eviction and scheduling agree.
+    daemonCoexistence option, so eviction and scheduling agree. Evictions go through the
+    Eviction API: one a PodDisruptionBudget refuses is tried again 5 s later (a long timer).
     """
 
     name = "requiredduringexecution"
@@ -236,6 +239,8 @@ class RequiredDuringExecutionController:
         self._waiting: dict[tuple[str, str, int], Cancellable] = {}
         #: pods with an RDE rule: without any, no change can break one and the check is skipped
         self._carriers: set[str] = set()
+        #: a check is due again because a disruption budget refused an eviction
+        self._retrying = False
 
     def start(self, sim: ControllerHost) -> None:
         self._sim = sim
@@ -275,9 +280,18 @@ class RequiredDuringExecutionController:
                     continue
                 self._waiting.pop(mark)
             evicted.add(v.pod)
-            sim.evict(
+            refused = sim.evict(
                 v.pod, reason=EVICTION_REASON, message=f"RequiredDuringExecution {v.kind} broken: {v.message}"
             )
+            if refused is not None and refused.code == 429 and not self._retrying:
+                # a PodDisruptionBudget holds it: look again later, as an Eviction API client backs off
+                self._retrying = True
+                sim.after(EVICTION_RETRY_SECONDS, self._retry)
+
+    def _retry(self) -> None:
+        assert self._sim is not None
+        self._retrying = False
+        self._sim.enqueue(self, _KEY)
 
     def _expired(self, mark: tuple[str, str, int]) -> bool:
         assert self._sim is not None

@@ -27,10 +27,14 @@ from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import timestamp
 from kubespread.cluster.errors import ClusterError, Conflict, PodLimitExceeded, SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
+from kubespread.controllers.disruption import check_eviction
 
 __all__ = ["DEFAULT_GRACE_SECONDS", "ApiServer", "PodKiller"]
 
 DEFAULT_GRACE_SECONDS: Final = 30
+DISRUPTION_TARGET: Final = "DisruptionTarget"
+#: the DisruptionTarget reason the eviction subresource writes
+EVICTION_REASON: Final = "EvictionByEvictionAPI"
 
 
 class PodKiller(Protocol):
@@ -220,12 +224,62 @@ class ApiServer:
         refused = self.admit_change(pod, ctx)
         if refused is not None:
             return refused
+        self._delete_admitted(pod, grace_seconds)
+        return None
+
+    def evict_pod(
+        self,
+        key: str,
+        *,
+        grace_seconds: float | None = None,
+        before_delete: Callable[[Pod], None] | None = None,
+    ) -> Rejection | None:
+        """The pods/eviction subresource (eviction.go): admission of the eviction (a create of
+        pods/eviction), then the PodDisruptionBudget check
+        (:func:`~kubespread.controllers.disruption.check_eviction`: 429 when it would break the
+        budget, 500 for a pod under several), the granted disruption booked in the PDB's status,
+        the pod's DisruptionTarget condition (EvictionByEvictionAPI), and a graceful deletion.
+        ``before_delete(pod)`` runs once the eviction is granted (the caller's Event). A pod
+        gone or already terminating: nothing to do."""
+        pod = self.cluster.pods.get(key)
+        if pod is None or pod.is_terminating:
+            return None
+        ctx = self.admission_context(Operation.CREATE, subresource="eviction", old=pod)
+        refused = self.admit_change(pod, ctx)
+        if refused is not None:
+            return refused
+        refused, booked = check_eviction(self.cluster, pod, self._now())
+        if refused is not None:
+            return refused
+        if booked is not None:
+            self.update(booked)  # the status write comes before the deletion
+        if before_delete is not None:
+            before_delete(pod)
+        conditions = [c for c in pod.status.conditions if c.type != DISRUPTION_TARGET]
+        conditions.append(
+            PodCondition(
+                type=DISRUPTION_TARGET,
+                status="True",
+                reason=EVICTION_REASON,
+                message="Eviction API: evicting",
+            )
+        )
+        marked = copy.copy(pod)
+        marked.status = copy.copy(pod.status)
+        marked.status.conditions = conditions
+        self.update(marked)
+        self._delete_admitted(marked, grace_seconds)
+        return None
+
+    def _delete_admitted(self, pod: Pod, grace_seconds: float | None) -> None:
+        """The deletion itself, once admitted: Terminating with a deletionTimestamp, or gone."""
+        key = pod.key
         if grace_seconds is None:
             spec_grace = pod.spec.termination_grace_period_seconds
             grace_seconds = DEFAULT_GRACE_SECONDS if spec_grace is None else spec_grace
         if not pod.spec.node_name or grace_seconds <= 0 or pod.is_finished:
             self.remove_pod(key)
-            return None
+            return
         terminating = copy.copy(pod)
         terminating.metadata = copy.copy(pod.metadata)
         terminating.metadata.deletion_timestamp = timestamp(self._now() + grace_seconds)
@@ -233,7 +287,6 @@ class ApiServer:
         self.cluster.update_pod(terminating)
         if self.killer is not None:
             self.killer.kill(pod, grace_seconds)
-        return None
 
     def remove_pod(self, key: str) -> None:
         """The pod object goes (the kubelet confirmed the kill, or there was nothing to kill)."""

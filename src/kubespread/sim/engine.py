@@ -250,12 +250,14 @@ class Simulation:
     def evict(
         self, key: str, *, reason: str, message: str, grace_seconds: float | None = None
     ) -> Rejection | None:
-        """Evict a pod: an event naming why, then a graceful deletion (admitted as an eviction)."""
-        pod = self.cluster.pods.get(key)
-        if pod is None or pod.is_terminating:
-            return None
-        self.record(pod, reason, message, type="Warning")
-        return self.api.delete_pod(key, grace_seconds=grace_seconds, subresource="eviction")
+        """Evict a pod through the Eviction API (:meth:`.apiserver.ApiServer.evict_pod`: the
+        PodDisruptionBudgets may refuse it, 429); once granted, an event naming why, then a
+        graceful deletion."""
+        return self.api.evict_pod(
+            key,
+            grace_seconds=grace_seconds,
+            before_delete=lambda pod: self.record(pod, reason, message, type="Warning"),
+        )
 
     def set_pod_status(
         self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubespread.admission.apiserver import is_stored
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Namespace, Node, Pod
 from kubespread.api.keys import zone_of
@@ -64,10 +65,7 @@ def is_existing(obj: KubeObject) -> bool:
     """Whether an object is part of the cluster as it is, rather than something to create:
     nodes and namespaces, objects an API server has stored (uid or creationTimestamp: a
     kubectl dump) and pods already bound to a node."""
-    if isinstance(obj, Node | Namespace):
-        return True
-    meta = obj.metadata
-    if meta.uid or meta.creation_timestamp:
+    if isinstance(obj, Node | Namespace) or is_stored(obj):
         return True
     return isinstance(obj, Pod) and bool(obj.spec.node_name)
 

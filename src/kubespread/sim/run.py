@@ -8,7 +8,8 @@ refused objects), and each WorkloadSpread's subsets. ``SimulationResult.to_dict(
 ``{namespace, name, node, phase, labels, owner: {kind, name}, workloadSpread: {name, subset},
 deletionCost}`` and ``workloadSpreads[]``
 (subsets with their bound, replicas, missingReplicas and unschedulable state, and the raw
-status), plus ``events[]``.
+status), ``podDisruptionBudgets[]`` (expectedPods, desiredHealthy, currentHealthy,
+disruptionsAllowed, disruptedPods), plus ``events[]``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.controllers.host import Controller
@@ -50,7 +52,7 @@ __all__ = [
 ]
 
 #: event reasons that mean a running pod was pushed off its node
-EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempted"})
+EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempted", "EvictionByEvictionAPI"})
 
 
 # ------------------------------------------------------------------ snapshots
@@ -79,6 +81,7 @@ class Snapshot:
     distribution: list[dict[str, Any]]
     pending: list[dict[str, Any]]
     workload_spreads: list[dict[str, Any]] = field(default_factory=list)
+    disruption_budgets: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,7 +90,28 @@ class Snapshot:
             "distribution": self.distribution,
             "pending": self.pending,
             "workloadSpreads": self.workload_spreads,
+            "podDisruptionBudgets": self.disruption_budgets,
         }
+
+
+def _disruption_budget_rows(sim: Simulation) -> list[dict[str, Any]]:
+    """Each PodDisruptionBudget's status as the disruption controller last wrote it."""
+    rows = []
+    for _, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
+        assert isinstance(pdb, PodDisruptionBudget)
+        st = pdb.status
+        rows.append(
+            {
+                "namespace": pdb.namespace,
+                "name": pdb.metadata.name,
+                "expectedPods": st.expected_pods,
+                "desiredHealthy": st.desired_healthy,
+                "currentHealthy": st.current_healthy,
+                "disruptionsAllowed": st.disruptions_allowed,
+                "disruptedPods": sorted(st.disrupted_pods),
+            }
+        )
+    return rows
 
 
 def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
@@ -148,7 +172,12 @@ def snapshot(sim: Simulation) -> Snapshot:
         if not p.spec.node_name and not p.is_terminating and not p.is_finished
     ]
     return Snapshot(
-        sim.now, [_pod_row(sim, p) for p in pods], distribution, pending, _workload_spread_rows(sim)
+        sim.now,
+        [_pod_row(sim, p) for p in pods],
+        distribution,
+        pending,
+        _workload_spread_rows(sim),
+        _disruption_budget_rows(sim),
     )
 
 

@@ -21,6 +21,7 @@ from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import ErrorType, FieldError
 from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.validation.apps import (
     validate_deployment,
     validate_job,
@@ -40,6 +41,7 @@ from kubespread.api.validation.objects import (
     validate_service,
 )
 from kubespread.api.validation.pod import validate_pod
+from kubespread.api.validation.policy import validate_pod_disruption_budget
 
 __all__ = ["UPDATE_VALIDATORS", "VALIDATORS", "validate", "validate_update"]
 
@@ -57,6 +59,7 @@ VALIDATORS: dict[type[KubeObject], Validator] = {
     Job: validate_job,
     ReplicationController: validate_replication_controller,
     PriorityClass: validate_priority_class,
+    PodDisruptionBudget: validate_pod_disruption_budget,
     WorkloadSpread: validate_workload_spread,
     CloneSet: validate_clone_set,
 }

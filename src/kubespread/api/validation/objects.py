@@ -43,7 +43,8 @@ def _system_class_problem(pc: PriorityClass) -> str:
 
 def validate_priority_class(pc: PriorityClass) -> list[FieldError]:
     """Names starting with ``system-`` are reserved for the built-in classes; a user-defined
-    value is at most one billion."""
+    value is at most one billion. Negative values are valid (kube sets no lower bound but the
+    int32 the decoder enforces), so a class may rank below the default 0."""
     errs = validate_object_meta(pc.metadata, namespaced=False, name_fn=name_is_dns1123_subdomain)
     name = pc.metadata.name
     if name.startswith("system-"):
@@ -63,7 +64,10 @@ def validate_priority_class(pc: PriorityClass) -> list[FieldError]:
                 f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}",
             )
         )
-    if pc.preemption_policy is not None and pc.preemption_policy not in ("PreemptLowerPriority", "Never"):
+    # ValidatePreemptionPolicy: an empty string is a missing value, anything else unknown unsupported
+    if pc.preemption_policy == "":
+        errs.append(FieldError.required(Path("preemptionPolicy")))
+    elif pc.preemption_policy is not None and pc.preemption_policy not in ("PreemptLowerPriority", "Never"):
         errs.append(
             FieldError.not_supported(
                 Path("preemptionPolicy"), pc.preemption_policy, ("PreemptLowerPriority", "Never")
