@@ -14,6 +14,7 @@ random; a seed keeps runs reproducible).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,11 +25,15 @@ import numpy as np
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import (
+    PREEMPTION_RESULT,
+    SUCCESS,
     Code,
     CycleState,
     NodeSetCache,
     NodeStatuses,
+    PreemptionResult,
     PreFilterResult,
+    StateNotFoundError,
     Status,
     fit_error_text,
 )
@@ -39,6 +44,7 @@ __all__ = [
     "PRE_FILTER_RESULT",
     "Decision",
     "PluginScores",
+    "ProfileHandle",
     "Rejection",
     "Scheduler",
     "fit_error_message",
@@ -96,6 +102,9 @@ class Decision:
     fit_error: str = ""
     #: the same without the PostFilter part (what the filters alone say)
     fit_error_without_post_filter: str = ""
+    #: DefaultPreemption's answer for an unschedulable pod: the nominated node (None when
+    #: preemption cannot help) and the victims to evict; None when it did not run
+    preemption: PreemptionResult | None = None
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
 
@@ -175,6 +184,7 @@ class Decision:
             out["fitErrorWithoutPostFilter"] = self.fit_error_without_post_filter
             if self.post_filter_status is not None:
                 out["postFilter"] = {"status": self.post_filter_status.to_dict()}
+            out["preemption"] = (self.preemption or PreemptionResult()).to_dict()
         return out
 
 
@@ -265,6 +275,8 @@ def _unschedulable(
     if num_nodes:
         statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
         decision.post_filter_status = _run_post_filter(profile, state, pod, statuses)
+        with contextlib.suppress(StateNotFoundError):
+            decision.preemption = state.read(PREEMPTION_RESULT)
     decision.fit_error = with_post_filter(msg, decision.post_filter_status)
     return decision
 
@@ -320,13 +332,59 @@ def _name_ranks(cluster: ClusterState) -> np.ndarray:
 _NAME_RANKS: Final = NodeSetCache(_name_ranks)
 
 
+class ProfileHandle:
+    """The framework handle a cycle gives its plugins (FrameworkHandle): the profile's filters
+    on one node, and where preemption's dry run starts (0, or a seeded random offset as
+    kube-scheduler picks a random one)."""
+
+    __slots__ = ("cluster", "offset_rng", "profile")
+
+    def __init__(
+        self, profile: Profile, cluster: ClusterState, offset_rng: random.Random | None = None
+    ) -> None:
+        self.profile = profile
+        self.cluster = cluster
+        self.offset_rng = offset_rng
+
+    def run_filters(self, pod: Pod, node_index: int) -> Status:
+        """RunFilterPlugins on one node, the plugins' PreFilter state computed afresh over the
+        cluster as it is now (what kube-scheduler's PreFilter AddPod/RemovePod extensions
+        keep up to date). A PreFilter rejection does not stop the filters: kube-scheduler
+        runs only them here. kubespread has no nominated pods yet, so none is added."""
+        state = CycleState(self.cluster, self)
+        _, rejected, _ = _run_pre_filter(self.profile, state, pod)
+        if rejected is not None and rejected.code is Code.ERROR:
+            return rejected
+        ids = np.array([node_index], dtype=np.int64)
+        for pl in self.profile.filter:
+            if pl.name in state.skip_filter:
+                continue
+            res = pl.filter_nodes(state, pod, ids)
+            k = int(res.which[0])
+            if k >= 0:
+                return res.statuses[k].with_plugin(pl.name)
+        return SUCCESS
+
+    def candidate_offset(self, num_nodes: int) -> int:
+        if self.offset_rng is None or num_nodes <= 1:
+            return 0
+        return self.offset_rng.randrange(num_nodes)
+
+
 def schedule_one(
-    pod: Pod, cluster: ClusterState, profile: Profile, *, rng: random.Random | None = None
+    pod: Pod,
+    cluster: ClusterState,
+    profile: Profile,
+    *,
+    rng: random.Random | None = None,
+    offset_rng: random.Random | None = None,
 ) -> Decision:
-    """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes)."""
+    """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes).
+    ``offset_rng`` picks where preemption's dry run starts among the potential nodes (their
+    first when None)."""
     names = cluster.node_names
     decision = Decision(pod=pod, nodes=names.copy())
-    state = CycleState(cluster)
+    state = CycleState(cluster, ProfileHandle(profile, cluster, offset_rng))
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
@@ -380,6 +438,7 @@ class Scheduler:
             profile = default_profile()
         self.profile = profile
         self._rng = random.Random(seed) if seed is not None else None
+        self._offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
 
     def schedule(self, pod: Pod, cluster: ClusterState) -> Decision:
-        return schedule_one(pod, cluster, self.profile, rng=self._rng)
+        return schedule_one(pod, cluster, self.profile, rng=self._rng, offset_rng=self._offset_rng)
