@@ -1,11 +1,14 @@
 """One scheduling cycle: PreFilter, Filter, PreScore, Score, NormalizeScore, selection, and
 PostFilter when no node fits.
 
-``schedule_one`` reads the cluster and returns a :class:`Decision`; it never binds (the
-caller applies the decision) and never preempts. The decision keeps what ``explain`` needs:
-per node the stage and plugin that rejected it with kube-scheduler's reasons, per plugin the
-raw, normalized and weighted scores, and for an unschedulable pod the FitError message, with
-the PostFilter plugins' part when they can tell what kube-scheduler would say.
+``schedule_one`` reads the cluster and returns a :class:`Decision`; it never binds nor
+evicts (the caller applies the decision: binds the pod, or deletes the victims of
+``Decision.preemption``). The decision keeps what ``explain`` needs: per node the stage and
+plugin that rejected it with kube-scheduler's reasons, per plugin the raw, normalized and
+weighted scores, and for an unschedulable pod the FitError message, with the PostFilter
+plugins' part when they can tell what kube-scheduler would say, and DefaultPreemption's
+PreemptionResult (nominated node, victims, PDB violations). PostFilter reaches the
+profile's filters through a :class:`ProfileHandle` on the CycleState (preemption's dry run).
 
 Selection: highest total score; ties go to the lexicographically smallest node name, or to
 a seeded random choice among the tied nodes when ``rng`` is given (kube-scheduler picks at
