@@ -592,3 +592,66 @@ def test_compare_rules_accept_the_preemption_field() -> None:
     expected = {"results": [{k: v for k, v in r.items() if k != "preemption"}]}
     assert compare.diff_case(expected, {"results": [r]}) == []
     assert preemption_diff(r["preemption"], {**r["preemption"], "victims": []}) != []
+
+
+# ---------------------------------------------------------------- the dry run leaves no trace
+def test_the_dry_run_restores_the_cluster_and_only_derived_listeners_hear_it() -> None:
+    from builders import cluster_of
+    from kubespread.cluster.events import ClusterEvent
+    from kubespread.scheduler.config import default_profile
+    from kubespread.scheduler.scheduler import schedule_one
+
+    anti = make_pod("v2").label("app", "x").req(cpu="200m", memory="200").node("node1")
+    anti.set("spec.priority", LOW).affinity(
+        "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"},
+    )
+    cluster = cluster_of(
+        [make_node("node1").capacity(cpu="500m", memory="500")],
+        [make_pod("v1").req(cpu="300m", memory="300").node("node1").set("spec.priority", LOW), anti],
+    )
+    before = dict(cluster.pods)
+    info = cluster.node_info("node1")
+    requested = repr(info.requested)
+    heard: list[ClusterEvent] = []
+    derived: list[ClusterEvent] = []
+    cluster.subscribe(heard.append)
+    cluster.subscribe(derived.append, derived=True)
+    p = make_pod("p").req(cpu="300m", memory="300").set("spec.priority", HIGH).obj()
+    d = schedule_one(p, cluster, default_profile())
+    assert d.preemption is not None and d.preemption.nominated_node == "node1"
+    assert [v.key for v in d.preemption.victims] == ["default/v1"]
+    assert heard == [] and derived  # the tentative changes reached the plugin indexes only
+    assert all(cluster.pods[k] is pod for k, pod in before.items())
+    assert repr(info.requested) == requested and set(info.pods) == set(before)
+    assert cluster.unbound_pods == {}
+    # the same question again gets the same answer (the indexes were put back too)
+    again = schedule_one(p, cluster, default_profile())
+    assert again.preemption == d.preemption
+
+
+def test_victims_with_affinity_to_the_preemptor_are_not_spared() -> None:
+    """kube-scheduler does not consider the preemptor's affinity to its victims: with every
+    lower-priority pod gone, a pod that needs one of them does not fit, so no candidate."""
+    p = make_pod("p").label("app", "web").req(cpu=LARGE[0], memory=LARGE[1]).set("spec.priority", HIGH)
+    p.affinity(
+        "podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"},
+    )
+    pods = [pod("db", LOW, LARGE, "node1", app="db"), pod("other", HIGH, LARGE, "node2", app="db")]
+    [r] = run(two_nodes(), pods, [p.dict()])
+    # node1: the db pod is the only victim and the affinity needs it; node2: nothing to preempt
+    expect(r, None)
+    tail = fit_error_tail(r)
+    assert tail.startswith("0/2 nodes are available: ") and NO_VICTIMS in tail
+    assert "didn't match pod affinity rules" in tail
+
+
+def test_namespaced_pdbs_only_count_their_namespace() -> None:
+    pods = [pod("v", MID, VERY_LARGE, "node1", app="foo")]
+    [r] = run(
+        [node("node1")], pods, [pod("p", HIGH, VERY_LARGE)], [pdb("b", {"app": "foo"}, namespace="other")]
+    )
+    expect(r, "node1", ["v"], 0)
+    [r] = run([node("node1")], pods, [pod("p", HIGH, VERY_LARGE)], [pdb("b", {"app": "foo"})])
+    expect(r, "node1", ["v"], 1)
