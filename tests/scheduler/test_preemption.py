@@ -501,14 +501,34 @@ def test_pdb_violations_come_first_in_the_choice() -> None:
 
 
 # ---------------------------------------------------------------- sequence mode
-def test_sequence_mode_deletes_the_victims_and_does_not_bind_the_preemptor() -> None:
+def test_sequence_mode_deletes_the_victims_and_nominates_the_preemptor() -> None:
     nodes = [node("node1"), node("node2")]
     pods = [pod("p1", MID, VERY_LARGE, "node1"), pod("p2", HIGH, VERY_LARGE, "node2")]
-    results = run(nodes, pods, [pod("p", HIGH, VERY_LARGE), pod("q", LOW, SMALL)], mode="sequence")
+    incoming = [pod("p", HIGH, VERY_LARGE), pod("q", LOW, SMALL), pod("r", VERY_HIGH, SMALL)]
+    results = run(nodes, pods, incoming, mode="sequence")
     expect(results[0], "node1", ["p1"])
-    # p1 is gone; p was nominated, not bound: node1 is free for the next pod
-    assert results[1]["scheduled"] and results[1]["selectedNode"] == "node1"
-    assert "preemption" not in results[1]
+    # p1 is gone and p is not bound, but nominated: a pod of lower priority counts it there
+    # (RunFilterPluginsWithNominatedPods), and finds nothing it may preempt
+    q = results[1]
+    expect(q, None)
+    by_node = {n["name"]: n for n in q["nodes"]}
+    assert by_node["node1"]["filter"]["reasons"] == ["Insufficient cpu", "Insufficient memory"]
+    # a pod of higher priority does not count it: node1 is free for it
+    assert results[2]["scheduled"] and results[2]["selectedNode"] == "node1"
+
+
+def test_sequence_mode_preemptors_of_equal_priority_spread_over_nodes() -> None:
+    """TestDryRunPreemption's "offset across multiple scheduling cycles", in sequence: each
+    preemptor is nominated where it evicted, so the next one, of the same priority, finds
+    that node taken and preempts on the next candidate."""
+    pods = [pod(f"p{i}", MID, LARGE, f"node{i}") for i in range(1, 6)]
+    incoming = [pod(f"tp{i}", HIGH, LARGE) for i in range(1, 4)]
+    results = run([node(n) for n in FIVE], pods, incoming, mode="sequence", config=FEW)
+    for r, n in zip(results, ("node1", "node2", "node3"), strict=True):
+        expect(r, n, [n.replace("node", "p")])
+    # in evaluate mode each is judged against the initial cluster: all pick node1
+    results = run([node(n) for n in FIVE], pods, incoming, config=FEW)
+    assert [r["preemption"]["nominatedNode"] for r in results] == ["node1"] * 3
 
 
 def test_evaluate_mode_keeps_the_victims() -> None:
@@ -655,3 +675,23 @@ def test_namespaced_pdbs_only_count_their_namespace() -> None:
     expect(r, "node1", ["v"], 0)
     [r] = run([node("node1")], pods, [pod("p", HIGH, VERY_LARGE)], [pdb("b", {"app": "foo"})])
     expect(r, "node1", ["v"], 1)
+
+
+def test_a_nominated_pod_the_cluster_holds_as_pending_is_counted_and_put_back() -> None:
+    from builders import cluster_of
+    from kubespread.scheduler.config import default_profile
+    from kubespread.scheduler.scheduler import schedule_one
+
+    waiting = make_pod("w").req(cpu="500m", memory="500").set("spec.priority", HIGH)
+    waiting.set("status.nominatedNodeName", "node1")
+    cluster = cluster_of([make_node("node1").capacity(cpu="500m", memory="500")], [waiting])
+    held = cluster.pods["default/w"]
+    q = make_pod("q").req(cpu="100m", memory="100").set("spec.priority", LOW).obj()
+    d = schedule_one(q, cluster, default_profile(), nominated={"node1": [held]})
+    assert not d.scheduled
+    assert d.rejections["node1"].status.reasons == ("Insufficient cpu", "Insufficient memory")
+    assert cluster.pods["default/w"] is held and cluster.node_of("default/w") == ""
+    # without the nomination, or for a pod of higher priority, the node is free
+    assert schedule_one(q, cluster, default_profile()).selected == "node1"
+    hi = make_pod("hi").req(cpu="100m", memory="100").set("spec.priority", VERY_HIGH).obj()
+    assert schedule_one(hi, cluster, default_profile(), nominated={"node1": [held]}).selected == "node1"

@@ -3,7 +3,8 @@ answer document out, as ../shared/conformance/README.md specifies.
 
 ``evaluate`` mode judges each incoming pod against the initial cluster alone; ``sequence``
 mode binds each scheduled pod before the next is judged, and deletes the victims of each
-preemption (the preemptor is nominated, not bound).
+preemption; the preemptor is nominated, not bound: later pods of no higher priority count it
+on its node.
 """
 
 from __future__ import annotations
@@ -141,18 +142,27 @@ def schedule_in_turn(
     mode asks. ``seed`` picks where each preemption's dry run starts among the potential
     nodes (their first when None)."""
     offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
+    nominated: dict[str, list[Pod]] = {}
     for i, pod in enumerate(pods):
-        decision = schedule_one(pod, cluster, profile, offset_rng=offset_rng)
+        decision = schedule_one(pod, cluster, profile, offset_rng=offset_rng, nominated=nominated)
         try:
             if bind and decision.selected is not None:
                 cluster.add(pod)
                 cluster.bind(pod.key, decision.selected)
-            elif bind and decision.preemption is not None:
+            elif bind and decision.preemption is not None and decision.preemption.nominated_node:
                 for victim in decision.preemption.victims:
                     cluster.delete_pod(victim.key)
+                _nominate(nominated, pod, decision.preemption.nominated_node)
         except ClusterError as e:
             raise EvaluateError(f"incoming[{i}]: {e}") from None
         yield decision
+
+
+def _nominate(nominated: dict[str, list[Pod]], pod: Pod, node: str) -> None:
+    """The preemptor waits on its node, counted there by later pods of no higher priority;
+    the lower-priority pods nominated to that node lose their nomination (prepareCandidate)."""
+    priority = pod.spec.priority or 0
+    nominated[node] = [p for p in nominated.get(node, []) if (p.spec.priority or 0) >= priority] + [pod]
 
 
 def evaluate(doc: Mapping[str, Any], *, seed: int | None = None) -> dict[str, Any]:

@@ -18,10 +18,12 @@ random; a seed keeps runs reproducible).
 from __future__ import annotations
 
 import contextlib
+import copy
 import random
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 
@@ -46,6 +48,7 @@ __all__ = [
     "PRE_FILTER",
     "PRE_FILTER_RESULT",
     "Decision",
+    "Nominated",
     "PluginScores",
     "ProfileHandle",
     "Rejection",
@@ -335,25 +338,89 @@ def _name_ranks(cluster: ClusterState) -> np.ndarray:
 _NAME_RANKS: Final = NodeSetCache(_name_ranks)
 
 
+#: node name -> the pods nominated to run there (kube-scheduler's PodNominator), as a cycle
+#: reads it: pods that preempted and wait for their victims to go
+Nominated: TypeAlias = Mapping[str, Sequence[Pod]]
+
+
+def _nominated_ge(nominated: Nominated, node_name: str, pod: Pod) -> list[Pod]:
+    """addGENominatedPods' choice: the other pods nominated to the node with a priority at
+    least the pod's (they are counted as if already there)."""
+    priority = pod.spec.priority or 0
+    return [
+        p for p in nominated.get(node_name, ()) if p.key != pod.key and (p.spec.priority or 0) >= priority
+    ]
+
+
+def _on_node(pod: Pod, node_name: str) -> Pod:
+    new = copy.copy(pod)
+    spec = copy.copy(pod.spec)
+    spec.node_name = node_name
+    new.spec = spec
+    return new
+
+
+@contextlib.contextmanager
+def _placed(cluster: ClusterState, pods: Sequence[Pod], node_name: str) -> Iterator[None]:
+    """The pods put on the node for a while (inside ``cluster.hypothetical``): added, or, for
+    one the cluster holds as pending, bound, and put back as they were on the way out."""
+    undo: list[tuple[str, Pod | None]] = []
+    with cluster.hypothetical():
+        try:
+            for p in pods:
+                held = cluster.pods.get(p.key)
+                if held is None:
+                    cluster.add_pod(_on_node(p, node_name))
+                else:
+                    cluster.update_pod(_on_node(held, node_name))
+                undo.append((p.key, held))
+            yield
+        finally:
+            for key, held in reversed(undo):
+                if held is None:
+                    cluster.delete_pod(key)
+                else:
+                    cluster.update_pod(held)
+
+
 class ProfileHandle:
     """The framework handle a cycle gives its plugins (FrameworkHandle): the profile's filters
-    on one node, and where preemption's dry run starts (0, or a seeded random offset as
-    kube-scheduler picks a random one)."""
+    on one node, the pods nominated to nodes, and where preemption's dry run starts (0, or a
+    seeded random offset as kube-scheduler picks a random one)."""
 
-    __slots__ = ("cluster", "offset_rng", "profile")
+    __slots__ = ("cluster", "nominated", "offset_rng", "profile")
 
     def __init__(
-        self, profile: Profile, cluster: ClusterState, offset_rng: random.Random | None = None
+        self,
+        profile: Profile,
+        cluster: ClusterState,
+        offset_rng: random.Random | None = None,
+        nominated: Nominated | None = None,
     ) -> None:
         self.profile = profile
         self.cluster = cluster
         self.offset_rng = offset_rng
+        self.nominated = nominated
 
     def run_filters(self, pod: Pod, node_index: int) -> Status:
+        """RunFilterPluginsWithNominatedPods on one node: with the nominated pods of at least
+        the pod's priority counted as there, then (if that passed) without them, so that the
+        pod fits either way; the first rejecting status."""
+        if self.nominated:
+            name = self.cluster.node_info_at(node_index).name
+            extra = _nominated_ge(self.nominated, name, pod)
+            if extra:
+                with _placed(self.cluster, extra, name):
+                    status = self._run_filters(pod, node_index)
+                if not status.is_success:
+                    return status
+        return self._run_filters(pod, node_index)
+
+    def _run_filters(self, pod: Pod, node_index: int) -> Status:
         """RunFilterPlugins on one node, the plugins' PreFilter state computed afresh over the
         cluster as it is now (what kube-scheduler's PreFilter AddPod/RemovePod extensions
         keep up to date). A PreFilter rejection does not stop the filters: kube-scheduler
-        runs only them here. kubespread has no nominated pods yet, so none is added."""
+        runs only them here."""
         state = CycleState(self.cluster, self)
         _, rejected, _ = _run_pre_filter(self.profile, state, pod)
         if rejected is not None and rejected.code is Code.ERROR:
@@ -374,6 +441,38 @@ class ProfileHandle:
         return self.offset_rng.randrange(num_nodes)
 
 
+def _with_nominated(handle: ProfileHandle, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
+    """Filter again, one by one, the nodes that reached Filter and have nominated pods of at
+    least the pod's priority: their verdict is RunFilterPluginsWithNominatedPods' (see
+    ProfileHandle.run_filters). Returns the feasible node ids."""
+    nominated = handle.nominated
+    assert nominated is not None
+    cluster = handle.cluster
+    out_of_filter = {int(i) for i_ids, rej in decision.rejected if rej.stage != FILTER for i in i_ids}
+    redo = []
+    for name in nominated:
+        if name in cluster.nodes and _nominated_ge(nominated, name, pod):
+            index = cluster.node_index(name)
+            if index not in out_of_filter:
+                redo.append(index)
+    if not redo:
+        return ids
+    again = np.asarray(sorted(redo), dtype=np.int64)
+    decision.rejected = [
+        (np.setdiff1d(i_ids, again) if rej.stage == FILTER else i_ids, rej)
+        for i_ids, rej in decision.rejected
+    ]
+    decision.rejected = [(i_ids, rej) for i_ids, rej in decision.rejected if len(i_ids)]
+    passed = []
+    for i in again.tolist():
+        status = handle.run_filters(pod, i)
+        if status.is_success:
+            passed.append(i)
+        else:
+            decision.rejected.append((np.array([i], dtype=np.int64), Rejection(FILTER, status)))
+    return np.union1d(np.setdiff1d(ids, again), np.asarray(passed, dtype=np.int64)).astype(np.int64)
+
+
 def schedule_one(
     pod: Pod,
     cluster: ClusterState,
@@ -381,13 +480,17 @@ def schedule_one(
     *,
     rng: random.Random | None = None,
     offset_rng: random.Random | None = None,
+    nominated: Nominated | None = None,
 ) -> Decision:
     """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes).
     ``offset_rng`` picks where preemption's dry run starts among the potential nodes (their
-    first when None)."""
+    first when None). ``nominated``: pods nominated to nodes by earlier preemptions; on a
+    node, those of at least the pod's priority count as there (the filters run with and
+    without them)."""
     names = cluster.node_names
     decision = Decision(pod=pod, nodes=names.copy())
-    state = CycleState(cluster, ProfileHandle(profile, cluster, offset_rng))
+    handle = ProfileHandle(profile, cluster, offset_rng, nominated)
+    state = CycleState(cluster, handle)
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
@@ -405,6 +508,8 @@ def schedule_one(
         decision.rejected.append((ids[~keep], Rejection(PRE_FILTER_RESULT, status)))
         ids = ids[keep]
     ids = _filter(profile, state, pod, ids, decision)
+    if nominated:
+        ids = _with_nominated(handle, pod, ids, decision)
     decision.feasible = names[ids].tolist()
     if len(ids) == 0:
         return _unschedulable(profile, state, pod, decision, None)
