@@ -695,3 +695,83 @@ def test_a_nominated_pod_the_cluster_holds_as_pending_is_counted_and_put_back() 
     assert schedule_one(q, cluster, default_profile()).selected == "node1"
     hi = make_pod("hi").req(cpu="100m", memory="100").set("spec.priority", VERY_HIGH).obj()
     assert schedule_one(hi, cluster, default_profile(), nominated={"node1": [held]}).selected == "node1"
+
+
+# TestSelectBestCandidate's remaining cases: (name, victims per node as (name, priority,
+# size, start), the node picked); the preemptor asks for 500m/500 at high priority (very high
+# where noted), every node has 500m/500
+S, M, L = SMALL, MEDIUM, LARGE
+BEST_CANDIDATE_CASES = [
+    (
+        "min number of pods when highest priority and sum are the same",
+        HIGH,
+        {
+            "node1": [("p1.1", MID, S, 0), ("p1.2", NEG, S, 0), ("p1.3", MID, S, 0), ("p1.4", NEG, S, 0)],
+            "node2": [("p2.1", MID, L, 0), ("p2.2", NEG, M, 0)],
+            "node3": [("p3.1", MID, M, 0), ("p3.2", NEG, S, 0), ("p3.3", LOW, S, 0)],
+        },
+        "node2",
+    ),
+    (
+        "sum of adjusted priorities is considered",
+        HIGH,
+        {
+            "node1": [("p1.1", MID, S, 0), ("p1.2", NEG, S, 0), ("p1.3", NEG, S, 0)],
+            "node2": [("p2.1", MID, L, 0), ("p2.2", NEG, M, 0)],
+            "node3": [("p3.1", MID, M, 0), ("p3.2", NEG, S, 0), ("p3.3", LOW, S, 0)],
+        },
+        "node2",
+    ),
+    (
+        "non-overlapping lowest high priority, sum priorities, and number of pods",
+        VERY_HIGH,
+        {
+            "node1": [("p1.1", MID, S, 0), ("p1.2", LOW, S, 0), ("p1.3", LOW, S, 0)],
+            "node2": [("p2.1", HIGH, L, 0)],
+            "node3": [("p3.1", MID, M, 0), ("p3.2", LOW, S, 0), ("p3.3", LOW, S, 0), ("p3.4", LOW, M, 0)],
+            "node4": [("p4.1", MID, M, 0), ("p4.2", MID, S, 0), ("p4.3", MID, S, 0), ("p4.4", NEG, S, 0)],
+        },
+        "node1",
+    ),
+    (
+        "same priority, same number of victims, different start time for each node's pod",
+        HIGH,
+        {
+            "node1": [("p1.1", MID, M, 2), ("p1.2", MID, M, 2)],
+            "node2": [("p2.1", MID, M, 3), ("p2.2", MID, M, 3)],
+            "node3": [("p3.1", MID, M, 1), ("p3.2", MID, M, 1)],
+        },
+        "node2",
+    ),
+    (
+        "same priority, same number of victims, different start time for all pods",
+        HIGH,
+        {
+            "node1": [("p1.1", MID, M, 4), ("p1.2", MID, M, 2)],
+            "node2": [("p2.1", MID, M, 5), ("p2.2", MID, M, 1)],
+            "node3": [("p3.1", MID, M, 3), ("p3.2", MID, M, 6)],
+        },
+        "node3",
+    ),
+    (
+        "different priority, same number of victims, different start time for all pods",
+        HIGH,
+        {
+            "node1": [("p1.1", LOW, M, 4), ("p1.2", MID, M, 2)],
+            "node2": [("p2.1", MID, M, 6), ("p2.2", LOW, M, 1)],
+            "node3": [("p3.1", LOW, M, 3), ("p3.2", MID, M, 5)],
+        },
+        "node2",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("priority", "layout", "picked"),
+    [c[1:] for c in BEST_CANDIDATE_CASES],
+    ids=[c[0] for c in BEST_CANDIDATE_CASES],
+)
+def test_select_best_candidate(priority: int, layout: dict[str, list[Any]], picked: str) -> None:
+    pods = [pod(n, pr, size, on, start=t) for on, victims in layout.items() for n, pr, size, t in victims]
+    [r] = run([node(n) for n in layout], pods, [pod("p", priority, VERY_LARGE)])
+    expect(r, picked, [v[0] for v in layout[picked]])
