@@ -775,3 +775,58 @@ def test_select_best_candidate(priority: int, layout: dict[str, list[Any]], pick
     pods = [pod(n, pr, size, on, start=t) for on, victims in layout.items() for n, pr, size, t in victims]
     [r] = run([node(n) for n in layout], pods, [pod("p", priority, VERY_LARGE)])
     expect(r, picked, [v[0] for v in layout[picked]])
+
+
+# ---------------------------------------------------------------- TestPreempt
+def preempt_pods() -> list[dict[str, Any]]:
+    return [
+        pod("p1.1", LOW, SMALL, "node1"),
+        pod("p1.2", LOW, SMALL, "node1"),
+        pod("p2.1", HIGH, LARGE, "node2"),
+        pod("p3.1", MID, MEDIUM, "node3"),
+    ]
+
+
+def test_basic_preemption_logic() -> None:
+    [r] = run(three_nodes(), preempt_pods(), [pod("p", HIGH, VERY_LARGE)])
+    expect(r, "node1", ["p1.1", "p1.2"])
+
+
+def test_no_preempting_in_pod_with_policy_never() -> None:
+    p = pod("p", HIGH, VERY_LARGE)
+    p["spec"]["preemptionPolicy"] = "Never"
+    [r] = run(three_nodes(), preempt_pods(), [p])
+    expect(r, None)
+    p["spec"]["preemptionPolicy"] = "PreemptLowerPriority"
+    [r] = run(three_nodes(), preempt_pods(), [p])
+    expect(r, "node1", ["p1.1", "p1.2"])
+
+
+def test_preemption_for_topology_spread_constraints() -> None:
+    nodes = [
+        node("node-a", hostname="node-a", zone="zone1"),
+        node("node-b", hostname="node-b", zone="zone1"),
+        node("node-x", hostname="node-x", zone="zone2"),
+    ]
+    pods = [
+        pod("p-a1", HIGH, on="node-a", foo=""),
+        pod("p-a2", HIGH, on="node-a", foo=""),
+        pod("p-b1", LOW, on="node-b", foo=""),
+        pod("p-x1", HIGH, on="node-x", foo=""),
+        pod("p-x2", HIGH, on="node-x", foo=""),
+    ]
+    p = make_pod("p").label("foo", "").set("spec.priority", HIGH)
+    sel = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+    p.spread(1, "zone", selector=sel).spread(1, "hostname", selector=sel)
+    [r] = run(nodes, pods, [p.dict()])
+    expect(r, "node-b", ["p-b1"])
+
+
+def test_the_smaller_sum_of_victim_priorities_wins() -> None:
+    pods = [
+        pod("p1.1", MID, SMALL, "node1"),
+        pod("p1.2", LOW, SMALL, "node1"),
+        pod("p2.1", MID, LARGE, "node2"),
+    ]
+    [r] = run(two_nodes(), pods, [pod("p", HIGH, VERY_LARGE)])
+    expect(r, "node2", ["p2.1"])
