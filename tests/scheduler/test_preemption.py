@@ -830,3 +830,12 @@ def test_the_smaller_sum_of_victim_priorities_wins() -> None:
     ]
     [r] = run(two_nodes(), pods, [pod("p", HIGH, VERY_LARGE)])
     expect(r, "node2", ["p2.1"])
+
+
+def test_a_pdb_without_a_namespace_is_in_default_like_the_pods() -> None:
+    budget = pdb("b", {"app": "foo"})
+    del budget["metadata"]["namespace"]
+    p1 = pod("v", MID, VERY_LARGE, "node1", app="foo")
+    del p1["metadata"]["namespace"]
+    [r] = run([node("node1")], [p1], [pod("p", HIGH, VERY_LARGE)], [budget])
+    expect(r, "node1", ["v"], 1)

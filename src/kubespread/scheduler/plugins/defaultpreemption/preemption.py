@@ -92,7 +92,7 @@ def filter_pods_with_pdb_violation(
         labels = pod.metadata.labels
         if labels:
             for i, pdb in enumerate(pdbs):
-                if pdb.metadata.namespace != pod.namespace:
+                if pdb.namespace != pod.namespace:
                     continue
                 sel = selectors[i]
                 if sel.empty or not sel.matches(labels):
