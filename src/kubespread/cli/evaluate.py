@@ -29,11 +29,10 @@ def evaluate_command(
         ),
     ] = None,
 ) -> None:
-    """Schedule the incoming pods of a conformance input document and print the answer.
-
-    An unschedulable pod's entry carries "preemption": the node it is nominated to and the
-    victims to evict there (null and [] when preemption cannot help). In sequence mode the
-    victims are deleted before the next pod is judged; the preemptor is not bound."""
+    """Schedule the incoming pods of a conformance input document and print the answer. An
+    unschedulable pod's entry carries "preemption": the node it is nominated to and the victims
+    to evict there (null and [] when preemption cannot help); in sequence mode the victims are
+    deleted before the next pod is judged and the preemptor is nominated, not bound."""
     from kubespread.scheduler.evaluate import EvaluateError, evaluate
 
     source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)
