@@ -237,6 +237,12 @@ EXTRA_TYPES: dict[str, dict[str, str]] = {
         "kind": "string",
         "resources": "[]config.v1.ResourceSpec",
     },
+    "config.v1.DefaultPreemptionArgs": {
+        "apiVersion": "string",
+        "kind": "string",
+        "minCandidateNodesPercentage": "int32",
+        "minCandidateNodesAbsolute": "int32",
+    },
     "config.v1.ScoringStrategy": {
         "type": "string",
         "resources": "[]config.v1.ResourceSpec",
@@ -264,6 +270,7 @@ EXTRA_KINDS = {
     "NodeAffinityArgs": "config.v1.NodeAffinityArgs",
     "NodeResourcesFitArgs": "config.v1.NodeResourcesFitArgs",
     "NodeResourcesBalancedAllocationArgs": "config.v1.NodeResourcesBalancedAllocationArgs",
+    "DefaultPreemptionArgs": "config.v1.DefaultPreemptionArgs",
 }
 
 

@@ -362,6 +362,27 @@ def test_listener_sees_every_change_in_order():
     ]
 
 
+def test_hypothetical_changes_reach_only_derived_listeners():
+    s = state_with_nodes("n1")
+    plain: list[EventType] = []
+    derived: list[EventType] = []
+    s.subscribe(lambda e: plain.append(e.type))
+    unsubscribe = s.subscribe(lambda e: derived.append(e.type), derived=True)
+    s.add_pod(make_pod("p", node="n1"))
+    assert plain == derived == [EventType.ADDED, EventType.BOUND]
+    with s.hypothetical():
+        with s.hypothetical():  # nested scopes, as a dry run inside a dry run
+            s.unbind("default/p")
+        s.bind("default/p", "n1")
+    assert plain == [EventType.ADDED, EventType.BOUND]
+    assert derived[2:] == [EventType.UNBOUND, EventType.BOUND]
+    s.delete_pod("default/p")  # outside the scope everyone hears again
+    assert plain[-1] is EventType.DELETED and derived[-1] is EventType.DELETED
+    unsubscribe()
+    s.add_pod(make_pod("q"))
+    assert derived[-1] is EventType.DELETED and plain[-1] is EventType.ADDED
+
+
 def test_bind_event_carries_old_and_new_pod():
     s = state_with_nodes("n1")
     events: list[ClusterEvent] = []

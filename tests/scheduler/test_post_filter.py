@@ -1,6 +1,6 @@
 """PostFilter: DynamicResources and DefaultPreemption finish kube-scheduler's FitError message
 (``... no new claims to deallocate, preemption: 0/N nodes are available: ...``), or leave it
-without that part when kube-scheduler would go on to preempt, which kubespread does not model."""
+without that part when preemption succeeds (the pod is nominated; see test_preemption.py)."""
 
 from __future__ import annotations
 
@@ -142,16 +142,21 @@ def test_cordoned_nodes_only_mean_preemption_is_not_helpful() -> None:
     )
 
 
-def test_a_lower_priority_pod_on_a_potential_node_leaves_the_post_filter_part_out() -> None:
-    """kube-scheduler would dry-run preemption there and perhaps evict: kubespread cannot say."""
+def test_a_lower_priority_pod_on_a_potential_node_is_preempted() -> None:
+    """The dry run finds the victim; DefaultPreemption succeeds, so the message has no
+    PostFilter part (its status message is empty) and the pod is nominated."""
     cluster = cluster_of(
         [full("n1"), full("n2"), make_node("n3").taint("dedicated", "gpu")],
         users("n1") + users("n2", priority=-1),
     )
     d = decide(cluster, incoming())
-    assert d.post_filter_status is None
+    assert d.post_filter_status == Status(Code.SUCCESS, (), "DefaultPreemption")
     assert d.fit_error == d.fit_error_without_post_filter == f"0/3 nodes are available: 1 {TAINT}, 2 {CPU}."
-    assert "postFilter" not in d.to_dict()
+    assert d.to_dict()["preemption"] == {
+        "nominatedNode": "n2",
+        "victims": ["default/used-n2"],
+        "pdbViolations": 0,
+    }
     # the same with the incoming pod's priority raised above everyone's
     cluster = cluster_of([full("n1")], users("n1"))
     d = decide(cluster, incoming(priority=1))
@@ -208,9 +213,15 @@ def test_an_unschedulable_prefilter_rejection_makes_every_node_a_potential_one()
         f"0/2 nodes are available: refused by the test. {NO_CLAIMS}, "
         f"preemption: 0/2 nodes are available: 2 {NO_VICTIMS}."
     )
+    # a lower-priority pod on "a": the dry run runs the filters only (not PreFilter), which
+    # pass with it back, so no victim is needed: kube-scheduler's "expected at least one
+    # victim" error
     cluster = cluster_of([make_node("a"), make_node("b")], [make_pod("x").node("a").set("spec.priority", -1)])
     d = schedule_one(incoming(), cluster, prof)
-    assert d.fit_error == d.fit_error_without_post_filter == "0/2 nodes are available: refused by the test."
+    assert d.post_filter_status == Status(
+        Code.ERROR, ('preemption: expected at least one victim pod on node "a"',), "DefaultPreemption"
+    )
+    assert d.preemption is not None and d.preemption.nominated_node is None
 
 
 def test_nodes_a_prefilter_result_leaves_out_are_not_worth_preempting_on() -> None:
@@ -299,11 +310,14 @@ def test_a_pod_still_preempting_on_its_nominated_node_is_not_eligible() -> None:
         f"0/2 nodes are available: 2 {CPU}. {NO_CLAIMS}, "
         "preemption: not eligible due to a terminating pod on the nominated node."
     )
-    # terminating for another reason: the pod is a victim like any other, kubespread cannot say
+    # terminating for another reason: the pod is a victim like any other
     cluster = cluster_of(
         [full("n1"), full("n2")], [_preempted("victim", "n1", by_scheduler=False), *users("n2")]
     )
-    assert decide(cluster, pod).post_filter_status is None
+    d = decide(cluster, pod)
+    assert d.post_filter_status is not None and d.post_filter_status.is_success
+    assert d.preemption is not None
+    assert (d.preemption.nominated_node, [v.key for v in d.preemption.victims]) == ("n1", ["default/victim"])
 
 
 def test_an_empty_cluster_runs_no_post_filter() -> None:

@@ -186,6 +186,8 @@ class PodStatus(Model):
     phase: str = ""
     conditions: list[PodCondition] = field(default_factory=list)
     nominated_node_name: str = ""
+    #: RFC 3339; when the kubelet started the pod (preemption spares the longer-running first)
+    start_time: str | None = None
 
 
 @model

@@ -14,6 +14,7 @@ from kubespread.api.meta import KubeObject
 from kubespread.api.model import Model, model
 
 __all__ = [
+    "DefaultPreemptionArgs",
     "InterPodAffinityArgs",
     "KubeSchedulerConfiguration",
     "KubeSchedulerProfile",
@@ -107,6 +108,14 @@ class InterPodAffinityArgs(Model):
     # required anti-affinity ignores every pair of pods of which one runs in a daemon namespace
     daemon_coexistence: bool = False
     daemon_namespaces: list[str] = field(default_factory=list)  # empty: ["kube-system"]
+
+
+@model
+class DefaultPreemptionArgs(Model):
+    #: the dry run looks for this share of the potential nodes as candidates (default 10)...
+    min_candidate_nodes_percentage: int | None = None
+    #: ...but at least this many (default 100), never more than there are
+    min_candidate_nodes_absolute: int | None = None
 
 
 @model

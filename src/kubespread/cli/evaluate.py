@@ -19,8 +19,20 @@ def evaluate_command(
         typer.Argument(help="Input document (JSON); stdin when omitted or '-'.", show_default=False),
     ] = None,
     indent: Annotated[int | None, typer.Option(help="Indent the JSON answer.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Start each preemption's dry run at a seeded random offset among the potential "
+            "nodes (kube-scheduler picks a random one); without it the dry run starts at the "
+            "first potential node in the input's node order.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Schedule the incoming pods of a conformance input document and print the answer."""
+    """Schedule the incoming pods of a conformance input document and print the answer. An
+    unschedulable pod's entry carries "preemption": the node it is nominated to and the victims
+    to evict there (null and [] when preemption cannot help); in sequence mode the victims are
+    deleted before the next pod is judged and the preemptor is nominated, not bound."""
     from kubespread.scheduler.evaluate import EvaluateError, evaluate
 
     source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)
@@ -33,7 +45,7 @@ def evaluate_command(
     except json.JSONDecodeError as e:
         _fail(f"{source}: not JSON: {e.msg} (line {e.lineno}, column {e.colno})")
     try:
-        answer = evaluate(doc)
+        answer = evaluate(doc, seed=seed)
     except EvaluateError as e:
         _fail(f"{source}: {e}")
     typer.echo(json.dumps(answer, indent=indent, ensure_ascii=False))

@@ -33,7 +33,8 @@ Objects handed in belong to the state; change them through ``update`` with a new
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -195,6 +196,8 @@ class ClusterState:
         self._groups_by_key: dict[str, list[PodCountGroup]] = {}
         self._groups_any: list[PodCountGroup] = []
         self._listeners: list[Listener] = []
+        self._derived: list[Listener] = []
+        self._hypothetical = 0
 
     # ------------------------------------------------------------------ generic operations
     def add(self, obj: KubeObject) -> None:
@@ -255,26 +258,45 @@ class ClusterState:
         return None if store is None else store.get(key)
 
     # ------------------------------------------------------------------ listeners
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
+    def subscribe(self, listener: Listener, *, derived: bool = False) -> Callable[[], None]:
         """Call ``listener(event)`` after every change; returns a function that unsubscribes.
 
         Listeners run in subscription order, synchronously, with the state already updated;
         one that changes the state makes its own events, delivered before the rest of the
         current ones (depth first). An exception propagates to the caller of the change,
         which has nonetheless happened.
+
+        ``derived``: the listener keeps an index derived from the state (a plugin's), so it
+        must see every change, the tentative ones made inside :meth:`hypothetical` too.
         """
         self._listeners.append(listener)
+        if derived:
+            self._derived.append(listener)
 
         def unsubscribe() -> None:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+            if listener in self._derived:
+                self._derived.remove(listener)
 
         return unsubscribe
 
+    @contextmanager
+    def hypothetical(self) -> Iterator[None]:
+        """A scope for tentative changes that the caller undoes before leaving it (preemption's
+        dry run takes pods off a node and puts them back): only derived listeners hear of
+        them, so controllers and recorders never see a change that did not happen."""
+        self._hypothetical += 1
+        try:
+            yield
+        finally:
+            self._hypothetical -= 1
+
     def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
-        if self._listeners:
+        listeners = self._derived if self._hypothetical else self._listeners
+        if listeners:
             event = ClusterEvent(type, obj, old=old, node_name=node_name)
-            for listener in tuple(self._listeners):
+            for listener in tuple(listeners):
                 listener(event)
 
     # ------------------------------------------------------------------ nodes

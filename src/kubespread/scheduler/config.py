@@ -13,6 +13,7 @@ from typing import Any, Final, TypeVar
 from kubespread.api.errors import DecodeError, ErrorType, FieldError, Path
 from kubespread.api.model import Model
 from kubespread.api.schedconfig import (
+    DefaultPreemptionArgs,
     InterPodAffinityArgs,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
@@ -167,6 +168,7 @@ _DEFAULTERS: Final[dict[str, Callable[[Any], Model]]] = {
     "NodeAffinity": d.default_node_affinity_args,
     "NodeResourcesFit": d.default_node_resources_fit_args,
     "NodeResourcesBalancedAllocation": d.default_node_resources_balanced_allocation_args,
+    "DefaultPreemption": d.default_default_preemption_args,
 }
 
 
@@ -346,6 +348,27 @@ def _validate_balanced(args: NodeResourcesBalancedAllocationArgs, path: Path) ->
     return errs
 
 
+def _validate_default_preemption(args: DefaultPreemptionArgs, path: Path) -> list[FieldError]:
+    """ValidateDefaultPreemptionArgs: percentage in [0, 100], absolute >= 0, not both 0."""
+    errs: list[FieldError] = []
+    pct, absolute = args.min_candidate_nodes_percentage or 0, args.min_candidate_nodes_absolute or 0
+    p_pct, p_abs = path.child("minCandidateNodesPercentage"), path.child("minCandidateNodesAbsolute")
+    if not 0 <= pct <= 100:
+        errs.append(FieldError.invalid(p_pct, pct, "not in valid range [0, 100]"))
+    if absolute < 0:
+        errs.append(FieldError.invalid(p_abs, absolute, "not in valid range [0, inf)"))
+    if pct == 0 and absolute == 0:
+        errs.append(
+            FieldError.invalid(p_pct, pct, "cannot be zero at the same time as minCandidateNodesAbsolute")
+        )
+        errs.append(
+            FieldError.invalid(
+                p_abs, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"
+            )
+        )
+    return errs
+
+
 def _validate_node_affinity(args: NodeAffinityArgs, path: Path) -> list[FieldError]:
     aff = args.added_affinity
     if aff is None:
@@ -367,6 +390,7 @@ _VALIDATORS: Final[dict[str, Callable[[Any, Path], list[FieldError]]]] = {
     "NodeAffinity": _validate_node_affinity,
     "NodeResourcesFit": _validate_fit,
     "NodeResourcesBalancedAllocation": _validate_balanced,
+    "DefaultPreemption": _validate_default_preemption,
 }
 
 

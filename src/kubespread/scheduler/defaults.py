@@ -11,6 +11,7 @@ from typing import Final
 from kubespread.api import keys
 from kubespread.api.core import TopologySpreadConstraint
 from kubespread.api.schedconfig import (
+    DefaultPreemptionArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -28,6 +29,7 @@ __all__ = [
     "MOST_ALLOCATED",
     "REQUESTED_TO_CAPACITY_RATIO",
     "SYSTEM_DEFAULTING",
+    "default_default_preemption_args",
     "default_inter_pod_affinity_args",
     "default_node_affinity_args",
     "default_node_resources_balanced_allocation_args",
@@ -105,4 +107,14 @@ def default_node_resources_balanced_allocation_args(
         out.resources = _default_resources()
     else:
         out.resources = [ResourceSpec(name=r.name, weight=r.weight or 1) for r in out.resources]
+    return out
+
+
+def default_default_preemption_args(args: DefaultPreemptionArgs | None = None) -> DefaultPreemptionArgs:
+    """minCandidateNodesPercentage 10, minCandidateNodesAbsolute 100."""
+    out = args.copy() if args is not None else DefaultPreemptionArgs()
+    if out.min_candidate_nodes_percentage is None:
+        out.min_candidate_nodes_percentage = 10
+    if out.min_candidate_nodes_absolute is None:
+        out.min_candidate_nodes_absolute = 100
     return out

@@ -2,19 +2,23 @@
 answer document out, as ../shared/conformance/README.md specifies.
 
 ``evaluate`` mode judges each incoming pod against the initial cluster alone; ``sequence``
-mode binds each scheduled pod before the next is judged.
+mode binds each scheduled pod before the next is judged, and deletes the victims of each
+preemption; the preemptor is nominated, not bound: later pods of no higher priority count it
+on its node.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
-from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
+from kubespread.api.apps import PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import DecodeError
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
+from kubespread.api.policy import PodDisruptionBudget
 from kubespread.cluster import ClusterError, ClusterState
 from kubespread.scheduler.config import ConfigError, default_profile
 from kubespread.scheduler.profile import Profile
@@ -47,6 +51,8 @@ _SECTIONS: Final[tuple[tuple[str, type[KubeObject]], ...]] = (
     ("replicaSets", ReplicaSet),
     ("statefulSets", StatefulSet),
     ("replicationControllers", ReplicationController),
+    ("podDisruptionBudgets", PodDisruptionBudget),
+    ("priorityClasses", PriorityClass),
     ("pods", Pod),
 )
 
@@ -123,26 +129,47 @@ def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
 
 
 def schedule_in_turn(
-    cluster: ClusterState, profile: Profile, pods: Iterable[Pod], *, bind: bool
+    cluster: ClusterState,
+    profile: Profile,
+    pods: Iterable[Pod],
+    *,
+    bind: bool,
+    seed: int | None = None,
 ) -> Iterator[Decision]:
     """Schedule the pods one after another; with ``bind``, each scheduled pod is added and
-    bound before the next is judged (the assume step), as the sequence mode asks."""
+    bound before the next is judged (the assume step), and the victims of a preemption are
+    deleted (the preemptor stays out of the cluster: nominated, not bound), as the sequence
+    mode asks. ``seed`` picks where each preemption's dry run starts among the potential
+    nodes (their first when None)."""
+    offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
+    nominated: dict[str, list[Pod]] = {}
     for i, pod in enumerate(pods):
-        decision = schedule_one(pod, cluster, profile)
-        if bind and decision.selected is not None:
-            try:
+        decision = schedule_one(pod, cluster, profile, offset_rng=offset_rng, nominated=nominated)
+        try:
+            if bind and decision.selected is not None:
                 cluster.add(pod)
                 cluster.bind(pod.key, decision.selected)
-            except ClusterError as e:
-                raise EvaluateError(f"incoming[{i}]: {e}") from None
+            elif bind and decision.preemption is not None and decision.preemption.nominated_node:
+                for victim in decision.preemption.victims:
+                    cluster.delete_pod(victim.key)
+                _nominate(nominated, pod, decision.preemption.nominated_node)
+        except ClusterError as e:
+            raise EvaluateError(f"incoming[{i}]: {e}") from None
         yield decision
 
 
-def evaluate(doc: Mapping[str, Any]) -> dict[str, Any]:
+def _nominate(nominated: dict[str, list[Pod]], pod: Pod, node: str) -> None:
+    """The preemptor waits on its node, counted there by later pods of no higher priority;
+    the lower-priority pods nominated to that node lose their nomination (prepareCandidate)."""
+    priority = pod.spec.priority or 0
+    nominated[node] = [p for p in nominated.get(node, []) if (p.spec.priority or 0) >= priority] + [pod]
+
+
+def evaluate(doc: Mapping[str, Any], *, seed: int | None = None) -> dict[str, Any]:
     """Answer one conformance input document."""
     mode = input_mode(doc)
     profile = profile_for(doc.get("config"))
     cluster = build_cluster(doc)
     pods = incoming_pods(doc)
-    decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence")
+    decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence", seed=seed)
     return {"results": [d.to_dict() for d in decisions]}

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -33,12 +33,14 @@ __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "NO_NODE_AVAILABLE",
+    "PREEMPTION_RESULT",
     "SKIP",
     "SUCCESS",
     "Code",
     "CycleState",
     "FilterPlugin",
     "FilterResult",
+    "FrameworkHandle",
     "NodeIds",
     "NodeScores",
     "NodeSetCache",
@@ -49,6 +51,7 @@ __all__ = [
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "PreemptionResult",
     "QueueSortPlugin",
     "QueuedPod",
     "ScorePlugin",
@@ -190,15 +193,30 @@ class StateNotFoundError(KeyError):
         return f"{self.key.name!r} not found in the cycle state"
 
 
+class FrameworkHandle(Protocol):
+    """What a PostFilter plugin may ask of the framework running it (fwk.Handle's part that
+    preemption uses)."""
+
+    def run_filters(self, pod: Pod, node_index: int) -> Status:
+        """PreFilter, then every Filter plugin, for ``pod`` on one node of the cluster as it is
+        now: SUCCESS, or the first rejecting status (named after its plugin)."""
+        ...
+
+    def candidate_offset(self, num_nodes: int) -> int:
+        """Where, among ``num_nodes`` potential nodes, preemption's dry run starts."""
+        ...
+
+
 class CycleState:
     """Per-pod, per-cycle scratch space: each plugin writes under its own key in PreFilter or
-    PreScore and reads it back in Filter or Score. Also carries the cluster being read and
-    the plugins the cycle skips."""
+    PreScore and reads it back in Filter or Score. Also carries the cluster being read, the
+    plugins the cycle skips and the framework handle (None outside a scheduling cycle)."""
 
-    __slots__ = ("_data", "cluster", "skip_filter", "skip_score")
+    __slots__ = ("_data", "cluster", "handle", "skip_filter", "skip_score")
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, handle: FrameworkHandle | None = None) -> None:
         self.cluster = cluster
+        self.handle = handle
         self._data: dict[str, object] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
@@ -216,6 +234,29 @@ class CycleState:
         if not isinstance(value, key.kind):
             raise TypeError(f"cycle state {key.name!r} holds {type(value).__name__}, not {key.kind.__name__}")
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionResult:
+    """What DefaultPreemption decided for an unschedulable pod: the node it is nominated to
+    (None when preemption cannot help), the pods to evict there, most important first, and
+    how many of them a PodDisruptionBudget forbids evicting."""
+
+    nominated_node: str | None = None
+    victims: tuple[Pod, ...] = ()
+    pdb_violations: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The conformance answer's ``preemption`` field."""
+        return {
+            "nominatedNode": self.nominated_node,
+            "victims": [p.key for p in self.victims],
+            "pdbViolations": self.pdb_violations,
+        }
+
+
+#: where DefaultPreemption leaves its PreemptionResult for the cycle to read
+PREEMPTION_RESULT: Final = StateKey("PostFilterPreemption", PreemptionResult)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Final
 
 from kubespread.api.model import Model
 from kubespread.api.schedconfig import (
+    DefaultPreemptionArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -50,6 +51,7 @@ ARGS_TYPES: Final[dict[str, type[Model]]] = {
     "NodeAffinity": NodeAffinityArgs,
     "NodeResourcesFit": NodeResourcesFitArgs,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
+    "DefaultPreemption": DefaultPreemptionArgs,
 }
 
 #: the kind name of each args type, as written in pluginConfig[].args.kind
@@ -59,6 +61,7 @@ ARGS_KINDS: Final[dict[str, str]] = {
     "NodeAffinity": "NodeAffinityArgs",
     "NodeResourcesFit": "NodeResourcesFitArgs",
     "NodeResourcesBalancedAllocation": "NodeResourcesBalancedAllocationArgs",
+    "DefaultPreemption": "DefaultPreemptionArgs",
 }
 
 _loaded: dict[str, type[Plugin]] = {}

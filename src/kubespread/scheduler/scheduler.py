@@ -1,11 +1,14 @@
 """One scheduling cycle: PreFilter, Filter, PreScore, Score, NormalizeScore, selection, and
 PostFilter when no node fits.
 
-``schedule_one`` reads the cluster and returns a :class:`Decision`; it never binds (the
-caller applies the decision) and never preempts. The decision keeps what ``explain`` needs:
-per node the stage and plugin that rejected it with kube-scheduler's reasons, per plugin the
-raw, normalized and weighted scores, and for an unschedulable pod the FitError message, with
-the PostFilter plugins' part when they can tell what kube-scheduler would say.
+``schedule_one`` reads the cluster and returns a :class:`Decision`; it never binds nor
+evicts (the caller applies the decision: binds the pod, or deletes the victims of
+``Decision.preemption``). The decision keeps what ``explain`` needs: per node the stage and
+plugin that rejected it with kube-scheduler's reasons, per plugin the raw, normalized and
+weighted scores, and for an unschedulable pod the FitError message, with the PostFilter
+plugins' part when they can tell what kube-scheduler would say, and DefaultPreemption's
+PreemptionResult (nominated node, victims, PDB violations). PostFilter reaches the
+profile's filters through a :class:`ProfileHandle` on the CycleState (preemption's dry run).
 
 Selection: highest total score; ties go to the lexicographically smallest node name, or to
 a seeded random choice among the tied nodes when ``rng`` is given (kube-scheduler picks at
@@ -14,21 +17,28 @@ random; a seed keeps runs reproducible).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import random
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import (
+    PREEMPTION_RESULT,
+    SUCCESS,
     Code,
     CycleState,
     NodeSetCache,
     NodeStatuses,
+    PreemptionResult,
     PreFilterResult,
+    StateNotFoundError,
     Status,
     fit_error_text,
 )
@@ -38,7 +48,9 @@ __all__ = [
     "PRE_FILTER",
     "PRE_FILTER_RESULT",
     "Decision",
+    "Nominated",
     "PluginScores",
+    "ProfileHandle",
     "Rejection",
     "Scheduler",
     "fit_error_message",
@@ -96,6 +108,9 @@ class Decision:
     fit_error: str = ""
     #: the same without the PostFilter part (what the filters alone say)
     fit_error_without_post_filter: str = ""
+    #: DefaultPreemption's answer for an unschedulable pod: the nominated node (None when
+    #: preemption cannot help) and the victims to evict; None when it did not run
+    preemption: PreemptionResult | None = None
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
 
@@ -175,6 +190,7 @@ class Decision:
             out["fitErrorWithoutPostFilter"] = self.fit_error_without_post_filter
             if self.post_filter_status is not None:
                 out["postFilter"] = {"status": self.post_filter_status.to_dict()}
+            out["preemption"] = (self.preemption or PreemptionResult()).to_dict()
         return out
 
 
@@ -265,6 +281,8 @@ def _unschedulable(
     if num_nodes:
         statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
         decision.post_filter_status = _run_post_filter(profile, state, pod, statuses)
+        with contextlib.suppress(StateNotFoundError):
+            decision.preemption = state.read(PREEMPTION_RESULT)
     decision.fit_error = with_post_filter(msg, decision.post_filter_status)
     return decision
 
@@ -320,13 +338,159 @@ def _name_ranks(cluster: ClusterState) -> np.ndarray:
 _NAME_RANKS: Final = NodeSetCache(_name_ranks)
 
 
+#: node name -> the pods nominated to run there (kube-scheduler's PodNominator), as a cycle
+#: reads it: pods that preempted and wait for their victims to go
+Nominated: TypeAlias = Mapping[str, Sequence[Pod]]
+
+
+def _nominated_ge(nominated: Nominated, node_name: str, pod: Pod) -> list[Pod]:
+    """addGENominatedPods' choice: the other pods nominated to the node with a priority at
+    least the pod's (they are counted as if already there)."""
+    priority = pod.spec.priority or 0
+    return [
+        p for p in nominated.get(node_name, ()) if p.key != pod.key and (p.spec.priority or 0) >= priority
+    ]
+
+
+def _on_node(pod: Pod, node_name: str) -> Pod:
+    new = copy.copy(pod)
+    spec = copy.copy(pod.spec)
+    spec.node_name = node_name
+    new.spec = spec
+    return new
+
+
+@contextlib.contextmanager
+def _placed(cluster: ClusterState, pods: Sequence[Pod], node_name: str) -> Iterator[None]:
+    """The pods put on the node for a while (inside ``cluster.hypothetical``): added, or, for
+    one the cluster holds as pending, bound, and put back as they were on the way out."""
+    undo: list[tuple[str, Pod | None]] = []
+    with cluster.hypothetical():
+        try:
+            for p in pods:
+                held = cluster.pods.get(p.key)
+                if held is None:
+                    cluster.add_pod(_on_node(p, node_name))
+                else:
+                    cluster.update_pod(_on_node(held, node_name))
+                undo.append((p.key, held))
+            yield
+        finally:
+            for key, held in reversed(undo):
+                if held is None:
+                    cluster.delete_pod(key)
+                else:
+                    cluster.update_pod(held)
+
+
+class ProfileHandle:
+    """The framework handle a cycle gives its plugins (FrameworkHandle): the profile's filters
+    on one node, the pods nominated to nodes, and where preemption's dry run starts (0, or a
+    seeded random offset as kube-scheduler picks a random one)."""
+
+    __slots__ = ("cluster", "nominated", "offset_rng", "profile")
+
+    def __init__(
+        self,
+        profile: Profile,
+        cluster: ClusterState,
+        offset_rng: random.Random | None = None,
+        nominated: Nominated | None = None,
+    ) -> None:
+        self.profile = profile
+        self.cluster = cluster
+        self.offset_rng = offset_rng
+        self.nominated = nominated
+
+    def run_filters(self, pod: Pod, node_index: int) -> Status:
+        """RunFilterPluginsWithNominatedPods on one node: with the nominated pods of at least
+        the pod's priority counted as there, then (if that passed) without them, so that the
+        pod fits either way; the first rejecting status."""
+        if self.nominated:
+            name = self.cluster.node_info_at(node_index).name
+            extra = _nominated_ge(self.nominated, name, pod)
+            if extra:
+                with _placed(self.cluster, extra, name):
+                    status = self._run_filters(pod, node_index)
+                if not status.is_success:
+                    return status
+        return self._run_filters(pod, node_index)
+
+    def _run_filters(self, pod: Pod, node_index: int) -> Status:
+        """RunFilterPlugins on one node, the plugins' PreFilter state computed afresh over the
+        cluster as it is now (what kube-scheduler's PreFilter AddPod/RemovePod extensions
+        keep up to date). A PreFilter rejection does not stop the filters: kube-scheduler
+        runs only them here."""
+        state = CycleState(self.cluster, self)
+        _, rejected, _ = _run_pre_filter(self.profile, state, pod)
+        if rejected is not None and rejected.code is Code.ERROR:
+            return rejected
+        ids = np.array([node_index], dtype=np.int64)
+        for pl in self.profile.filter:
+            if pl.name in state.skip_filter:
+                continue
+            res = pl.filter_nodes(state, pod, ids)
+            k = int(res.which[0])
+            if k >= 0:
+                return res.statuses[k].with_plugin(pl.name)
+        return SUCCESS
+
+    def candidate_offset(self, num_nodes: int) -> int:
+        if self.offset_rng is None or num_nodes <= 1:
+            return 0
+        return self.offset_rng.randrange(num_nodes)
+
+
+def _with_nominated(handle: ProfileHandle, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
+    """Filter again, one by one, the nodes that reached Filter and have nominated pods of at
+    least the pod's priority: their verdict is RunFilterPluginsWithNominatedPods' (see
+    ProfileHandle.run_filters). Returns the feasible node ids."""
+    nominated = handle.nominated
+    assert nominated is not None
+    cluster = handle.cluster
+    out_of_filter = {int(i) for i_ids, rej in decision.rejected if rej.stage != FILTER for i in i_ids}
+    redo = []
+    for name in nominated:
+        if name in cluster.nodes and _nominated_ge(nominated, name, pod):
+            index = cluster.node_index(name)
+            if index not in out_of_filter:
+                redo.append(index)
+    if not redo:
+        return ids
+    again = np.asarray(sorted(redo), dtype=np.int64)
+    decision.rejected = [
+        (np.setdiff1d(i_ids, again) if rej.stage == FILTER else i_ids, rej)
+        for i_ids, rej in decision.rejected
+    ]
+    decision.rejected = [(i_ids, rej) for i_ids, rej in decision.rejected if len(i_ids)]
+    passed = []
+    for i in again.tolist():
+        status = handle.run_filters(pod, i)
+        if status.is_success:
+            passed.append(i)
+        else:
+            decision.rejected.append((np.array([i], dtype=np.int64), Rejection(FILTER, status)))
+    return np.union1d(np.setdiff1d(ids, again), np.asarray(passed, dtype=np.int64)).astype(np.int64)
+
+
 def schedule_one(
-    pod: Pod, cluster: ClusterState, profile: Profile, *, rng: random.Random | None = None
+    pod: Pod,
+    cluster: ClusterState,
+    profile: Profile,
+    *,
+    rng: random.Random | None = None,
+    offset_rng: random.Random | None = None,
+    nominated: Nominated | None = None,
 ) -> Decision:
-    """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes)."""
+    """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes).
+    ``offset_rng`` picks where preemption's dry run starts among the potential nodes (their
+    first when None). ``nominated``: pods nominated to nodes by earlier preemptions; on a
+    node, those of at least the pod's priority count as there (the filters run with and
+    without them)."""
     names = cluster.node_names
     decision = Decision(pod=pod, nodes=names.copy())
-    state = CycleState(cluster)
+    handle = ProfileHandle(profile, cluster, offset_rng, nominated)
+    state = CycleState(cluster, handle)
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
@@ -344,6 +508,8 @@ def schedule_one(
         decision.rejected.append((ids[~keep], Rejection(PRE_FILTER_RESULT, status)))
         ids = ids[keep]
     ids = _filter(profile, state, pod, ids, decision)
+    if nominated:
+        ids = _with_nominated(handle, pod, ids, decision)
     decision.feasible = names[ids].tolist()
     if len(ids) == 0:
         return _unschedulable(profile, state, pod, decision, None)
@@ -380,6 +546,7 @@ class Scheduler:
             profile = default_profile()
         self.profile = profile
         self._rng = random.Random(seed) if seed is not None else None
+        self._offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
 
     def schedule(self, pod: Pod, cluster: ClusterState) -> Decision:
-        return schedule_one(pod, cluster, self.profile, rng=self._rng)
+        return schedule_one(pod, cluster, self.profile, rng=self._rng, offset_rng=self._offset_rng)

@@ -1,5 +1,4 @@
-"""DefaultPreemption (PostFilter), as default_preemption.go and preemption.go's Preempt do
-it, as far as kubespread can follow without evicting anything.
+"""DefaultPreemption (PostFilter), as default_preemption.go and preemption.go's Preempt do it.
 
 1. PodEligibleToPreemptOthers: a pod with preemptionPolicy Never may not preempt; nor may a
    pod whose nominated node (status.nominatedNodeName, unless rejected there as
@@ -7,30 +6,49 @@ it, as far as kubespread can follow without evicting anything.
    preemption is terminating: that eviction is still under way.
 2. findCandidates: the potential nodes are those rejected as Unschedulable, where removing
    pods might help; UnschedulableAndUnresolvable rules a node out.
-3. DryRunPreemption: on a potential node the victims are the pods of lower priority than the
-   incoming pod. A node without any is "No preemption victims found for incoming pod"; every
+3. DryRunPreemption (preemption.py): on each potential node, from the offset the framework
+   handle gives (0 unless seeded), the fewest lower-priority pods whose removal lets the pod
+   fit, until max(10% of the potential nodes, 100) candidates (capped at their number) are
+   found. A node without lower-priority pods is "No preemption victims found for incoming
+   pod"; one where the pod does not fit even without them keeps the filters' status; every
    node not tried is "Preemption is not helpful for scheduling". With no candidate, the
-   answer nests a FitError over those statuses.
+   answer is Unschedulable, "preemption: " + a FitError message over those statuses.
+4. pickOneNodeForPreemption chooses among the candidates; the answer is Success and the
+   PreemptionResult (nominated node, victims, PDB violations) is left on the CycleState
+   under PREEMPTION_RESULT. kubespread evicts nothing itself: the caller applies the result.
 
-The answer is Unschedulable, "preemption: " + that message. When some potential node has
-victims, kube-scheduler would remove them, run the filters again, pick a candidate and evict
-its victims (or report why none fits). kubespread models none of that: ``post_filter``
-answers None ("cannot say") and the FitError message is left without its PostFilter part.
+When no potential node runs a lower-priority pod the dry run is skipped: its answer is known
+(every potential node has no victims), and this keeps PostFilter cheap for workloads
+without priorities.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Final
 
 from kubespread.api.core import Pod
+from kubespread.api.policy import PodDisruptionBudget
+from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.defaults import default_default_preemption_args
 from kubespread.scheduler.framework import (
+    PREEMPTION_RESULT,
     Code,
     CycleState,
+    FrameworkHandle,
     NodeStatuses,
     PostFilterPlugin,
+    PreemptionResult,
     Status,
     fit_error_text,
+)
+from kubespread.scheduler.plugins.defaultpreemption.preemption import (
+    MSG_NO_VICTIMS,
+    dry_run,
+    num_candidates,
+    pick_one_node,
+    pod_priority,
 )
 
 __all__ = [
@@ -46,16 +64,10 @@ NAME: Final = "DefaultPreemption"
 PREFIX: Final = "preemption: "
 MSG_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED: Final = "not eligible due to a terminating pod on the nominated node."
-MSG_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
 MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 PREEMPT_NEVER: Final = "Never"
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
-
-
-def pod_priority(pod: Pod) -> int:
-    """corev1helpers.PodPriority: spec.priority, 0 when unset."""
-    return pod.spec.priority or 0
 
 
 def _terminating_by_preemption(pod: Pod) -> bool:
@@ -98,32 +110,77 @@ def _any_victim(cluster: ClusterState, node_ids: list[int], priority: int) -> bo
     return False
 
 
-def preempt(pod: Pod, cluster: ClusterState, statuses: NodeStatuses) -> str | None:
-    """Preempt's message, or None when kube-scheduler would go on to a dry run with victims."""
+def _not_helpful(num_nodes: int, statuses: dict[str, Status]) -> str:
+    """The FitError message over the dry run's statuses, the nodes it did not try counted as
+    "Preemption is not helpful for scheduling"."""
+    counts: Counter[str] = Counter()
+    for st in statuses.values():
+        counts.update(st.reasons)
+    rest = num_nodes - len(statuses)
+    if rest:
+        counts[MSG_NOT_HELPFUL] += rest
+    return fit_error_text(num_nodes, counts)
+
+
+def pdbs_of(cluster: ClusterState) -> list[PodDisruptionBudget]:
+    """The cluster's PodDisruptionBudgets (getPodDisruptionBudgets), in store order."""
+    return [
+        o for o in cluster.objects(PodDisruptionBudget.KIND).values() if isinstance(o, PodDisruptionBudget)
+    ]
+
+
+def preempt(
+    pod: Pod,
+    cluster: ClusterState,
+    statuses: NodeStatuses,
+    handle: FrameworkHandle | None = None,
+    args: DefaultPreemptionArgs | None = None,
+) -> tuple[PreemptionResult | None, Status | None]:
+    """Preempt: (the result, Success) when a node is nominated; (None, Unschedulable with the
+    message) when preemption cannot help; (None, Error) when the dry run went wrong. Without
+    a handle the filters cannot be run: (None, None) when some potential node has victims."""
     reason = not_eligible_reason(pod, cluster, statuses)
     if reason:
-        return reason
-    potential = statuses.nodes_with_code(Code.UNSCHEDULABLE)
-    if _any_victim(cluster, potential.tolist(), pod_priority(pod)):
-        return None
+        return None, Status.unschedulable(reason)
+    potential = statuses.nodes_with_code(Code.UNSCHEDULABLE).tolist()
     num_nodes = cluster.num_nodes
-    counts = {MSG_NO_VICTIMS: len(potential), MSG_NOT_HELPFUL: num_nodes - len(potential)}
-    return fit_error_text(num_nodes, {r: n for r, n in counts.items() if n})
+    if not _any_victim(cluster, potential, pod_priority(pod)):
+        counts = {MSG_NO_VICTIMS: len(potential), MSG_NOT_HELPFUL: num_nodes - len(potential)}
+        return None, Status.unschedulable(fit_error_text(num_nodes, {r: n for r, n in counts.items() if n}))
+    if handle is None:
+        return None, None
+    infos = [cluster.node_info_at(i) for i in potential]
+    offset = handle.candidate_offset(len(infos))
+    args = default_default_preemption_args(args)
+    wanted = num_candidates(
+        len(infos), args.min_candidate_nodes_percentage or 0, args.min_candidate_nodes_absolute or 0
+    )
+    run = dry_run(handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted)
+    best = pick_one_node(run.candidates)
+    if best is None:
+        errors = list(dict.fromkeys(st.message for st in run.statuses.values() if st.code is Code.ERROR))
+        if errors:  # utilerrors.NewAggregate's message
+            return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        return None, Status.unschedulable(_not_helpful(num_nodes, run.statuses))
+    return PreemptionResult(best.node, best.victims, best.pdb_violations), Status()
 
 
 class DefaultPreemption(PostFilterPlugin):
-    """Says why preemption cannot help: not eligible, or no potential node has a victim.
-
-    kubespread never preempts. When some potential node (rejected as Unschedulable) runs a
-    pod of lower priority, kube-scheduler would dry-run preemption there and might evict
-    pods; what it would then report depends on that, so ``post_filter`` answers None
-    ("cannot say") and the FitError message is left without its PostFilter part.
-    """
+    """Finds the node to nominate and the pods to evict there (see the module notes); the
+    result is left on the CycleState under PREEMPTION_RESULT. Called without a framework
+    handle (outside a scheduling cycle) it cannot run the filters, and answers None ("cannot
+    say") when some potential node runs a lower-priority pod."""
 
     name = NAME
 
+    def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
+        super().__init__(default_default_preemption_args(args))
+
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
-        msg = preempt(pod, state.cluster, statuses)
-        if msg is None:
+        result, status = preempt(pod, state.cluster, statuses, state.handle, self.args)
+        if status is None:
             return None
-        return Status.unschedulable(PREFIX + msg)
+        state.write(PREEMPTION_RESULT, result if result is not None else PreemptionResult())
+        if status.message and not status.is_success:
+            return Status(status.code, (PREFIX + status.message,))
+        return status

@@ -318,7 +318,7 @@ def existing_terms(cluster: ClusterState) -> ExistingTerms:
             if live is not None:
                 live.on_event(event)
 
-        cluster.subscribe(listener)
+        cluster.subscribe(listener, derived=True)
         _INDEXES[cluster] = index
     return index
 

@@ -1,0 +1,264 @@
+"""The preemption evaluator (framework/preemption and DefaultPreemption's victim selection):
+which lower-priority pods to evict on which node so that a pod fits.
+
+* ``select_victims_on_node``: take every lower-priority pod off the node and run the filters;
+  if the pod fits, put them back one by one, the PDB-violating ones first, each group most
+  important first, keeping each that still lets the pod fit. The rest are the victims.
+* ``dry_run``: ``select_victims_on_node`` over the potential nodes from an offset, until
+  enough candidates are found (one that violates no PDB at least).
+* ``pick_one_node``: pickOneNodeForPreemption's criteria in order.
+
+The filters run on the cluster itself: the pods are taken off and put back inside
+``ClusterState.hypothetical`` (only the plugins' derived indexes follow), and each run
+computes PreFilter afresh, which is what kube-scheduler's PreFilter AddPod/RemovePod
+extensions amount to.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from kubespread.api.core import Pod
+from kubespread.api.policy import PodDisruptionBudget
+from kubespread.api.selectors import compile_label_selector
+from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.framework import FrameworkHandle, Status
+
+__all__ = [
+    "MIN_CANDIDATE_NODES_ABSOLUTE",
+    "MIN_CANDIDATE_NODES_PERCENTAGE",
+    "Candidate",
+    "DryRun",
+    "dry_run",
+    "filter_pods_with_pdb_violation",
+    "importance_key",
+    "num_candidates",
+    "pick_one_node",
+    "pod_priority",
+    "select_victims_on_node",
+    "start_time",
+]
+
+#: DefaultPreemptionArgs' defaults
+MIN_CANDIDATE_NODES_PERCENTAGE: Final = 10
+MIN_CANDIDATE_NODES_ABSOLUTE: Final = 100
+MSG_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+#: MaxInt32 + 1: added to each victim's priority so that every term of the sum is positive
+_PRIORITY_OFFSET: Final = 2**31
+
+
+def pod_priority(pod: Pod) -> int:
+    """corev1helpers.PodPriority: spec.priority, 0 when unset."""
+    return pod.spec.priority or 0
+
+
+def start_time(pod: Pod) -> float:
+    """GetPodStartTime as a number of seconds: status.startTime; a pod without one (bound but
+    not started) counts as starting now, later than any recorded time: +inf."""
+    stamp = pod.status.start_time
+    if not stamp:
+        return math.inf
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return math.inf
+
+
+def importance_key(pod: Pod) -> tuple[int, float]:
+    """Sorting by this key puts the more important pod first (MoreImportantPod): higher
+    priority, then the earlier start."""
+    return (-pod_priority(pod), start_time(pod))
+
+
+def filter_pods_with_pdb_violation(
+    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
+    """(violating, non-violating), each in the order given. Each budget starts from its
+    status.disruptionsAllowed; a pod it selects (same namespace; a nil or empty selector
+    selects none) and that is not already in status.disruptedPods uses one disruption; the pod
+    violates when some budget it uses goes below zero."""
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
+    selectors = [compile_label_selector(pdb.spec.selector) for pdb in pdbs]
+    violating: list[Pod] = []
+    fine: list[Pod] = []
+    for pod in pods:
+        violated = False
+        labels = pod.metadata.labels
+        if labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace:
+                    continue
+                sel = selectors[i]
+                if sel.empty or not sel.matches(labels):
+                    continue
+                if pod.metadata.name in pdb.status.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else fine).append(pod)
+    return violating, fine
+
+
+def _off_node(pod: Pod) -> Pod:
+    """The pod as if taken off its node: a shallow copy without spec.nodeName."""
+    new = copy.copy(pod)
+    spec = copy.copy(pod.spec)
+    spec.node_name = ""
+    new.spec = spec
+    return new
+
+
+def select_victims_on_node(
+    handle: FrameworkHandle,
+    cluster: ClusterState,
+    pod: Pod,
+    info: NodeInfo,
+    pdbs: Sequence[PodDisruptionBudget],
+) -> tuple[list[Pod], int, Status]:
+    """SelectVictimsOnNode: (victims most important first, how many violate a PDB, status).
+    The status is UnschedulableAndUnresolvable when the node has no lower-priority pod, the
+    filters' rejection when the pod does not fit even without them, else Success. The
+    cluster is left as it was."""
+    priority = pod_priority(pod)
+    potential = [p for p in info.pods.values() if pod_priority(p) < priority]
+    if not potential:
+        return [], 0, Status.unresolvable(MSG_NO_VICTIMS)
+    index = info.index
+    off: set[str] = set()
+
+    def take_off(p: Pod) -> None:
+        cluster.update_pod(_off_node(p))
+        off.add(p.key)
+
+    def put_back(p: Pod) -> None:
+        cluster.update_pod(p)  # the very object that was there
+        off.discard(p.key)
+
+    victims: list[Pod] = []
+    violations = 0
+    with cluster.hypothetical():
+        try:
+            for p in potential:
+                take_off(p)
+            status = handle.run_filters(pod, index)
+            if not status.is_success:
+                return [], 0, status
+            potential.sort(key=importance_key)
+            violating, fine = filter_pods_with_pdb_violation(potential, pdbs)
+            for group, counts in ((violating, True), (fine, False)):
+                for p in group:
+                    put_back(p)
+                    if not handle.run_filters(pod, index).is_success:
+                        take_off(p)
+                        victims.append(p)
+                        violations += counts
+            if violating and fine:
+                victims.sort(key=importance_key)
+        finally:
+            for p in potential:
+                if p.key in off:
+                    put_back(p)
+    return victims, violations, Status()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node where the pod fits once ``victims`` (most important first) are gone."""
+
+    node: str
+    victims: tuple[Pod, ...]
+    pdb_violations: int
+
+
+@dataclass(slots=True)
+class DryRun:
+    """DryRunPreemption's answer: the candidates (non-violating first) and, per node tried
+    without success, why."""
+
+    candidates: list[Candidate]
+    statuses: dict[str, Status]
+
+
+def num_candidates(
+    num_nodes: int,
+    percentage: int = MIN_CANDIDATE_NODES_PERCENTAGE,
+    absolute: int = MIN_CANDIDATE_NODES_ABSOLUTE,
+) -> int:
+    """calculateNumCandidates: percentage of the nodes (integer division), at least
+    ``absolute``, at most all of them."""
+    return min(max(num_nodes * percentage // 100, absolute), num_nodes)
+
+
+def dry_run(
+    handle: FrameworkHandle,
+    cluster: ClusterState,
+    pod: Pod,
+    potential: Sequence[NodeInfo],
+    pdbs: Sequence[PodDisruptionBudget],
+    offset: int,
+    wanted: int,
+) -> DryRun:
+    """DryRunPreemption, one node after another from ``offset`` (wrapping): it stops once it
+    has ``wanted`` candidates of which at least one violates no PDB."""
+    fine: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    n = len(potential)
+    for i in range(n):
+        info = potential[(offset + i) % n]
+        victims, violations, status = select_victims_on_node(handle, cluster, pod, info, pdbs)
+        if status.is_success and victims:
+            c = Candidate(info.name, tuple(victims), violations)
+            if violations == 0:
+                if len(fine) < wanted:
+                    fine.append(c)
+            elif len(violating) < wanted:
+                violating.append(c)
+            if fine and len(fine) + len(violating) >= wanted:
+                break
+            continue
+        if status.is_success:
+            status = Status.error(f'expected at least one victim pod on node "{info.name}"')
+        statuses[info.name] = status
+    return DryRun(fine + violating, statuses)
+
+
+def _earliest_top_start(victims: Sequence[Pod]) -> float:
+    """GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    top = max(pod_priority(p) for p in victims)
+    return min(start_time(p) for p in victims if pod_priority(p) == top)
+
+
+def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
+    """pickOneNodeForPreemption: the candidate with the fewest PDB violations; among those
+    the lowest highest-priority victim; then the smallest sum of victim priorities (each
+    offset by MaxInt32+1); then the fewest victims; then the latest earliest start among
+    the highest-priority victims; then the first in candidate order."""
+    if not candidates:
+        return None
+
+    def sum_priorities(c: Candidate) -> int:
+        return sum(pod_priority(p) + _PRIORITY_OFFSET for p in c.victims)
+
+    criteria = (
+        lambda c: -c.pdb_violations,
+        lambda c: -pod_priority(c.victims[0]),
+        lambda c: -sum_priorities(c),
+        lambda c: -len(c.victims),
+        lambda c: _earliest_top_start(c.victims),
+    )
+    remaining = list(candidates)
+    for score in criteria:
+        scores = [score(c) for c in remaining]
+        best = max(scores)
+        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
