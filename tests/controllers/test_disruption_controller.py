@@ -325,3 +325,13 @@ def test_required_during_execution_evictions_wait_on_the_budget_too() -> None:
     sim.advance(10)  # the next retry finds one disruption allowed
     assert cache.key not in sim.cluster.pods or sim.cluster.pods[cache.key].is_terminating
     assert any(e.reason == "Evicted" and e.name == cache.metadata.name for e in sim.events)
+
+
+def test_an_empty_selector_counts_every_pod_but_guards_no_eviction() -> None:
+    """policy/v1: the controller counts every pod of the namespace for ``selector: {}``, while
+    the Eviction API takes a nil or empty selector to match nothing (eviction.go)."""
+    empty = budget(maxUnavailable=0)
+    empty["spec"]["selector"] = {}
+    sim = sim_with(deployment(3), empty)
+    assert numbers(sim) == (3, 3, 3, 0)
+    assert sim.evict(web_pods(sim)[0].key, reason="Evicted", message="x") is None

@@ -29,8 +29,8 @@ condition cleanup, the MultiplePodDisruptionBudgets event.
 
 Eviction (the API server's pods/eviction REST handler, eviction.go), :func:`check_eviction`:
 a finished or Pending pod, or one already terminating, is deleted without looking at PDBs;
-otherwise the PDBs in the pod's namespace whose selector matches the pod (a nil selector
-matches nothing): more than one is a 500; none lets the eviction through. A pod that is not
+otherwise the PDBs in the pod's namespace whose selector matches the pod (a nil or empty
+selector matches nothing): more than one is a 500; none lets the eviction through. A pod that is not
 Ready goes without using the budget under ``unhealthyPodEvictionPolicy: AlwaysAllow``, or
 under the default IfHealthyBudget when currentHealthy ≥ desiredHealthy > 0. Otherwise the
 PDB must have observed its generation (429, "still being processed") and allow a disruption
@@ -112,13 +112,17 @@ def selected_pods(cluster: ClusterState, pdb: PodDisruptionBudget) -> list[Pod]:
 
 
 def pdbs_for_pod(cluster: ClusterState, pod: Pod) -> list[PodDisruptionBudget]:
-    """The PDBs of the pod's namespace whose selector matches it, by name (an invalid or nil
-    selector matches nothing)."""
+    """The PDBs of the pod's namespace whose selector matches it, by name. An invalid, nil or
+    empty selector matches nothing here (eviction.go: "it should match nothing, not
+    everything"), although the controller counts every pod of the namespace for ``{}``."""
     out = []
     for obj in cluster.objects(PodDisruptionBudget.KIND).values():
         if not isinstance(obj, PodDisruptionBudget) or obj.namespace != pod.namespace:
             continue
-        if not label_selector_parses(obj.spec.selector):
+        sel = obj.spec.selector
+        if sel is None or not (sel.match_labels or sel.match_expressions):
+            continue
+        if not label_selector_parses(sel):
             continue
         if compile_label_selector(obj.spec.selector).matches(pod.metadata.labels):
             out.append(obj)
