@@ -73,6 +73,10 @@ NODE_VECTORS: Final = (
     "non_zero_memory",
     "pod_count",
 )
+#: framework.Resource's fields are int64: an allocatable amount beyond (a decimal quantity such
+#: as pods: "9223372036854775808"; binary ones are capped when parsed) is held as the largest
+#: int64, which no request reaches, rather than overflowing the vectors
+_INT64_MAX: Final = 2**63 - 1
 
 #: kinds kept as plain objects by kind and key (no index beyond that)
 OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
@@ -356,10 +360,10 @@ class ClusterState:
 
     def _set_allocatable(self, info: NodeInfo) -> None:
         v, i, a = self._vectors, info.index, info.allocatable
-        v["allocatable_milli_cpu"][i] = a.milli_cpu
-        v["allocatable_memory"][i] = a.memory
-        v["allocatable_ephemeral_storage"][i] = a.ephemeral_storage
-        v["allocatable_pods"][i] = a.allowed_pod_number
+        v["allocatable_milli_cpu"][i] = min(a.milli_cpu, _INT64_MAX)
+        v["allocatable_memory"][i] = min(a.memory, _INT64_MAX)
+        v["allocatable_ephemeral_storage"][i] = min(a.ephemeral_storage, _INT64_MAX)
+        v["allocatable_pods"][i] = min(a.allowed_pod_number, _INT64_MAX)
 
     def _index_node_labels(self, node: Node, delta: int) -> None:
         name = node.metadata.name

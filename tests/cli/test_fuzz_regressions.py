@@ -1,0 +1,37 @@
+"""Inputs the fuzz run of issue 18 (benchmarks/fuzz.py) broke a command with, each as a user runs
+it: valid-but-odd input runs as kube-scheduler would, a mistake ends in exit 1 with its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+runner = CliRunner()
+
+
+def run(*args: str):
+    result = runner.invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def test_an_allocatable_amount_beyond_int64_is_the_largest_one(tmp_path: Path) -> None:
+    """A decimal quantity has no cap when parsed (binary ones stop at 2**63-1): the node's
+    allocatable pods or memory over int64 hold every pod, instead of overflowing."""
+    nodes = (EXAMPLES / "cluster" / "nodes.yaml").read_text()
+    for before, after in (
+        ('pods: "110"}', 'pods: "9223372036854775808"}'),
+        ("memory: 15Gi", 'memory: "99999999999999999999999"'),
+        ("cpu: 3920m", 'cpu: "9223372036854775808"'),
+    ):
+        f = tmp_path / "nodes.yaml"
+        f.write_text(nodes.replace(before, after))
+        pod = EXAMPLES / "pods" / "one-constraint.yaml"
+        r = run("schedule", "--no-progress", "-f", str(f), "-f", str(pod))
+        assert r.exit_code == 0, (after, r.output)
+        assert "mypod" in r.output
