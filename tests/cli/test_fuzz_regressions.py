@@ -35,3 +35,18 @@ def test_an_allocatable_amount_beyond_int64_is_the_largest_one(tmp_path: Path) -
         r = run("schedule", "--no-progress", "-f", str(f), "-f", str(pod))
         assert r.exit_code == 0, (after, r.output)
         assert "mypod" in r.output
+
+
+def test_an_endless_advance_is_an_error_with_its_step(tmp_path: Path) -> None:
+    """advance: 1e400 (or "inf", or beyond Go's 292 years) used to wait forever."""
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    for p in (EXAMPLES / "scenarios").glob("*.yaml"):
+        (scenarios / p.name).write_text(p.read_text())
+    base = (EXAMPLES / "scenarios" / "zone-failure.yaml").read_text()
+    for value in ("1e400", '"inf"', "99999999999h"):
+        f = scenarios / "endless.yaml"
+        f.write_text(base.replace("advance: 5m", f"advance: {value}"))
+        r = run("simulate", str(f))
+        assert r.exit_code == 1, (value, r.output)
+        assert "steps[3].advance: must be a duration" in r.output, r.output
