@@ -6,6 +6,9 @@ unicode strings, invalid label keys and values. The same (source, seed) always g
 text, so a crash found once reproduces from its two numbers.
 
 Replicas stay at most 1,000: a huge replica count is a separate issue (the --max-pods option).
+A scenario's ``advance`` stays at most an hour unless beyond Go's duration range (an error):
+virtual time with pending pods costs a scheduling retry per pod every 5 minutes, so a valid
+advance of years runs for hours; that is a separate issue too.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ __all__ = ["EXAMPLES", "Mutant", "Source", "mutate", "sources"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MAX_REPLICAS = 1000
 COUNTS = ("replicas", "count", "completions", "parallelism")
+MAX_ADVANCE = 3600
+GO_MAX_SECONDS = (2**63 - 1) / 1e9
 
 Path_ = tuple[str | int, ...]
 
@@ -263,7 +268,7 @@ def change_type(root: Any, path: Path_, rng: random.Random) -> tuple[Any, str]:
 
 
 def out_of_range(root: Any, path: Path_, rng: random.Random) -> tuple[Any, str]:
-    raw_ok = _key(path) not in COUNTS  # 0x7fffffff is an int to YAML 1.1: no cap would see it
+    raw_ok = _key(path) not in (*COUNTS, "advance")  # 0x7fffffff is an int to YAML 1.1: no cap would see it
     value = (
         rng.choice(NUMBERS) if rng.random() < 0.85 or not raw_ok else RAW.format(rng.randrange(len(RAW_TEXT)))
     )
@@ -383,9 +388,17 @@ def _pick(rng: random.Random, root: Any, path: Path_) -> Mutation:
 
 
 def _cap_replicas(node: Any) -> None:
-    """Keep replicas (and similar counts) at most MAX_REPLICAS: see the module's note."""
+    """Keep replicas (and similar counts) at most MAX_REPLICAS, advance at most MAX_ADVANCE
+    seconds: see the module's note."""
     if isinstance(node, dict):
         for k, v in node.items():
+            if (
+                k == "advance"
+                and isinstance(v, int | float)
+                and not isinstance(v, bool)
+                and MAX_ADVANCE < v <= GO_MAX_SECONDS
+            ):
+                node[k] = MAX_ADVANCE
             if k in COUNTS and (isinstance(v, int | float) and not isinstance(v, bool) and v > MAX_REPLICAS):
                 node[k] = MAX_REPLICAS
             _cap_replicas(v)
