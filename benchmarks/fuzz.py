@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             folder = folder or Path(tempfile.mkdtemp(prefix="kubespread-fuzz-"))
             bad.append((mutant, outcome, save(folder, len(bad), mutant, outcome)))
             console.print(f"[red]{outcome.kind}[/]: {command} {source.name} seed {mutant.seed}")
+        if (i + 1) % 100 == 0:
+            seconds = time.perf_counter() - start
+            print(f"{i + 1}/{args.n} inputs, {seconds:.0f} s", file=sys.stderr, flush=True)
     elapsed = time.perf_counter() - start
 
     table = Table(title=f"{args.n} mutated inputs, seed {args.seed}, {elapsed:.0f} s")
