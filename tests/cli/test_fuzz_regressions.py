@@ -50,3 +50,22 @@ def test_an_endless_advance_is_an_error_with_its_step(tmp_path: Path) -> None:
         r = run("simulate", str(f))
         assert r.exit_code == 1, (value, r.output)
         assert "steps[3].advance: must be a duration" in r.output, r.output
+
+
+def test_a_bound_pod_requesting_beyond_int64_fills_its_node(tmp_path: Path) -> None:
+    """Its requests count in full (the node holds nothing more), without overflowing."""
+    bound = tmp_path / "bound.yaml"
+    bound.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  nodeName: node1\n  containers:\n"
+        "  - name: c\n    image: nginx\n    resources:\n      requests:\n"
+        '        memory: "9223372036854775808"\n        cpu: "99999999999999999999"\n'
+    )
+    pod = tmp_path / "small.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: small}\nspec:\n  nodeSelector: {node: node1}\n"
+        "  containers:\n  - name: c\n    image: nginx\n    resources: {requests: {cpu: 10m}}\n"
+    )
+    nodes = EXAMPLES / "cluster" / "nodes.yaml"
+    r = run("schedule", "--no-progress", "-o", "json", "-f", str(nodes), "-f", str(bound), "-f", str(pod))
+    assert r.exit_code == 0, r.output
+    assert "Insufficient cpu" in r.output, r.output
