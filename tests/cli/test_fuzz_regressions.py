@@ -69,3 +69,30 @@ def test_a_bound_pod_requesting_beyond_int64_fills_its_node(tmp_path: Path) -> N
     r = run("schedule", "--no-progress", "-o", "json", "-f", str(nodes), "-f", str(bound), "-f", str(pod))
     assert r.exit_code == 0, r.output
     assert "Insufficient cpu" in r.output, r.output
+
+
+def test_the_longest_grace_period_deletes_at_the_last_timestamp(tmp_path: Path) -> None:
+    """terminationGracePeriodSeconds 2**63-1 (an int64, valid): the deletionTimestamp of a pod
+    scaled away is the last one RFC 3339 writes, not an overflow."""
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    for p in (EXAMPLES / "scenarios").glob("*.yaml"):
+        (scenarios / p.name).write_text(p.read_text())
+    f = scenarios / "scale-down-imbalance.yaml"
+    f.write_text(
+        f.read_text().replace(
+            "          containers: [",
+            "          terminationGracePeriodSeconds: 9223372036854775807\n          containers: [",
+        )
+    )
+    r = run("simulate", str(f))
+    assert r.exit_code == 0, r.output
+    assert "scale Deployment default/web to 3" in r.output
+
+
+def test_timestamps_beyond_rfc3339_years_are_the_first_and_last() -> None:
+    from kubespread.api.timestamps import timestamp
+
+    assert timestamp(0) == "2026-01-01T00:00:00Z"
+    assert timestamp(9.2e18) == "9999-12-31T23:59:59Z"
+    assert timestamp(-9.2e18) == "0001-01-01T00:00:00Z"
