@@ -96,3 +96,16 @@ def test_timestamps_beyond_rfc3339_years_are_the_first_and_last() -> None:
     assert timestamp(0) == "2026-01-01T00:00:00Z"
     assert timestamp(9.2e18) == "9999-12-31T23:59:59Z"
     assert timestamp(-9.2e18) == "0001-01-01T00:00:00Z"
+
+
+def test_explain_takes_any_pod_argument_as_text(tmp_path: Path) -> None:
+    """Brackets are no markup, and a name too long for a file is a pod name that is not found."""
+    nodes = EXAMPLES / "cluster" / "nodes.yaml"
+    for pod, want in (
+        ("[/]", "error: pod [/] not found"),
+        ("[/x].yaml", "error: [/x].yaml: no such file"),
+        ("a" * 300, "error: pod default/aaa"),
+    ):
+        r = run("explain", pod, "--no-progress", "-f", str(nodes))
+        assert r.exit_code in (1, 2), (pod, r.output)
+        assert want in r.output, r.output
