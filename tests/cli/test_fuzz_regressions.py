@@ -109,3 +109,10 @@ def test_explain_takes_any_pod_argument_as_text(tmp_path: Path) -> None:
         r = run("explain", pod, "--no-progress", "-f", str(nodes))
         assert r.exit_code in (1, 2), (pod, r.output)
         assert want in r.output, r.output
+
+
+def test_a_file_name_too_long_is_a_load_problem(tmp_path: Path) -> None:
+    name = str(tmp_path / ("b" * 300))
+    r = run("schedule", "--no-progress", "-f", name)
+    assert r.exit_code == 1, r.output
+    assert "File name too long" in r.output and "b" * 300 in r.output.replace("\n", "")
