@@ -387,6 +387,10 @@ def _pick(rng: random.Random, root: Any, path: Path_) -> Mutation:
     return rng.choice(MUTATIONS)
 
 
+def _what(step: str) -> str:
+    return step.rsplit(": ", 1)[-1]
+
+
 def _cap_replicas(node: Any) -> None:
     """Keep replicas (and similar counts) at most MAX_REPLICAS, advance at most MAX_ADVANCE
     seconds: see the module's note."""
@@ -445,6 +449,8 @@ def mutate(source: Source, seed: int, max_steps: int = 3) -> Mutant:
         # deeper fields are where the rules are: weight the choice toward them
         path = max(rng.sample(paths, min(2, len(paths))), key=len)
         mutation = _pick(rng, docs[i], path)
+        if mutation is deep_nesting and any(s.startswith("nest") for s in map(_what, steps)):
+            mutation = change_type  # nested twice, PyYAML's dumper itself runs out of stack
         try:
             docs[i], what = mutation(docs[i], path, rng)
         except (KeyError, IndexError, TypeError):  # an earlier step changed the shape
