@@ -16,9 +16,22 @@ __all__ = ["EPOCH", "timestamp", "virtual_seconds"]
 EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+#: the stamps RFC 3339 has (metav1.Time writes years 0000 to 9999 only; Python's start at 1): a
+#: time beyond, such as now plus a terminationGracePeriodSeconds of 2**63-1, shows as the last
+_FIRST: Final = datetime(1, 1, 1, tzinfo=UTC)
+_LAST: Final = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def timestamp(seconds: float) -> str:
     """RFC 3339 (second precision, as the API server writes it) for a virtual time."""
-    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    offset = int(seconds)
+    if offset > (_LAST - EPOCH).total_seconds():
+        when = _LAST
+    elif offset < (_FIRST - EPOCH).total_seconds():
+        when = _FIRST
+    else:
+        when = EPOCH + timedelta(seconds=offset)
+    return f"{when.year:04d}-{when:%m-%dT%H:%M:%S}Z"
 
 
 def virtual_seconds(stamp: str | None) -> float | None:

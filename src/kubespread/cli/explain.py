@@ -69,7 +69,9 @@ def _from_manifest(result: PlacementResult, path: Path, validate: Validation) ->
     manifests = load_or_exit([path], validate=validate)
     pods = [lo for lo in manifests.objects if isinstance(lo.obj, Pod)]
     if len(pods) != 1 or len(manifests.objects) != 1:
-        err.print(f"error: {path}: POD must be namespace/name or a file holding exactly one Pod")
+        err.print(
+            f"error: {path}: POD must be namespace/name or a file holding exactly one Pod", markup=False
+        )
         raise typer.Exit(2)
     sim = result.sim
     pod = pods[0].obj.copy()
@@ -78,7 +80,9 @@ def _from_manifest(result: PlacementResult, path: Path, validate: Validation) ->
         pod.metadata.name = sim.generate_name(pod.metadata.generate_name, pod.metadata.namespace)
     outcome = admit_create(pod, sim.admission_context(), sim.chain)
     if isinstance(outcome, Rejection):
-        err.print(f"error: {path}: {pods[0].ref}: the API server would refuse it: {outcome.message}")
+        err.print(
+            f"error: {path}: {pods[0].ref}: the API server would refuse it: {outcome.message}", markup=False
+        )
         raise typer.Exit(1)
     pod.spec.node_name = ""
     return _or_exit(lambda: explain_pod(sim, pod))
@@ -177,9 +181,13 @@ def explain_command(
         command="explain",
     )
     path = Path(pod)
-    if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
-        if not path.is_file():
-            err.print(f"error: {pod}: no such file")
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long to be a file (ENAMETOOLONG): a pod name, or no pod at all
+        is_file = False
+    if path.suffix in (".yaml", ".yml", ".json") or is_file:
+        if not is_file:
+            err.print(f"error: {pod}: no such file", markup=False)
             raise typer.Exit(2)
         e = _from_manifest(result, path, validate)
     else:
@@ -188,7 +196,10 @@ def explain_command(
             e = _or_exit(lambda: explain_key(result.sim, key))
         except KeyError:
             pending = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
-            err.print(f"error: pod {key} not found in the input or among the pods its workloads create")
+            err.print(
+                f"error: pod {key} not found in the input or among the pods its workloads create",
+                markup=False,
+            )
             if pending:
                 err.print("pending pods: " + ", ".join(pending[:10]), markup=False)
             raise typer.Exit(1) from None

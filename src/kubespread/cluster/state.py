@@ -75,6 +75,16 @@ NODE_VECTORS: Final = (
     "non_zero_memory",
     "pod_count",
 )
+#: framework.Resource's fields are int64: an amount beyond (a decimal quantity such as pods:
+#: "9223372036854775808"; binary ones are capped when parsed) is held in the node vectors as the
+#: largest int64 rather than overflowing them; NodeInfo keeps the exact Python ints
+_INT64_MAX: Final = 2**63 - 1
+
+
+def _int64(amount: int) -> int:
+    """``amount`` held within int64, for the node vectors."""
+    return max(-_INT64_MAX - 1, min(amount, _INT64_MAX))
+
 
 #: kinds kept as plain objects by kind and key (no index beyond that)
 OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
@@ -380,10 +390,10 @@ class ClusterState:
 
     def _set_allocatable(self, info: NodeInfo) -> None:
         v, i, a = self._vectors, info.index, info.allocatable
-        v["allocatable_milli_cpu"][i] = a.milli_cpu
-        v["allocatable_memory"][i] = a.memory
-        v["allocatable_ephemeral_storage"][i] = a.ephemeral_storage
-        v["allocatable_pods"][i] = a.allowed_pod_number
+        v["allocatable_milli_cpu"][i] = _int64(a.milli_cpu)
+        v["allocatable_memory"][i] = _int64(a.memory)
+        v["allocatable_ephemeral_storage"][i] = _int64(a.ephemeral_storage)
+        v["allocatable_pods"][i] = _int64(a.allowed_pod_number)
 
     def _index_node_labels(self, node: Node, delta: int) -> None:
         name = node.metadata.name
@@ -547,12 +557,13 @@ class ClusterState:
                     used[port] = c
                 else:
                     del used[port]
-        v = self._vectors
-        v["requested_milli_cpu"][i] += delta * req.milli_cpu
-        v["requested_memory"][i] += delta * req.memory
-        v["requested_ephemeral_storage"][i] += delta * req.ephemeral_storage
-        v["non_zero_milli_cpu"][i] += delta * entry.non_zero_cpu
-        v["non_zero_memory"][i] += delta * entry.non_zero_memory
+        v, r = self._vectors, info.requested
+        # from the exact totals, held within int64 (a bound pod may request "9223372036854775808")
+        v["requested_milli_cpu"][i] = _int64(r.milli_cpu)
+        v["requested_memory"][i] = _int64(r.memory)
+        v["requested_ephemeral_storage"][i] = _int64(r.ephemeral_storage)
+        v["non_zero_milli_cpu"][i] = _int64(nz.milli_cpu)
+        v["non_zero_memory"][i] = _int64(nz.memory)
         v["pod_count"][i] += delta
         if entry.groups:
             for g in entry.groups:

@@ -122,6 +122,13 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[str], list[LoadProblem]]:
             files.append(STDIN)
             continue
         path = Path(ps)
+        try:
+            path.stat()
+        except FileNotFoundError:
+            pass
+        except OSError as e:  # a name too long for the file system, a loop of links, ...
+            problems.append(LoadProblem(ps, e.strerror or str(e)))
+            continue
         if path.is_dir():
             found = sorted(
                 str(f) for f in path.rglob("*") if f.is_file() and f.suffix.lower() in MANIFEST_SUFFIXES

@@ -283,7 +283,7 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
     if action == "advance":
         seconds = parse_duration(value)
         if seconds is None:
-            problems.add(at, f"must be a duration such as 90s, 5m or 1h30m, got {value!r}")
+            problems.add(at, f"must be a duration such as 90s, 5m or 1h30m (at most 2562047h), got {value!r}")
         step.seconds = seconds or 0.0
         return step
     if not isinstance(value, dict):
