@@ -25,6 +25,7 @@ the queue orders by (priority, queue time, sequence).
 
 from __future__ import annotations
 
+import copy
 import functools
 import random
 from collections import deque
@@ -42,11 +43,12 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller, ControllerHost
+from kubespread.scheduler.framework import PreemptionResult
 from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
-from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, ApiServer
+from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, DISRUPTION_TARGET, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
 
@@ -65,6 +67,8 @@ __all__ = [
     "virtual_seconds",
 ]
 
+#: the DisruptionTarget reason of a pod the scheduler preempts (v1.PodReasonPreemptionByScheduler)
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 #: a step that needs more loop turns than this is taken for a livelock (controllers fighting)
 MAX_TURNS: Final = 2_000_000
 
@@ -260,9 +264,14 @@ class Simulation:
         )
 
     def set_pod_status(
-        self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
+        self,
+        key: str,
+        phase: str,
+        *,
+        conditions: Iterable[PodCondition] | None = None,
+        nominated_node_name: str | None = None,
     ) -> None:
-        self.api.set_pod_status(key, phase, conditions=conditions)
+        self.api.set_pod_status(key, phase, conditions=conditions, nominated_node_name=nominated_node_name)
 
     # ------------------------------------------------------------------ the kubelets' side
     def node_reachable(self, node: str) -> bool:
@@ -303,8 +312,20 @@ class Simulation:
         self.record(pod, "Scheduled", f"Successfully assigned {pod.key} to {node}")
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
-        """FailedScheduling: the Event, the PodScheduled=False condition, and the pod waits."""
+        """FailedScheduling: the Event, the PodScheduled=False condition, and the pod waits.
+        When DefaultPreemption nominated a node, its victims are deleted there first and the
+        pod gets status.nominatedNodeName (see :meth:`preempt`); when preemption found no
+        candidate, an earlier nomination is cleared; when the pod may not preempt (its
+        victims are still terminating), it is kept."""
         key = pod.key
+        nominated: str | None = None
+        result = decision.preemption
+        if result is not None and result.nominated_node:
+            self.preempt(pod, result)
+            nominated = result.nominated_node
+        elif result is not None and result.eligible and pod.status.nominated_node_name:
+            self.scheduling.forget_nomination(key)
+            nominated = ""
         message = decision.fit_error or "no nodes available"
         self.pending_reasons[key] = message
         self.record(pod, "FailedScheduling", message, type="Warning")
@@ -314,11 +335,46 @@ class Simulation:
             conditions=[
                 PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message=message)
             ],
+            nominated_node_name=nominated,
         )
         if self.scheduling.failed(key, self.now) is not None:
             self.after(
                 MAX_UNSCHEDULABLE_SECONDS, lambda: self.queue.flush_unschedulable_leftover(key, self.now)
             )
+
+    def preempt(self, pod: Pod, result: PreemptionResult) -> None:
+        """prepareCandidate: each victim not yet terminating gets the DisruptionTarget
+        condition (PreemptionByScheduler) and is deleted gracefully (its
+        terminationGracePeriodSeconds on the virtual clock), with a Preempted event; scheduler
+        preemption is a plain delete, not an eviction, so PodDisruptionBudgets are not
+        asked. The lower-priority pods nominated to that node lose their nomination; the pod
+        is nominated there (the nominator: the filters keep the room for it)."""
+        node = result.nominated_node
+        assert node is not None
+        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        condition = PodCondition(
+            type=DISRUPTION_TARGET,
+            status="True",
+            reason=REASON_PREEMPTION_BY_SCHEDULER,
+            message=f"{scheduler}: preempting to accommodate a higher priority pod",
+        )
+        for victim in result.victims:
+            current = self.cluster.pods.get(victim.key)
+            if current is None or current.is_terminating:
+                continue
+            marked = copy.copy(current)
+            marked.status = copy.copy(current.status)
+            marked.status.conditions = [
+                c for c in current.status.conditions if c.type != DISRUPTION_TARGET
+            ] + [condition]
+            self.update(marked)
+            self.delete_pod(victim.key)
+            self.record(current, "Preempted", f"Preempted by pod {pod.metadata.uid} on node {node}")
+        for lower in self.scheduling.nominate(pod, node):
+            if lower.key in self.cluster.pods:
+                self.set_pod_status(
+                    lower.key, self.cluster.pods[lower.key].status.phase or "Pending", nominated_node_name=""
+                )
 
     # ------------------------------------------------------------------ the loop
     def step(self) -> bool:

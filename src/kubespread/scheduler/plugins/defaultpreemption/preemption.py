@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -40,6 +40,7 @@ __all__ = [
     "importance_key",
     "num_candidates",
     "pick_one_node",
+    "pick_one_node_why",
     "pod_priority",
     "select_victims_on_node",
     "start_time",
@@ -236,18 +237,38 @@ def _earliest_top_start(victims: Sequence[Pod]) -> float:
     return min(start_time(p) for p in victims if pod_priority(p) == top)
 
 
+#: why pickOneNodeForPreemption chose its node: the criterion that left one candidate
+PICK_REASONS: Final = (
+    "fewest PodDisruptionBudget violations",
+    "lowest priority of its most important victim",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start of its most important victims",
+)
+PICK_ONLY: Final = "the only node where preemption helps"
+PICK_FIRST: Final = "first of the candidates tied on every criterion"
+
+
 def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
     """pickOneNodeForPreemption: the candidate with the fewest PDB violations; among those
     the lowest highest-priority victim; then the smallest sum of victim priorities (each
     offset by MaxInt32+1); then the fewest victims; then the latest earliest start among
     the highest-priority victims; then the first in candidate order."""
+    return pick_one_node_why(candidates)[0]
+
+
+def pick_one_node_why(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str]:
+    """pick_one_node and why that node won: the criterion (PICK_REASONS) that left it alone,
+    PICK_ONLY for a single candidate, PICK_FIRST when every criterion tied."""
     if not candidates:
-        return None
+        return None, ""
+    if len(candidates) == 1:
+        return candidates[0], PICK_ONLY
 
     def sum_priorities(c: Candidate) -> int:
         return sum(pod_priority(p) + _PRIORITY_OFFSET for p in c.victims)
 
-    criteria = (
+    criteria: tuple[Callable[[Candidate], float], ...] = (
         lambda c: -c.pdb_violations,
         lambda c: -pod_priority(c.victims[0]),
         lambda c: -sum_priorities(c),
@@ -255,10 +276,10 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
         lambda c: _earliest_top_start(c.victims),
     )
     remaining = list(candidates)
-    for score in criteria:
+    for score, why in zip(criteria, PICK_REASONS, strict=True):
         scores = [score(c) for c in remaining]
         best = max(scores)
         remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
         if len(remaining) == 1:
-            break
-    return remaining[0]
+            return remaining[0], why
+    return remaining[0], PICK_FIRST
