@@ -48,6 +48,7 @@ from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
+from kubespread.scheduler.views import preemption_entry
 from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, DISRUPTION_TARGET, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
@@ -141,6 +142,13 @@ class Simulation:
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
+        #: every preemption (scheduler.views.preemption_entry, with its time and where the
+        #: preemptor then ran), in order
+        self.preemptions: list[dict[str, Any]] = []
+        #: per preemption, the index in ``events`` of its first event and of its pod's
+        #: Scheduled event (-1 until bound): which steps show it
+        self._preemption_marks: list[list[int]] = []
+        self._waiting_preemptors: dict[str, int] = {}
         self.turns = 0
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued_work: set[tuple[str, str]] = set()
@@ -309,6 +317,12 @@ class Simulation:
         node = decision.selected
         assert node is not None
         self.cluster.update_pod(self.kubelets.start(pod, node))
+        waiting = self._waiting_preemptors.pop(pod.key, None) if self._waiting_preemptors else None
+        if waiting is not None:
+            entry = self.preemptions[waiting]
+            entry["scheduledNode"] = node
+            entry["scheduledAt"] = self.now
+            self._preemption_marks[waiting][1] = len(self.events)
         self.record(pod, "Scheduled", f"Successfully assigned {pod.key} to {node}")
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
@@ -351,6 +365,11 @@ class Simulation:
         is nominated there (the nominator: the filters keep the room for it)."""
         node = result.nominated_node
         assert node is not None
+        entry = preemption_entry(pod, result, self.cluster)
+        entry.update(time=self.now, scheduledNode=None, scheduledAt=None)
+        self._waiting_preemptors[pod.key] = len(self.preemptions)
+        self.preemptions.append(entry)
+        self._preemption_marks.append([len(self.events), -1])
         scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
         condition = PodCondition(
             type=DISRUPTION_TARGET,
@@ -375,6 +394,15 @@ class Simulation:
                 self.set_pod_status(
                     lower.key, self.cluster.pods[lower.key].status.phase or "Pending", nominated_node_name=""
                 )
+
+    def preemptions_since(self, first_event: int) -> list[dict[str, Any]]:
+        """Copies of the preemptions made, or whose preemptor was scheduled, since
+        ``events[first_event]``: what a step that began there shows."""
+        return [
+            dict(entry)
+            for entry, (made, bound) in zip(self.preemptions, self._preemption_marks, strict=True)
+            if made >= first_event or bound >= first_event
+        ]
 
     # ------------------------------------------------------------------ the loop
     def step(self) -> bool:

@@ -44,6 +44,7 @@ __all__ = [
     "pod_priority",
     "select_victims_on_node",
     "start_time",
+    "violated_budgets",
 ]
 
 #: DefaultPreemptionArgs' defaults
@@ -77,19 +78,16 @@ def importance_key(pod: Pod) -> tuple[int, float]:
     return (-pod_priority(pod), start_time(pod))
 
 
-def filter_pods_with_pdb_violation(
-    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
-) -> tuple[list[Pod], list[Pod]]:
-    """(violating, non-violating), each in the order given. Each budget starts from its
-    status.disruptionsAllowed; a pod it selects (same namespace; a nil or empty selector
-    selects none) and that is not already in status.disruptedPods uses one disruption; the pod
-    violates when some budget it uses goes below zero."""
+def violated_budgets(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -> list[list[str]]:
+    """Per pod, in the order given, the names of the budgets evicting it would break. Each
+    budget starts from its status.disruptionsAllowed; a pod it selects (same namespace; a nil
+    or empty selector selects none) and that is not already in status.disruptedPods uses one
+    disruption; the pod breaks every budget it uses that goes below zero."""
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
     selectors = [compile_label_selector(pdb.spec.selector) for pdb in pdbs]
-    violating: list[Pod] = []
-    fine: list[Pod] = []
+    out: list[list[str]] = []
     for pod in pods:
-        violated = False
+        broken: list[str] = []
         labels = pod.metadata.labels
         if labels:
             for i, pdb in enumerate(pdbs):
@@ -102,8 +100,20 @@ def filter_pods_with_pdb_violation(
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:
-                    violated = True
-        (violating if violated else fine).append(pod)
+                    broken.append(pdb.metadata.name)
+        out.append(broken)
+    return out
+
+
+def filter_pods_with_pdb_violation(
+    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
+    """(violating, non-violating), each in the order given (see ``violated_budgets``)."""
+    pods = list(pods)
+    violating: list[Pod] = []
+    fine: list[Pod] = []
+    for pod, broken in zip(pods, violated_budgets(pods, pdbs), strict=True):
+        (violating if broken else fine).append(pod)
     return violating, fine
 
 
@@ -246,7 +256,7 @@ PICK_REASONS: Final = (
     "latest start of its most important victims",
 )
 PICK_ONLY: Final = "the only node where preemption helps"
-PICK_FIRST: Final = "first of the candidates tied on every criterion"
+PICK_FIRST: Final = "tied on every criterion: the first candidate"
 
 
 def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
