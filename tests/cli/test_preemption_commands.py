@@ -98,3 +98,14 @@ def test_simulate_shows_the_preemptors_running_after_their_victims() -> None:
     assert pdb["disruptionsAllowed"] == 0 and pdb["currentHealthy"] == pdb["desiredHealthy"]
     stdout = run("simulate", str(EXAMPLES / "scenarios" / "preemption.yaml"))
     assert "preempted (victims deleted gracefully" in stdout and stdout.count("evicts batch-") == 3
+
+
+def test_the_report_shows_who_was_evicted_where(tmp_path: Path) -> None:
+    run("simulate", str(EXAMPLES / "scenarios" / "preemption.yaml"), "--report", str(tmp_path))
+    page = (tmp_path / "report.html").read_text()
+    section = page[page.index("<h2>Evictions</h2>") :]
+    section = section[: section.index("</section>")]
+    assert "<h3>Preempted</h3>" in section
+    for node in ("a1", "b1", "c1"):
+        assert f"<td>{node}</td>" in section and f"{node} at 3" in section
+    assert section.count("batch-") == 3 and section.count("payments-") == 3
