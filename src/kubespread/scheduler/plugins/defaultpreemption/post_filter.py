@@ -15,7 +15,8 @@
    answer is Unschedulable, "preemption: " + a FitError message over those statuses.
 4. pickOneNodeForPreemption chooses among the candidates; the answer is Success and the
    PreemptionResult (nominated node, victims, PDB violations) is left on the CycleState
-   under PREEMPTION_RESULT. kubespread evicts nothing itself: the caller applies the result.
+   under PREEMPTION_RESULT, with the criterion that decided. The plugin evicts nothing: the
+   caller applies the result (the simulation's Simulation.preempt).
 
 When no potential node runs a lower-priority pod the dry run is skipped: its answer is known
 (every potential node has no victims), and this keeps PostFilter cheap for workloads
