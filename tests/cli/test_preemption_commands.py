@@ -42,6 +42,8 @@ def check_entry(entry: dict[str, Any]) -> None:
 
 def test_schedule_shows_the_victims_on_the_bundled_example() -> None:
     stdout = run("schedule", *INPUT)
+    assert "placed 9 pod(s), 3 pending, 3 preempted" in stdout
+    assert stdout.count(" (preempted) ") == 3
     assert "preempted (victims deleted gracefully; the preemptor waits nominated)" in stdout
     for node in ("a1", "b1", "c1"):
         assert f"-> {node} (at 0s, running on {node} at " in stdout

@@ -183,7 +183,10 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
     short, note = node_namer(list(result.sim.cluster.nodes))
     placed = result.placements
     pending = result.final.pending
+    victims = {(v["namespace"], v["name"]) for e in result.preemptions for v in e["victims"]}
     head = f"placed {len(placed)} pod(s), {len(pending)} pending"
+    if victims:
+        head += f", {len(victims)} preempted"
     if note:
         head += f" ({note})"
     out.print(Text(head, style="bold"))
@@ -191,7 +194,10 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         t = _table(("pod", "left"), ("node", "left"), ("zone", "left"), ("score", "right"))
         for p in placed:
             score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
-            t.add_row(short_ns(p["namespace"], p["name"]), short(p["node"]), p["zone"] or "-", score)
+            name = short_ns(p["namespace"], p["name"])
+            if (p["namespace"], p["name"]) in victims:
+                name += " (preempted)"
+            t.add_row(name, short(p["node"]), p["zone"] or "-", score)
         out.print(t)
     out.print()
     if result.preemptions:

@@ -33,6 +33,9 @@ from kubespread.scheduler.framework import FrameworkHandle, Status
 __all__ = [
     "MIN_CANDIDATE_NODES_ABSOLUTE",
     "MIN_CANDIDATE_NODES_PERCENTAGE",
+    "PICK_FIRST",
+    "PICK_ONLY",
+    "PICK_REASONS",
     "Candidate",
     "DryRun",
     "dry_run",
