@@ -23,10 +23,14 @@ import pytest
 from builders import make_node, make_pod
 from kubespread.scheduler.evaluate import evaluate
 from kubespread.scheduler.plugins.defaultpreemption.preemption import (
+    PICK_FIRST,
+    PICK_ONLY,
+    PICK_REASONS,
     Candidate,
     filter_pods_with_pdb_violation,
     num_candidates,
     pick_one_node,
+    pick_one_node_why,
 )
 from shared_corpus import SHARED, load_script
 
@@ -602,6 +606,28 @@ def test_pick_one_node_order_of_criteria() -> None:
     assert got is not None and got.node == "b"
     got = pick_one_node([cand("a", [50]), cand("b", [50])])
     assert got is not None and got.node == "a"
+
+
+def test_pick_one_node_says_which_criterion_decided() -> None:
+    def cand(name: str, prios: list[int], violations: int = 0, starts: list[int] | None = None) -> Candidate:
+        victims = tuple(
+            _obj(pod(f"{name}-{i}", pr, start=None if starts is None else starts[i]))
+            for i, pr in enumerate(prios)
+        )
+        return Candidate(name, victims, violations)
+
+    def why(*candidates: Candidate) -> tuple[str, str]:
+        got, reason = pick_one_node_why(candidates)
+        assert got is not None
+        return got.node, reason
+
+    assert pick_one_node_why([]) == (None, "")
+    assert why(cand("a", [5])) == ("a", PICK_ONLY)
+    assert why(cand("a", [5], 1), cand("b", [50])) == ("b", PICK_REASONS[0])
+    assert why(cand("a", [50, 1]), cand("b", [40, 40, 40])) == ("b", PICK_REASONS[1])
+    assert why(cand("a", [50, 10]), cand("b", [50, 5, 4])) == ("a", PICK_REASONS[2])
+    assert why(cand("a", [50, 5], starts=[1, 1]), cand("b", [50, 5], starts=[2, 0])) == ("b", PICK_REASONS[4])
+    assert why(cand("a", [50]), cand("b", [50])) == ("a", PICK_FIRST)
 
 
 def test_compare_rules_accept_the_preemption_field() -> None:

@@ -34,6 +34,7 @@ from kubespread.cli.schedule import (
     SchedulerConfigOption,
     SeedOption,
     node_namer,
+    print_preemptions,
     run_placement,
     write_placement_report,
 )
@@ -143,6 +144,9 @@ def _print_explanation(e: Explanation) -> None:
     out.print(Text(legend, style="dim"), soft_wrap=False)
     for text, n in notes.items():
         out.print(f"[{n}] {text}", markup=False, highlight=False, soft_wrap=False)
+    if d["preemptions"]:
+        out.print()
+        print_preemptions(d["preemptions"], short)
     if d["hints"]:
         out.print()
         out.print(Text("hints", style="bold"))

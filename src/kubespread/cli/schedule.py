@@ -43,6 +43,7 @@ __all__ = [
     "SchedulerConfigOption",
     "SeedOption",
     "node_namer",
+    "print_preemptions",
     "run_placement",
     "schedule_command",
     "spread_rows",
@@ -140,11 +141,52 @@ def print_pending(pending: list[dict[str, Any]]) -> None:
         out.print(line, soft_wrap=False)
 
 
+def _fmt_seconds(t: float | None) -> str:
+    return "-" if t is None else f"{t:g}s"
+
+
+def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *, indent: str = "") -> None:
+    """The preempted section: per preemptor, its nominated node, when, where it then ran and
+    why that node won; then each victim (priority, node, the PodDisruptionBudget its
+    eviction breaks)."""
+    if not entries:
+        return
+    out.print(
+        Text(f"{indent}preempted (victims deleted gracefully; the preemptor waits nominated)", style="bold")
+    )
+    for e in entries:
+        node = short(e["nominatedNode"])
+        if e.get("time") is None:
+            when = "if scheduled now"
+        else:
+            when = f"at {_fmt_seconds(e['time'])}"
+            if e.get("scheduledNode"):
+                when += f", running on {short(e['scheduledNode'])} at {_fmt_seconds(e['scheduledAt'])}"
+            else:
+                when += ", waiting for its victims to terminate"
+        pod = short_ns(*e["pod"].split("/", 1))
+        out.print(Text.assemble(f"{indent}  ", (pod, "bold"), f" -> {node} ({when})"), soft_wrap=False)
+        out.print(Text(f"{indent}    why {node}: {e['reason'] or '-'}", style="dim"), soft_wrap=False)
+        for v in e["victims"]:
+            pdb = f", breaks pdb/{v['pdb']}" if v["pdb"] else ""
+            victim = short_ns(v["namespace"], v["name"])
+            line = Text.assemble(
+                f"{indent}    ",
+                ("evicts ", "red"),
+                victim,
+                f" (priority {v['priority']}, on {short(v['node'])}{pdb})",
+            )
+            out.print(line, soft_wrap=False)
+
+
 def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
     short, note = node_namer(list(result.sim.cluster.nodes))
     placed = result.placements
     pending = result.final.pending
+    victims = {(v["namespace"], v["name"]) for e in result.preemptions for v in e["victims"]}
     head = f"placed {len(placed)} pod(s), {len(pending)} pending"
+    if victims:
+        head += f", {len(victims)} preempted"
     if note:
         head += f" ({note})"
     out.print(Text(head, style="bold"))
@@ -152,9 +194,15 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         t = _table(("pod", "left"), ("node", "left"), ("zone", "left"), ("score", "right"))
         for p in placed:
             score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
-            t.add_row(short_ns(p["namespace"], p["name"]), short(p["node"]), p["zone"] or "-", score)
+            name = short_ns(p["namespace"], p["name"])
+            if (p["namespace"], p["name"]) in victims:
+                name += " (preempted)"
+            t.add_row(name, short(p["node"]), p["zone"] or "-", score)
         out.print(t)
     out.print()
+    if result.preemptions:
+        print_preemptions(result.preemptions, short)
+        out.print()
     print_spread(spread, short)
     if pending:
         out.print()

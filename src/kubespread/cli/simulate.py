@@ -23,6 +23,7 @@ from kubespread.cli.common import (
     short_kind,
     short_ns,
 )
+from kubespread.cli.schedule import print_preemptions
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
@@ -93,6 +94,8 @@ def _print_step(step: dict[str, Any], title: str) -> None:
             highlight=False,
         )
     for e in step.get("evictions", []):
+        if e["reason"] == "Preempted":
+            continue  # the preempted section below shows them, with their preemptor
         o = e["object"]
         out.print(
             f"  [red]evicted[/] {short_ns(o['namespace'], o['name'])} ({e['reason']}): {e['message']}",
@@ -114,6 +117,7 @@ def _print_step(step: dict[str, Any], title: str) -> None:
                 markup=True,
                 highlight=False,
             )
+    print_preemptions(step.get("preemptions", []), indent="  ")
     for r in step.get("rejections", []):
         out.print(f"  [red]refused[/] {r['object']}: {r['message']}", markup=True, highlight=False)
     out.print()

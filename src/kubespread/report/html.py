@@ -135,6 +135,82 @@ def _pending_section(steps: Sequence[Mapping[str, Any]]) -> str:
     return "".join(parts)
 
 
+def _short(namespace: Any, name: Any) -> str:
+    return str(name) if not namespace or namespace == "default" else f"{namespace}/{name}"
+
+
+def _evictions_section(steps: Sequence[Mapping[str, Any]]) -> str:
+    """Who was evicted where: per step, each preemption's victims (the node, their priority,
+    the budget their eviction breaks, the preemptor, where it then ran and why that node
+    won), then the other evictions (drains, taints, the Eviction API) with their message."""
+    preempted: list[list[Any]] = []
+    others: list[list[Any]] = []
+    for i, step in enumerate(steps):
+        for entry in step.get("preemptions") or ():
+            ran = entry.get("scheduledNode")
+            then = f"{ran} at {_fmt_time(entry.get('scheduledAt'))}" if ran else "waiting"
+            for v in entry["victims"]:
+                preempted.append(
+                    [
+                        i,
+                        _fmt_time(entry.get("time")),
+                        _short(v["namespace"], v["name"]),
+                        v["node"],
+                        v["priority"],
+                        v["pdb"] or "-",
+                        str(entry["pod"]).removeprefix("default/"),
+                        then,
+                        entry.get("reason") or "-",
+                    ]
+                )
+        for e in step.get("evictions") or ():
+            if e.get("reason") == "Preempted":
+                continue
+            o = e.get("object") or {}
+            others.append(
+                [
+                    i,
+                    _fmt_time(e.get("time")),
+                    _short(o.get("namespace"), o.get("name")),
+                    e.get("reason"),
+                    e.get("message"),
+                ]
+            )
+    if not preempted and not others:
+        return ""
+    parts = ["<section><h2>Evictions</h2>"]
+    if preempted:
+        parts.append(
+            '<h3>Preempted</h3><p class="muted">Each victim gets the DisruptionTarget condition '
+            "(PreemptionByScheduler) and terminates gracefully; the preemptor waits nominated to "
+            "that node, then runs there. Scheduler preemption does not ask the budgets: the PDB "
+            "column names one the eviction breaks.</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "#",
+                    "time",
+                    "victim",
+                    "node",
+                    "priority",
+                    "PDB",
+                    "preemptor",
+                    "then running on",
+                    "why that node",
+                ],
+                preempted,
+                numeric=(0, 1, 4),
+            )
+        )
+    if others:
+        parts.append(
+            "<h3>Evicted</h3>" + _table(["#", "time", "pod", "reason", "message"], others, numeric=(0, 1))
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def _domains(domains: Mapping[str, Any] | None) -> str:
     return " ".join(f"{d}={n}" for d, n in (domains or {}).items()) or "-"
 
@@ -302,6 +378,7 @@ def render_report(
         if any(pictures):
             parts.append("<section><h2>Pictures</h2>" + "".join(pictures) + "</section>")
         parts.append(_pending_section(steps))
+        parts.append(_evictions_section(steps))
     if explanation is not None:
         parts.append(_explanation_section(explanation, plots.score_heatmap_png(explanation)))
     parts.append(f"<footer>Made by kubespread {_e(__version__)}.</footer></main></body></html>")

@@ -11,7 +11,7 @@ minDomains, nodeTaintsPolicy, required (anti-)affinity and its symmetry.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubespread.api.core import Node, Pod
@@ -29,7 +29,7 @@ from kubespread.scheduler.plugins.podtopologyspread.filtering import (
 )
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
-from kubespread.scheduler.views import ConstraintView, profile_views
+from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views
 
 __all__ = ["Explanation", "explain"]
 
@@ -46,6 +46,9 @@ class Explanation:
     nodes: list[dict[str, Any]]
     spread: list[ConstraintView]
     hints: list[str]
+    #: the preemptions to show for the pod (scheduler.views.preemption_entry): those a run
+    #: made for it, then the one this decision would make
+    preemptions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = self.decision
@@ -60,6 +63,7 @@ class Explanation:
             "nodes": self.nodes,
             "spreadConstraints": [v.to_dict() for v in self.spread],
             "hints": self.hints,
+            "preemptions": self.preemptions,
         }
 
 
@@ -105,8 +109,17 @@ def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Expl
     """Read ``decision`` (made on ``cluster`` as it is now, under ``profile``)."""
     views = profile_views(cluster, decision.pod, profile)
     plugins = [p for p in decision.scores]
+    result = decision.preemption
+    preemptions = []
+    if result is not None and result.nominated_node:
+        preemptions.append(preemption_entry(decision.pod, result, cluster))
     return Explanation(
-        decision, plugins, _rows(decision, cluster, profile), views, hints(decision, cluster, views)
+        decision,
+        plugins,
+        _rows(decision, cluster, profile),
+        views,
+        hints(decision, cluster, views),
+        preemptions,
     )
 
 

@@ -245,6 +245,11 @@ class PreemptionResult:
     nominated_node: str | None = None
     victims: tuple[Pod, ...] = ()
     pdb_violations: int = 0
+    #: why that node won (the pickOneNodeForPreemption criterion that decided)
+    reason: str = ""
+    #: False when the pod may not preempt at all (PodEligibleToPreemptOthers said no): its
+    #: nomination, if any, is kept, where a search without candidates clears it
+    eligible: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """The conformance answer's ``preemption`` field."""

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
-from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import QueuedPodInfo, SchedulingQueue, follow_cluster_event
@@ -55,6 +55,10 @@ class SchedulingLoop:
         self.rng = tie_break_rng(seed)
         self.observers: list[Callable[[Decision], None]] = []
         self.changed = False
+        #: node name -> the pods nominated there (kube's nominator): preemptors waiting for
+        #: their victims to go; the filters count those of >= priority as already there
+        self.nominated: dict[str, list[Pod]] = {}
+        self._nominated_node: dict[str, str] = {}
 
     # ------------------------------------------------------------------ which pods
     def profile_of(self, pod: Pod) -> Profile | None:
@@ -78,7 +82,12 @@ class SchedulingLoop:
 
     def follow(self, ev: ClusterEvent, now: float) -> bool:
         """Keep the queue in step with one change; True (and ``changed`` set) when the change
-        may help unschedulable pods."""
+        may help unschedulable pods. A nominated pod bound, terminating or gone loses its
+        nomination."""
+        if self._nominated_node and ev.kind == Pod.KIND and ev.obj.key in self._nominated_node:
+            pod: Pod = ev.obj
+            if ev.type in (EventType.DELETED, EventType.BOUND) or pod.spec.node_name or pod.is_terminating:
+                self.forget_nomination(pod.key)
         helps = follow_cluster_event(self.queue, ev, now, self.wanted)
         if helps:
             self.changed = True
@@ -96,6 +105,35 @@ class SchedulingLoop:
         """The pod was found unschedulable: it waits for a helpful change (or the leftover
         flush); returns its queue entry when it is still queued."""
         return self.queue.failed(key, now)
+
+    # ------------------------------------------------------------------ nominations
+    def nominated_node(self, key: str) -> str:
+        return self._nominated_node.get(key, "")
+
+    def nominate(self, pod: Pod, node: str) -> list[Pod]:
+        """AddNominatedPod: the pod waits for room on ``node``. Returns the pods of lower
+        priority nominated there, whose nomination is dropped (prepareCandidate clears it:
+        they may no longer fit)."""
+        self.forget_nomination(pod.key)
+        priority = pod.spec.priority or 0
+        here = self.nominated.get(node, [])
+        lower = [p for p in here if (p.spec.priority or 0) < priority]
+        for p in lower:
+            self.forget_nomination(p.key)
+        self.nominated.setdefault(node, []).append(pod)
+        self._nominated_node[pod.key] = node
+        return lower
+
+    def forget_nomination(self, key: str) -> None:
+        """DeleteNominatedPodIfExists."""
+        node = self._nominated_node.pop(key, None)
+        if node is None:
+            return
+        rest = [p for p in self.nominated.get(node, []) if p.key != key]
+        if rest:
+            self.nominated[node] = rest
+        else:
+            self.nominated.pop(node, None)
 
     # ------------------------------------------------------------------ deciding
     def next_pod(self, cluster: ClusterState) -> tuple[Pod, Profile] | None:
@@ -119,11 +157,12 @@ class SchedulingLoop:
         if popped is None:
             return False
         pod, profile = popped
-        decision = schedule_one(pod, cluster, profile, rng=self.rng)
+        decision = schedule_one(pod, cluster, profile, rng=self.rng, nominated=self.nominated or None)
         for observe in self.observers:
             observe(decision)
         if decision.selected is not None:
             self.queue.delete(pod.key)
+            self.forget_nomination(pod.key)
             binder.bind(pod, decision)
         else:
             binder.unschedulable(pod, decision)

@@ -58,6 +58,8 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME
+from kubespread.scheduler.plugins.defaultpreemption.post_filter import pdbs_of
+from kubespread.scheduler.plugins.defaultpreemption.preemption import violated_budgets
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -74,12 +76,14 @@ if TYPE_CHECKING:
     from kubespread.api.core import TopologySpreadConstraint
     from kubespread.api.meta import KubeObject
     from kubespread.cluster.state import ClusterState
+    from kubespread.scheduler.framework import PreemptionResult
     from kubespread.scheduler.profile import Profile
 
 __all__ = [
     "ConstraintView",
     "SpreadRow",
     "constraint_views",
+    "preemption_entry",
     "profile_views",
     "rule_keys",
     "spread_rows",
@@ -455,3 +459,27 @@ def spread_rows(
     for group in sorted(groups):
         rows += _workload_rows(cluster, profiles, group, groups[group])
     return rows
+
+
+def preemption_entry(pod: Pod, result: PreemptionResult, cluster: ClusterState) -> dict[str, Any]:
+    """What ``schedule``, ``explain`` and ``simulate`` show of one preemption: the preemptor,
+    its nominated node, each victim (priority, node, the PodDisruptionBudget evicting it
+    breaks, as the budgets' status stands now: read it before the victims go), how many
+    break one, and why that node won (pickOneNodeForPreemption's deciding criterion)."""
+    budgets = violated_budgets(result.victims, pdbs_of(cluster))
+    return {
+        "pod": pod.key,
+        "nominatedNode": result.nominated_node,
+        "victims": [
+            {
+                "name": v.metadata.name,
+                "namespace": v.namespace,
+                "priority": v.spec.priority or 0,
+                "node": v.spec.node_name,
+                "pdb": broken[0] if broken else None,
+            }
+            for v, broken in zip(result.victims, budgets, strict=True)
+        ],
+        "pdbViolations": result.pdb_violations,
+        "reason": result.reason,
+    }

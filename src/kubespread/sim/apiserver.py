@@ -161,16 +161,25 @@ class ApiServer:
         self.cluster.update(obj)
 
     def set_pod_status(
-        self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
+        self,
+        key: str,
+        phase: str,
+        *,
+        conditions: Iterable[PodCondition] | None = None,
+        nominated_node_name: str | None = None,
     ) -> None:
-        """A status update (kubelet's, or the scheduler's condition): phase, and conditions when
-        given. A change of phase passes admission as an update of pods/status."""
+        """A status update (kubelet's, or the scheduler's condition and nomination): phase, and
+        conditions and status.nominatedNodeName when given. A change of phase passes admission
+        as an update of pods/status."""
         pod = self.cluster.pods[key]
         updated = copy.copy(pod)
         updated.status = PodStatus(
             phase=phase,
             conditions=list(conditions) if conditions is not None else list(pod.status.conditions),
-            nominated_node_name=pod.status.nominated_node_name,
+            nominated_node_name=(
+                pod.status.nominated_node_name if nominated_node_name is None else nominated_node_name
+            ),
+            start_time=pod.status.start_time,
         )
         if phase != pod.status.phase:
             self.admit_change(

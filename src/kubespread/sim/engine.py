@@ -25,6 +25,7 @@ the queue orders by (priority, queue time, sequence).
 
 from __future__ import annotations
 
+import copy
 import functools
 import random
 from collections import deque
@@ -42,11 +43,13 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller, ControllerHost
+from kubespread.scheduler.framework import PreemptionResult
 from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
-from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, ApiServer
+from kubespread.scheduler.views import preemption_entry
+from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, DISRUPTION_TARGET, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
 
@@ -65,6 +68,8 @@ __all__ = [
     "virtual_seconds",
 ]
 
+#: the DisruptionTarget reason of a pod the scheduler preempts (v1.PodReasonPreemptionByScheduler)
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 #: a step that needs more loop turns than this is taken for a livelock (controllers fighting)
 MAX_TURNS: Final = 2_000_000
 
@@ -137,6 +142,13 @@ class Simulation:
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
+        #: every preemption (scheduler.views.preemption_entry, with its time and where the
+        #: preemptor then ran), in order
+        self.preemptions: list[dict[str, Any]] = []
+        #: per preemption, the index in ``events`` of its first event and of its pod's
+        #: Scheduled event (-1 until bound): which steps show it
+        self._preemption_marks: list[list[int]] = []
+        self._waiting_preemptors: dict[str, int] = {}
         self.turns = 0
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued_work: set[tuple[str, str]] = set()
@@ -260,9 +272,14 @@ class Simulation:
         )
 
     def set_pod_status(
-        self, key: str, phase: str, *, conditions: Iterable[PodCondition] | None = None
+        self,
+        key: str,
+        phase: str,
+        *,
+        conditions: Iterable[PodCondition] | None = None,
+        nominated_node_name: str | None = None,
     ) -> None:
-        self.api.set_pod_status(key, phase, conditions=conditions)
+        self.api.set_pod_status(key, phase, conditions=conditions, nominated_node_name=nominated_node_name)
 
     # ------------------------------------------------------------------ the kubelets' side
     def node_reachable(self, node: str) -> bool:
@@ -300,11 +317,29 @@ class Simulation:
         node = decision.selected
         assert node is not None
         self.cluster.update_pod(self.kubelets.start(pod, node))
+        waiting = self._waiting_preemptors.pop(pod.key, None) if self._waiting_preemptors else None
+        if waiting is not None:
+            entry = self.preemptions[waiting]
+            entry["scheduledNode"] = node
+            entry["scheduledAt"] = self.now
+            self._preemption_marks[waiting][1] = len(self.events)
         self.record(pod, "Scheduled", f"Successfully assigned {pod.key} to {node}")
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
-        """FailedScheduling: the Event, the PodScheduled=False condition, and the pod waits."""
+        """FailedScheduling: the Event, the PodScheduled=False condition, and the pod waits.
+        When DefaultPreemption nominated a node, its victims are deleted there first and the
+        pod gets status.nominatedNodeName (see :meth:`preempt`); when preemption found no
+        candidate, an earlier nomination is cleared; when the pod may not preempt (its
+        victims are still terminating), it is kept."""
         key = pod.key
+        nominated: str | None = None
+        result = decision.preemption
+        if result is not None and result.nominated_node:
+            self.preempt(pod, result)
+            nominated = result.nominated_node
+        elif result is not None and result.eligible and pod.status.nominated_node_name:
+            self.scheduling.forget_nomination(key)
+            nominated = ""
         message = decision.fit_error or "no nodes available"
         self.pending_reasons[key] = message
         self.record(pod, "FailedScheduling", message, type="Warning")
@@ -314,11 +349,60 @@ class Simulation:
             conditions=[
                 PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message=message)
             ],
+            nominated_node_name=nominated,
         )
         if self.scheduling.failed(key, self.now) is not None:
             self.after(
                 MAX_UNSCHEDULABLE_SECONDS, lambda: self.queue.flush_unschedulable_leftover(key, self.now)
             )
+
+    def preempt(self, pod: Pod, result: PreemptionResult) -> None:
+        """prepareCandidate: each victim not yet terminating gets the DisruptionTarget
+        condition (PreemptionByScheduler) and is deleted gracefully (its
+        terminationGracePeriodSeconds on the virtual clock), with a Preempted event; scheduler
+        preemption is a plain delete, not an eviction, so PodDisruptionBudgets are not
+        asked. The lower-priority pods nominated to that node lose their nomination; the pod
+        is nominated there (the nominator: the filters keep the room for it)."""
+        node = result.nominated_node
+        assert node is not None
+        entry = preemption_entry(pod, result, self.cluster)
+        entry.update(time=self.now, scheduledNode=None, scheduledAt=None)
+        self._waiting_preemptors[pod.key] = len(self.preemptions)
+        self.preemptions.append(entry)
+        self._preemption_marks.append([len(self.events), -1])
+        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        condition = PodCondition(
+            type=DISRUPTION_TARGET,
+            status="True",
+            reason=REASON_PREEMPTION_BY_SCHEDULER,
+            message=f"{scheduler}: preempting to accommodate a higher priority pod",
+        )
+        for victim in result.victims:
+            current = self.cluster.pods.get(victim.key)
+            if current is None or current.is_terminating:
+                continue
+            marked = copy.copy(current)
+            marked.status = copy.copy(current.status)
+            marked.status.conditions = [
+                c for c in current.status.conditions if c.type != DISRUPTION_TARGET
+            ] + [condition]
+            self.update(marked)
+            self.delete_pod(victim.key)
+            self.record(current, "Preempted", f"Preempted by pod {pod.metadata.uid} on node {node}")
+        for lower in self.scheduling.nominate(pod, node):
+            if lower.key in self.cluster.pods:
+                self.set_pod_status(
+                    lower.key, self.cluster.pods[lower.key].status.phase or "Pending", nominated_node_name=""
+                )
+
+    def preemptions_since(self, first_event: int) -> list[dict[str, Any]]:
+        """Copies of the preemptions made, or whose preemptor was scheduled, since
+        ``events[first_event]``: what a step that began there shows."""
+        return [
+            dict(entry)
+            for entry, (made, bound) in zip(self.preemptions, self._preemption_marks, strict=True)
+            if made >= first_event or bound >= first_event
+        ]
 
     # ------------------------------------------------------------------ the loop
     def step(self) -> bool:

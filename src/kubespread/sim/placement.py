@@ -83,6 +83,11 @@ class PlacementResult:
     sim: Simulation
 
     @property
+    def preemptions(self) -> list[dict[str, Any]]:
+        """Every preemption of the run (Simulation.preemptions), where each preemptor ran."""
+        return self.sim.preemptions
+
+    @property
     def rejections(self) -> list[dict[str, str]]:
         return [r for s in (self.initial, *self.steps) for r in s.rejections]
 
@@ -106,6 +111,7 @@ class PlacementResult:
         final distribution, refused objects, then every step's snapshot."""
         return {
             "placements": self.placements,
+            "preemptions": self.preemptions,
             "pending": self.final.pending,
             "distribution": self.final.distribution,
             "rejections": self.rejections,
@@ -201,7 +207,14 @@ def place(
         sim.run_until_quiet()
     except SimulationError as e:
         raise PlacementError([f"{doing}: {e}"]) from None
-    initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), sim.events[first:])
+    initial = StepResult(
+        -1,
+        "initial",
+        "the cluster as given, settled",
+        snapshot(sim),
+        sim.events[first:],
+        preemptions=sim.preemptions_since(first),
+    )
     steps = []
     for i, lo in enumerate(new):
         step[0] = i
@@ -216,7 +229,15 @@ def place(
             where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
             raise PlacementError([f"{where}: {lo.ref}: {e}"]) from None
         steps.append(
-            StepResult(i, "create", f"create {lo.ref}", snapshot(sim), sim.events[first:], rejections)
+            StepResult(
+                i,
+                "create",
+                f"create {lo.ref}",
+                snapshot(sim),
+                sim.events[first:],
+                rejections,
+                sim.preemptions_since(first),
+            )
         )
     if on_step is not None:
         on_step(total, total, "done")
@@ -247,12 +268,18 @@ class NoProfile(Exception):
 
 
 def explain_pod(sim: Simulation, pod: Pod) -> Explanation:
-    """Decide ``pod`` (unbound) on the simulation's cluster as it is now, and read the decision."""
+    """Decide ``pod`` (unbound) on the simulation's cluster as it is now (the nominated pods'
+    room kept), and read the decision; its preemptions are those the run made for it, then
+    the one this decision would make."""
     name = pod.spec.scheduler_name or "default-scheduler"
     profile = sim.profiles.get(name)
     if profile is None:
         raise NoProfile(f"no scheduler profile named {name!r} (the pod's spec.schedulerName)")
-    return explain(schedule_one(pod, sim.cluster, profile), sim.cluster, profile)
+    nominated = sim.scheduling.nominated or None
+    e = explain(schedule_one(pod, sim.cluster, profile, nominated=nominated), sim.cluster, profile)
+    made = [entry for entry in sim.preemptions if entry["pod"] == pod.key]
+    e.preemptions = made + e.preemptions
+    return e
 
 
 def explain_key(sim: Simulation, key: str) -> Explanation:

@@ -189,6 +189,8 @@ class StepResult:
     snapshot: Snapshot
     events: list[Event]
     rejections: list[dict[str, str]] = field(default_factory=list)
+    #: preemptions made in the step, or whose preemptor ran in it (Simulation.preemptions_since)
+    preemptions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def evictions(self) -> list[Event]:
@@ -203,6 +205,7 @@ class StepResult:
             "events": [e.to_dict() for e in self.events],
             "evictions": [e.to_dict() for e in self.evictions],
             "rejections": self.rejections,
+            "preemptions": self.preemptions,
         }
 
 
@@ -442,7 +445,15 @@ def simulate(
         sim.run_until_quiet()
     except SimulationError as e:
         raise ScenarioError([f"{scenario.source}: cluster: {e}"]) from None
-    initial = StepResult(-1, "initial", "the cluster as given, settled", snapshot(sim), list(sim.events))
+    initial = StepResult(
+        -1,
+        "initial",
+        "the cluster as given, settled",
+        snapshot(sim),
+        list(sim.events),
+        [],
+        sim.preemptions_since(0),
+    )
     results = []
     for step in scenario.steps:
         if on_step is not None:
@@ -454,7 +465,13 @@ def simulate(
             raise ScenarioError([f"{scenario.source}: {step.where}: {e}"]) from None
         results.append(
             StepResult(
-                step.index, step.action, step.describe(), snapshot(sim), sim.events[first:], rejections
+                step.index,
+                step.action,
+                step.describe(),
+                snapshot(sim),
+                sim.events[first:],
+                rejections,
+                sim.preemptions_since(first),
             )
         )
     return SimulationResult(

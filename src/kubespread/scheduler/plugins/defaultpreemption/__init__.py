@@ -1,5 +1,6 @@
-"""DefaultPreemption: evict lower-priority pods so that an unschedulable pod fits. kubespread
-never evicts; the plugin says why preemption cannot help, when it can tell."""
+"""DefaultPreemption: evict lower-priority pods so that an unschedulable pod fits. The plugin
+evicts nothing (the simulation applies its result); it says why preemption cannot help, when
+it can tell."""
 
 from kubespread.scheduler.plugins.defaultpreemption.post_filter import (
     MSG_NEVER,

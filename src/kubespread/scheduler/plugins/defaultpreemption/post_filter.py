@@ -15,7 +15,8 @@
    answer is Unschedulable, "preemption: " + a FitError message over those statuses.
 4. pickOneNodeForPreemption chooses among the candidates; the answer is Success and the
    PreemptionResult (nominated node, victims, PDB violations) is left on the CycleState
-   under PREEMPTION_RESULT. kubespread evicts nothing itself: the caller applies the result.
+   under PREEMPTION_RESULT, with the criterion that decided. The plugin evicts nothing: the
+   caller applies the result (the simulation's Simulation.preempt).
 
 When no potential node runs a lower-priority pod the dry run is skipped: its answer is known
 (every potential node has no victims), and this keeps PostFilter cheap for workloads
@@ -47,7 +48,7 @@ from kubespread.scheduler.plugins.defaultpreemption.preemption import (
     MSG_NO_VICTIMS,
     dry_run,
     num_candidates,
-    pick_one_node,
+    pick_one_node_why,
     pod_priority,
 )
 
@@ -137,11 +138,12 @@ def preempt(
     args: DefaultPreemptionArgs | None = None,
 ) -> tuple[PreemptionResult | None, Status | None]:
     """Preempt: (the result, Success) when a node is nominated; (None, Unschedulable with the
-    message) when preemption cannot help; (None, Error) when the dry run went wrong. Without
+    message) when preemption cannot help (a result with ``eligible`` False when the pod may
+    not preempt at all); (None, Error) when the dry run went wrong. Without
     a handle the filters cannot be run: (None, None) when some potential node has victims."""
     reason = not_eligible_reason(pod, cluster, statuses)
     if reason:
-        return None, Status.unschedulable(reason)
+        return PreemptionResult(eligible=False), Status.unschedulable(reason)
     potential = statuses.nodes_with_code(Code.UNSCHEDULABLE).tolist()
     num_nodes = cluster.num_nodes
     if not _any_victim(cluster, potential, pod_priority(pod)):
@@ -156,13 +158,13 @@ def preempt(
         len(infos), args.min_candidate_nodes_percentage or 0, args.min_candidate_nodes_absolute or 0
     )
     run = dry_run(handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted)
-    best = pick_one_node(run.candidates)
+    best, why = pick_one_node_why(run.candidates)
     if best is None:
         errors = list(dict.fromkeys(st.message for st in run.statuses.values() if st.code is Code.ERROR))
         if errors:  # utilerrors.NewAggregate's message
             return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
         return None, Status.unschedulable(_not_helpful(num_nodes, run.statuses))
-    return PreemptionResult(best.node, best.victims, best.pdb_violations), Status()
+    return PreemptionResult(best.node, best.victims, best.pdb_violations, why), Status()
 
 
 class DefaultPreemption(PostFilterPlugin):

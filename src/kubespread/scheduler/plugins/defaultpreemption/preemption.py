@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -33,6 +33,9 @@ from kubespread.scheduler.framework import FrameworkHandle, Status
 __all__ = [
     "MIN_CANDIDATE_NODES_ABSOLUTE",
     "MIN_CANDIDATE_NODES_PERCENTAGE",
+    "PICK_FIRST",
+    "PICK_ONLY",
+    "PICK_REASONS",
     "Candidate",
     "DryRun",
     "dry_run",
@@ -40,9 +43,11 @@ __all__ = [
     "importance_key",
     "num_candidates",
     "pick_one_node",
+    "pick_one_node_why",
     "pod_priority",
     "select_victims_on_node",
     "start_time",
+    "violated_budgets",
 ]
 
 #: DefaultPreemptionArgs' defaults
@@ -76,19 +81,16 @@ def importance_key(pod: Pod) -> tuple[int, float]:
     return (-pod_priority(pod), start_time(pod))
 
 
-def filter_pods_with_pdb_violation(
-    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
-) -> tuple[list[Pod], list[Pod]]:
-    """(violating, non-violating), each in the order given. Each budget starts from its
-    status.disruptionsAllowed; a pod it selects (same namespace; a nil or empty selector
-    selects none) and that is not already in status.disruptedPods uses one disruption; the pod
-    violates when some budget it uses goes below zero."""
+def violated_budgets(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -> list[list[str]]:
+    """Per pod, in the order given, the names of the budgets evicting it would break. Each
+    budget starts from its status.disruptionsAllowed; a pod it selects (same namespace; a nil
+    or empty selector selects none) and that is not already in status.disruptedPods uses one
+    disruption; the pod breaks every budget it uses that goes below zero."""
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
     selectors = [compile_label_selector(pdb.spec.selector) for pdb in pdbs]
-    violating: list[Pod] = []
-    fine: list[Pod] = []
+    out: list[list[str]] = []
     for pod in pods:
-        violated = False
+        broken: list[str] = []
         labels = pod.metadata.labels
         if labels:
             for i, pdb in enumerate(pdbs):
@@ -101,8 +103,20 @@ def filter_pods_with_pdb_violation(
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:
-                    violated = True
-        (violating if violated else fine).append(pod)
+                    broken.append(pdb.metadata.name)
+        out.append(broken)
+    return out
+
+
+def filter_pods_with_pdb_violation(
+    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], list[Pod]]:
+    """(violating, non-violating), each in the order given (see ``violated_budgets``)."""
+    pods = list(pods)
+    violating: list[Pod] = []
+    fine: list[Pod] = []
+    for pod, broken in zip(pods, violated_budgets(pods, pdbs), strict=True):
+        (violating if broken else fine).append(pod)
     return violating, fine
 
 
@@ -236,18 +250,38 @@ def _earliest_top_start(victims: Sequence[Pod]) -> float:
     return min(start_time(p) for p in victims if pod_priority(p) == top)
 
 
+#: why pickOneNodeForPreemption chose its node: the criterion that left one candidate
+PICK_REASONS: Final = (
+    "fewest PodDisruptionBudget violations",
+    "lowest priority of its most important victim",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start of its most important victims",
+)
+PICK_ONLY: Final = "the only node where preemption helps"
+PICK_FIRST: Final = "tied on every criterion: the first candidate"
+
+
 def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
     """pickOneNodeForPreemption: the candidate with the fewest PDB violations; among those
     the lowest highest-priority victim; then the smallest sum of victim priorities (each
     offset by MaxInt32+1); then the fewest victims; then the latest earliest start among
     the highest-priority victims; then the first in candidate order."""
+    return pick_one_node_why(candidates)[0]
+
+
+def pick_one_node_why(candidates: Sequence[Candidate]) -> tuple[Candidate | None, str]:
+    """pick_one_node and why that node won: the criterion (PICK_REASONS) that left it alone,
+    PICK_ONLY for a single candidate, PICK_FIRST when every criterion tied."""
     if not candidates:
-        return None
+        return None, ""
+    if len(candidates) == 1:
+        return candidates[0], PICK_ONLY
 
     def sum_priorities(c: Candidate) -> int:
         return sum(pod_priority(p) + _PRIORITY_OFFSET for p in c.victims)
 
-    criteria = (
+    criteria: tuple[Callable[[Candidate], float], ...] = (
         lambda c: -c.pdb_violations,
         lambda c: -pod_priority(c.victims[0]),
         lambda c: -sum_priorities(c),
@@ -255,10 +289,10 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
         lambda c: _earliest_top_start(c.victims),
     )
     remaining = list(candidates)
-    for score in criteria:
+    for score, why in zip(criteria, PICK_REASONS, strict=True):
         scores = [score(c) for c in remaining]
         best = max(scores)
         remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
         if len(remaining) == 1:
-            break
-    return remaining[0]
+            return remaining[0], why
+    return remaining[0], PICK_FIRST
