@@ -12,6 +12,7 @@ import copy
 from collections.abc import Callable
 
 from kubespread.api.core import Pod, PodCondition, PodStatus
+from kubespread.api.timestamps import timestamp
 from kubespread.cluster.state import ClusterState
 from kubespread.sim.clock import Clock, Timer
 
@@ -49,12 +50,14 @@ class Kubelets:
             self.unreachable.add(node)
 
     def start(self, pod: Pod, node: str) -> Pod:
-        """The pod bound to ``node``, Running and Ready (what its kubelet reports at once)."""
+        """The pod bound to ``node``, Running and Ready since now (what its kubelet reports at
+        once; ``startTime`` is what preemption's last node criterion compares)."""
         bound = copy.copy(pod)
         bound.spec = copy.copy(pod.spec)
         bound.spec.node_name = node
         bound.status = PodStatus(
             phase="Running",
+            start_time=timestamp(self.clock.now),
             conditions=[
                 PodCondition(type="PodScheduled", status="True"),
                 PodCondition(type="Ready", status="True"),
