@@ -72,8 +72,25 @@ def test_unschedulable_pods_are_flushed_after_five_minutes() -> None:
     sim = sim_of([make_node("n1").capacity(cpu="1")], [make_pod("big").req(cpu="1").node("n1")])
     sim.create(make_pod("p").req(cpu="1").obj())
     sim.run_until_quiet()
+    sim.skip_idle_retries = False
     sim.advance(301)
     assert len([e for e in sim.events if e.reason == "FailedScheduling"]) == 2
+
+
+def test_a_retry_on_an_unchanged_cluster_is_skipped_until_something_changes() -> None:
+    sim = sim_of([make_node("n1").capacity(cpu="1")], [make_pod("big").req(cpu="1").node("n1")])
+    sim.create(make_pod("p").req(cpu="1").obj())
+    sim.run_until_quiet()
+    sim.advance(3600)
+    assert len([e for e in sim.events if e.reason == "FailedScheduling"]) == 1
+    info = sim.queue.info("default/p")
+    attempts = info.attempts if info else 0
+    sim.delete("Pod", "default/big", grace_seconds=0)
+    sim.run_until_quiet()
+    # the skipped retries count as made: 12 in the hour, on top of the first attempt
+    assert info is not None and info.attempts >= attempts + 12
+    sim.advance(10)
+    assert sim.cluster.pods["default/p"].spec.node_name == "n1"
 
 
 def test_higher_priority_pod_is_scheduled_first() -> None:

@@ -194,6 +194,25 @@ class SchedulingQueue:
             self._unschedulable.discard(key)
             self._to_backoff_or_active(info, now)
 
+    def leftover_due(self, key: str, now: float) -> bool:
+        """Whether the 5-minute rule would move this pod now."""
+        info = self._infos.get(key)
+        return (
+            info is not None
+            and key in self._unschedulable
+            and now - info.unschedulable_since >= MAX_UNSCHEDULABLE_SECONDS
+        )
+
+    def repeat_failures(self, key: str, times: int, last: float) -> None:
+        """Count ``times`` more failed attempts, the last at ``last``, without making them: the
+        retries a host skipped because the cluster had not changed (each would have failed as
+        the one before)."""
+        info = self._infos.get(key)
+        if info is None or times <= 0:
+            return
+        info.attempts += times
+        info.last_failure = info.unschedulable_since = last
+
     def flush_unschedulable_leftovers(self, now: float) -> None:
         """The 5-minute rule for every pod, for a caller that polls instead of setting timers."""
         for key in sorted(self._unschedulable):

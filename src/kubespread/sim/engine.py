@@ -74,6 +74,21 @@ REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 MAX_TURNS: Final = 2_000_000
 
 
+def _scheduler_status_write(ev: ClusterEvent) -> bool:
+    """Whether a change is the scheduler's own status write on a pending pod (its
+    PodScheduled condition, the same nomination): nothing any scheduling attempt reads."""
+    if ev.kind != Pod.KIND or ev.type is not EventType.UPDATED or ev.old is None:
+        return False
+    new, old = ev.obj, ev.old
+    return (
+        new.spec is old.spec
+        and new.metadata is old.metadata
+        and not new.spec.node_name
+        and new.status.phase == old.status.phase
+        and new.status.nominated_node_name == old.status.nominated_node_name
+    )
+
+
 def pod_owner(pod: KubeObject) -> dict[str, str] | None:
     ref = pod.metadata.controller_ref()
     return {"kind": ref.kind, "name": ref.name} if ref is not None else None
@@ -114,6 +129,10 @@ class Simulation:
     a create beyond raises PodLimitExceeded.
     """
 
+    #: skip a pending pod's 5-minute retry when nothing changed since it failed (see
+    #: :meth:`_flush_leftover`); off, every retry is made (the tests compare both)
+    skip_idle_retries: bool = True
+
     def __init__(
         self,
         cluster: ClusterState | None = None,
@@ -153,6 +172,13 @@ class Simulation:
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued_work: set[tuple[str, str]] = set()
         self._backoff_wakeups: dict[float, Timer] = {}
+        #: cluster changes that can alter a scheduling attempt (not the scheduler's own status
+        #: writes on pending pods); a pending pod remembers the count at its last failure
+        self._changes = 0
+        self._failed_at: dict[str, int] = {}
+        #: pending pods whose 5-minute retry was skipped (nothing changed since they failed):
+        #: key → the instant of the first skipped retry
+        self._dormant: dict[str, float] = {}
         self.cluster.subscribe(self._on_event)
         self.scheduling.add_pending(self.cluster, self.now)
         if controllers is None:
@@ -298,6 +324,38 @@ class Simulation:
         self.scheduling.follow(ev, self.now)
         if ev.kind == Pod.KIND and ev.type in (EventType.DELETED, EventType.BOUND):
             self.pending_reasons.pop(ev.obj.key, None)
+            self._failed_at.pop(ev.obj.key, None)
+            self._dormant.pop(ev.obj.key, None)
+        if not _scheduler_status_write(ev):
+            self._changes += 1
+            if self._dormant:
+                self._wake_dormant()
+
+    # ------------------------------------------------------------------ the 5-minute retry
+    def _flush_leftover(self, key: str) -> None:
+        """flushUnschedulablePodsLeftover for one pod. When nothing that could change its
+        outcome happened since it failed, the retry would repeat that failure on the same
+        cluster: it is skipped and the pod waits, dormant, for the next change (a long
+        ``advance`` with pending pods costs nothing per 5 minutes). kube-scheduler would make
+        each retry and record each FailedScheduling again, counted in one Event."""
+        if not self.queue.leftover_due(key, self.now):
+            return
+        if self.skip_idle_retries and self._failed_at.get(key) == self._changes:
+            self._dormant[key] = self.now
+            return
+        self.queue.flush_unschedulable_leftover(key, self.now)
+
+    def _wake_dormant(self) -> None:
+        """The cluster changed: each dormant pod is as if its skipped retries had been made and
+        had failed (attempts, last failure), and its next retry is due where their 5-minute
+        cadence puts it."""
+        for key, first in self._dormant.items():
+            skipped = int((self.now - first) // MAX_UNSCHEDULABLE_SECONDS) + 1
+            last = first + (skipped - 1) * MAX_UNSCHEDULABLE_SECONDS
+            self.queue.repeat_failures(key, skipped, last)
+            self._failed_at.pop(key, None)
+            self.clock.at(last + MAX_UNSCHEDULABLE_SECONDS, functools.partial(self._flush_leftover, key))
+        self._dormant.clear()
 
     def _move_unschedulable(self) -> None:
         """One wake-up timer per distinct backoff expiry, however many pods share it."""
@@ -352,9 +410,8 @@ class Simulation:
             nominated_node_name=nominated,
         )
         if self.scheduling.failed(key, self.now) is not None:
-            self.after(
-                MAX_UNSCHEDULABLE_SECONDS, lambda: self.queue.flush_unschedulable_leftover(key, self.now)
-            )
+            self._failed_at[key] = self._changes
+            self.after(MAX_UNSCHEDULABLE_SECONDS, functools.partial(self._flush_leftover, key))
 
     def preempt(self, pod: Pod, result: PreemptionResult) -> None:
         """prepareCandidate: each victim not yet terminating gets the DisruptionTarget
