@@ -5,10 +5,9 @@ range, a wrong enum, a missing or unknown field, a duplicated item, deep nesting
 unicode strings, invalid label keys and values. The same (source, seed) always gives the same
 text, so a crash found once reproduces from its two numbers.
 
-Replicas stay at most 1,000: a huge replica count is a separate issue (the --max-pods option).
-A scenario's ``advance`` stays at most an hour unless beyond Go's duration range (an error):
-virtual time with pending pods costs a scheduling retry per pod every 5 minutes, so a valid
-advance of years runs for hours; that is a separate issue too.
+Replicas stay at most 1,000 unless beyond ``--max-pods`` (an error at once): a valid count of
+tens of thousands of pods is a real, minutes-long run, not a fault. A scenario's ``advance``
+is mutated freely: a wait of years with pending pods costs nothing while nothing changes.
 """
 
 from __future__ import annotations
@@ -22,13 +21,13 @@ from typing import Any
 
 import yaml
 
+from kubespread.cluster.errors import DEFAULT_MAX_PODS
+
 __all__ = ["EXAMPLES", "Mutant", "Source", "mutate", "sources"]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MAX_REPLICAS = 1000
 COUNTS = ("replicas", "count", "completions", "parallelism")
-MAX_ADVANCE = 3600
-GO_MAX_SECONDS = (2**63 - 1) / 1e9
 
 Path_ = tuple[str | int, ...]
 
@@ -392,18 +391,16 @@ def _what(step: str) -> str:
 
 
 def _cap_replicas(node: Any) -> None:
-    """Keep replicas (and similar counts) at most MAX_REPLICAS, advance at most MAX_ADVANCE
-    seconds: see the module's note."""
+    """Keep replicas (and similar counts) at most MAX_REPLICAS unless the run refuses them
+    (over DEFAULT_MAX_PODS): see the module's note."""
     if isinstance(node, dict):
         for k, v in node.items():
             if (
-                k == "advance"
+                k in COUNTS
                 and isinstance(v, int | float)
                 and not isinstance(v, bool)
-                and MAX_ADVANCE < v <= GO_MAX_SECONDS
+                and MAX_REPLICAS < v <= DEFAULT_MAX_PODS
             ):
-                node[k] = MAX_ADVANCE
-            if k in COUNTS and (isinstance(v, int | float) and not isinstance(v, bool) and v > MAX_REPLICAS):
                 node[k] = MAX_REPLICAS
             _cap_replicas(v)
     elif isinstance(node, list):
