@@ -209,6 +209,8 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         print_pending(pending)
     for r in result.rejections:
         out.print(Text.assemble(("refused ", "red"), f"{r['source']}: {r['object']}: {r['message']}"))
+    for f in result.failed_creates:
+        out.print(Text.assemble(("failed ", "red"), f"{f['object']}: {f['message']}"))
 
 
 def _workload_id(row: dict[str, Any]) -> str:

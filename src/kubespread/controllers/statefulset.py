@@ -219,6 +219,9 @@ class StatefulSetController(PodOwnerController):
         spec_fields: dict[str, Any] = {"hostname": name}
         if sts.spec.service_name:
             spec_fields["subdomain"] = sts.spec.service_name
+        claims = (sts.spec.extra or {}).get("volumeClaimTemplates")
+        if isinstance(claims, list) and claims:
+            spec_fields["volumes"] = _claim_volumes(template, claims, sts.metadata.name, ordinal)
         pod = pod_from_template(
             template,
             sts,
@@ -290,3 +293,20 @@ class StatefulSetController(PodOwnerController):
             updated = copy.copy(sts)  # only the status changes: share the rest
             updated.status = status
             sim.update(updated)
+
+
+def _claim_volumes(template: Any, claims: list[Any], set_name: str, ordinal: int) -> list[Any]:
+    """updateStorage: a volume per volumeClaimTemplate, on the claim ``<claim>-<set>-<ordinal>``
+    (what the template's containers mount), then the template's own volumes of other names.
+    The claims themselves are not modelled: their volumes make the pod valid."""
+    names = [
+        c["metadata"]["name"] for c in claims if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
+    ]
+    volumes: list[Any] = [
+        {"name": n, "persistentVolumeClaim": {"claimName": f"{n}-{set_name}-{ordinal}"}}
+        for n in names
+        if isinstance(n, str)
+    ]
+    own = (template.spec.extra or {}).get("volumes") or []
+    volumes += [v for v in own if not (isinstance(v, dict) and v.get("name") in names)]
+    return volumes

@@ -91,6 +91,21 @@ class PlacementResult:
     def rejections(self) -> list[dict[str, str]]:
         return [r for s in (self.initial, *self.steps) for r in s.rejections]
 
+    @property
+    def failed_creates(self) -> list[dict[str, str]]:
+        """What controllers could not create (a workload whose pods the API server refuses):
+        its FailedCreate events, once per workload and message. The input's own refused
+        objects are :attr:`rejections`."""
+        refused = {r["object"] for r in self.rejections}
+        seen: dict[tuple[str, str], dict[str, str]] = {}
+        for e in self.sim.events:
+            if e.reason != "FailedCreate":
+                continue
+            ref = f"{e.kind} {e.namespace}/{e.name}" if e.namespace else f"{e.kind} {e.name}"
+            if ref not in refused:
+                seen.setdefault((ref, e.message), {"object": ref, "message": e.message})
+        return list(seen.values())
+
     def involved_pods(self) -> list[Pod]:
         """The pods whose workloads ``schedule`` shows: those placed or left pending in this
         run; every pod of the cluster when the input created nothing (a dump alone: how the
@@ -115,6 +130,7 @@ class PlacementResult:
             "pending": self.final.pending,
             "distribution": self.final.distribution,
             "rejections": self.rejections,
+            "failedCreates": self.failed_creates,
             "initial": self.initial.to_dict(),
             "steps": [s.to_dict() for s in self.steps],
             "final": self.final.to_dict(),

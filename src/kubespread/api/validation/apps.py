@@ -70,10 +70,16 @@ def _validate_selector(sel: LabelSelector | None, path: Path, kind: str) -> list
 
 
 def _validate_template_for_selector(
-    template: PodTemplateSpec, sel: LabelSelector | None, path: Path, *, restart_policies: tuple[str, ...]
+    template: PodTemplateSpec,
+    sel: LabelSelector | None,
+    path: Path,
+    *,
+    restart_policies: tuple[str, ...],
+    kind: str = "ReplicaSet",
 ) -> list[FieldError]:
     """The selector must select the template's labels (unless it is empty), then the template,
-    then its restartPolicy (empty means Always)."""
+    then its restartPolicy (empty means Always). A StatefulSet's template is checked for its
+    metadata only (see validate_pod_template)."""
     errs: list[FieldError] = []
     compiled = compile_label_selector(sel)
     if not compiled.empty and not compiled.matches(template.metadata.labels):
@@ -84,18 +90,19 @@ def _validate_template_for_selector(
                 MISMATCH,
             )
         )
-    errs.extend(validate_pod_template(template, path))
+    stateful = kind == "StatefulSet"
+    errs.extend(validate_pod_template(template, path, spec=not stateful))
     policy = template.spec.restart_policy or "Always"
     if policy not in restart_policies:
         errs.append(FieldError.not_supported(path.child("spec", "restartPolicy"), policy, restart_policies))
     deadline = (template.spec.extra or {}).get("activeDeadlineSeconds")
     if deadline is not None and restart_policies == ("Always",):
+        where, why = (
+            path.child("spec", "activeDeadlineSeconds"),
+            f"activeDeadlineSeconds in {kind} is not Supported",
+        )
         errs.append(
-            FieldError.invalid(
-                path.child("spec", "activeDeadlineSeconds"),
-                deadline,
-                "activeDeadlineSeconds in ReplicaSet is not Supported",
-            )
+            FieldError.forbidden(where, why) if stateful else FieldError.invalid(where, deadline, why)
         )
     return errs
 
@@ -224,7 +231,11 @@ def validate_stateful_set(sts: StatefulSet) -> list[FieldError]:
     else:
         errs.extend(
             _validate_template_for_selector(
-                spec.template, spec.selector, path.child("template"), restart_policies=("Always",)
+                spec.template,
+                spec.selector,
+                path.child("template"),
+                restart_policies=("Always",),
+                kind="StatefulSet",
             )
         )
     return errs

@@ -604,14 +604,18 @@ def _validate_pod_annotations(annotations: dict[str, str], spec: PodSpec, path: 
     return errs
 
 
-def validate_pod_template(template: PodTemplateSpec, path: Path) -> list[FieldError]:
+def validate_pod_template(template: PodTemplateSpec, path: Path, *, spec: bool = True) -> list[FieldError]:
     """ValidatePodTemplateSpec: the template's labels are reported at ``<path>.labels`` (not
-    ``.metadata.labels``), as kube-apiserver does."""
+    ``.metadata.labels``), as kube-apiserver does. ``spec=False`` is a StatefulSet's check
+    (ValidatePodTemplateSpecForStatefulSet): metadata only, since its containers may mount the
+    volumes of its volumeClaimTemplates, which the pod spec does not list."""
     errs = validate_labels(template.metadata.labels, path.child("labels"))
     errs.extend(validate_annotations(template.metadata.annotations, path.child("annotations")))
     errs.extend(
         _validate_pod_annotations(template.metadata.annotations, template.spec, path.child("annotations"))
     )
+    if not spec:
+        return errs
     errs.extend(validate_pod_spec(template.spec, path.child("spec"), is_pod=False))
     if _extra(template.spec, "ephemeralContainers"):
         errs.append(
