@@ -16,7 +16,7 @@ from kubespread.api.core import Node, Pod
 from kubespread.api.resources import Resources
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels
+from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels, pod_terms
 from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity, required_node_affinity
 from kubespread.scheduler.plugins.noderesources.fit import insufficient_resources
 from kubespread.scheduler.profile import Profile
@@ -29,6 +29,7 @@ __all__ = [
     "namespace_labels",
     "node_filter",
     "required_node_affinity",
+    "required_pod_terms",
 ]
 
 
@@ -60,3 +61,11 @@ def daemon_namespaces(profiles: Mapping[str, Profile]) -> frozenset[str]:
         plugin = profile.plugins.get("InterPodAffinity")
         found |= getattr(plugin, "daemon_namespaces", frozenset())
     return frozenset(found)
+
+
+def required_pod_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
+    """InterPodAffinity's parse of the pod's required terms: (affinity, anti-affinity), both
+    forms (IgnoredDuringExecution and RequiredDuringExecution) in one list each, as its
+    Filter sees them."""
+    terms = pod_terms(pod)
+    return terms.required_affinity, terms.required_anti_affinity

@@ -1,0 +1,55 @@
+"""The CP-SAT placement model: its optimum equals the brute-force one, and every
+arrangement it returns passes the scheduler's Filter."""
+
+from __future__ import annotations
+
+import pytest
+
+from builders import cluster_of, make_node, make_pod
+from capacity_cases import CASES, HOST, WEB, ZONE, brute_force
+from kubespread.scheduler import default_profile
+from kubespread.solve import SolveError, VerificationError, build_model, solve, verify
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_optimum_matches_brute_force_and_passes_the_filter(name: str) -> None:
+    cluster, template = CASES[name]()
+    profile = default_profile()
+    placement = solve(build_model(cluster, template, profile, 20), time_limit=5)
+    assert placement.proven
+    verify(cluster, template, profile, placement.counts)  # raises on a mismatch
+    per_node = 4 if len(cluster.nodes) <= 3 else 2  # 5^5 final states would take seconds
+    assert placement.placed == brute_force(cluster, template, profile, per_node=per_node)
+
+
+def test_identical_replicas_are_one_integer_per_feasible_node() -> None:
+    cluster, template = CASES["anti-affinity and existing pods"]()
+    model = build_model(cluster, template, default_profile(), 10)
+    # a1 holds a replica (anti-affinity), b1 is too small, b2 runs a pod that repels web
+    assert [n.name for n in model.nodes] == ["a2", "c1"]
+    assert model.anti_keys == [HOST]
+    assert [s.topology_key for s in model.spreads] == [ZONE]
+
+
+def test_resources_cap_each_node() -> None:
+    cluster = cluster_of([make_node("a").capacity(cpu="2500m", pods="2"), make_node("b").capacity(cpu="3")])
+    template = make_pod("web").labels(app="web").req(cpu="1").obj()
+    model = build_model(cluster, template, default_profile(), 10)
+    caps = {n.name: (n.capacity, n.limited_by) for n in model.nodes}
+    assert caps == {"a": (2, ("cpu", "pods")), "b": (3, ("cpu",))}
+    assert solve(model).placed == 5
+
+
+def test_the_filter_rejects_an_arrangement_that_breaks_spread() -> None:
+    cluster = cluster_of([make_node("a1").zone("a"), make_node("b1").zone("b")])
+    template = make_pod("web").labels(app="web").spread(1, ZONE, selector=WEB).obj()
+    with pytest.raises(VerificationError, match="PodTopologySpread"):
+        verify(cluster, template, default_profile(), {"a1": 3})
+    assert not cluster.pods  # the hypothetical pods are gone again
+
+
+def test_required_pod_affinity_is_refused_not_guessed() -> None:
+    cluster = cluster_of([make_node("a1")])
+    template = make_pod("web").labels(app="web").pod_affinity(HOST, WEB).obj()
+    with pytest.raises(SolveError, match="required pod affinity"):
+        build_model(cluster, template, default_profile(), 3)
