@@ -1,0 +1,64 @@
+"""plan.capacity: greedy is cluster-capacity (clones one by one through the scheduler), the
+maximum is the brute-force optimum, and limitedBy names what binds."""
+
+from __future__ import annotations
+
+import pytest
+
+from builders import cluster_of, make_node, make_pod
+from capacity_cases import CASES, WEB, ZONE, brute_force
+from kubespread.api.core import Pod
+from kubespread.cluster.state import ClusterState
+from kubespread.plan.capacity import greedy, maximum
+from kubespread.scheduler import default_profile
+from kubespread.scheduler.evaluate import schedule_in_turn
+from kubespread.solve import clones
+
+
+def one_by_one(cluster: ClusterState, template: Pod, limit: int) -> int:
+    """The scheduler's sequence mode on the clones, counted up to the first pending one."""
+    placed = 0
+    for decision in schedule_in_turn(cluster, default_profile(), clones(template, limit), bind=True):
+        if decision.selected is None:
+            break
+        placed += 1
+    return placed
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_greedy_is_one_by_one_scheduling_and_leaves_the_cluster_alone(name: str) -> None:
+    cluster, template = CASES[name]()
+    before = set(cluster.pods)
+    found = greedy(cluster, template, default_profile(), 20)
+    assert set(cluster.pods) == before
+    assert found == one_by_one(CASES[name]()[0], template, 20)
+
+
+def test_the_scheduler_strands_replicas_the_solver_places() -> None:
+    cluster, template = CASES["two spreads"]()
+    profile = default_profile()
+    result = maximum(cluster, template, profile, max_count=20, time_limit=5)
+    assert greedy(cluster, template, profile, 20) == 5
+    assert result.maximum == 7 == brute_force(cluster, template, profile, per_node=4)
+    assert result.proven
+    assert result.per_domain == {ZONE: {"b": 4, "c": 3}}
+    assert result.limited_by == [f"topology spread {ZONE} maxSkew 1"]
+
+
+def test_max_caps_both_answers() -> None:
+    cluster = cluster_of([make_node("a1").zone("a"), make_node("b1").zone("b")])
+    template = make_pod("web").labels(app="web").req(cpu="100m").obj()
+    assert greedy(cluster, template, default_profile(), 5) == 5
+    result = maximum(cluster, template, default_profile(), max_count=5)
+    assert (result.maximum, result.limited_by) == (5, ["max 5"])
+
+
+def test_resources_bind_by_name() -> None:
+    cluster = cluster_of(
+        [make_node("a1").zone("a").capacity(cpu="2"), make_node("b1").zone("b").capacity(cpu="1")]
+    )
+    template = make_pod("web").labels(app="web").req(cpu="1").spread(1, ZONE, selector=WEB).obj()
+    result = maximum(cluster, template, default_profile(), max_count=50)
+    assert result.maximum == 3
+    # 2 + 1 is also what spread allows: only the cpu binds
+    assert result.limited_by == ["cpu on nodes a1,b1"]
