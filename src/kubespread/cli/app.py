@@ -37,6 +37,7 @@ def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
     from kubespread.cli.bench import bench_command
+    from kubespread.cli.capacity import capacity_command
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
@@ -53,6 +54,7 @@ def _register() -> None:
     app.command("evaluate")(evaluate_command)
     app.command("bench")(bench_command)
     app.command("simulate")(simulate_command)
+    app.command("capacity")(capacity_command)
     app.command("scheduler")(scheduler_command)
     app.command("controller")(controller_command)
     app.add_typer(webhook_app, name="webhook")

@@ -147,8 +147,11 @@ def clones(template: Pod, count: int, taken: Iterable[str] = ()) -> list[Pod]:
 
 
 def _stripped(template: Pod) -> Pod:
+    """The template as a clone but without spread constraints: its feasible nodes are those
+    every other filter admits on the cluster as it is."""
     data = template.to_dict()
     data.get("spec", {}).pop("topologySpreadConstraints", None)
+    data.get("spec", {}).pop("nodeName", None)
     return Pod.from_dict(data)
 
 

@@ -1,0 +1,151 @@
+"""``kubespread capacity -f CLUSTER -f TEMPLATE``: how many more replicas of a pod fit.
+
+Two answers side by side: ``greedy``, what cluster-capacity reports (clones scheduled one by
+one by the real scheduler until the first stays pending), and ``maximum``, the most any
+arrangement holds (CP-SAT; ``proven`` when optimal), re-checked with the scheduler's Filter,
+with what binds there (``limitedBy``) and the replicas per domain (``perDomain``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from kubespread.cli.common import (
+    FilesOption,
+    Output,
+    OutputOption,
+    ValidateOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+    require_nodes,
+)
+from kubespread.io.loader import Validation
+
+if TYPE_CHECKING:
+    from kubespread.api.core import Pod
+    from kubespread.cluster.state import ClusterState
+    from kubespread.io import Manifests
+
+__all__ = ["capacity_command"]
+
+MaxOption = Annotated[
+    int, typer.Option("--max", min=1, help="Stop counting at this many replicas (both answers).")
+]
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
+    return value
+
+
+TimeLimitOption = Annotated[
+    float,
+    typer.Option("--time-limit", callback=_positive, help="Seconds the solver may take for the maximum."),
+]
+
+#: the kinds whose pod template a TEMPLATE file may give
+_WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet")
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"error: {message}", markup=False, highlight=False)
+    return typer.Exit(1)
+
+
+def _template(manifests: Manifests, path: Path) -> tuple[Pod, str]:
+    """The one Pod of the file, or the pod a Deployment/ReplicaSet/StatefulSet would create;
+    and how to name it (``Deployment default/web``)."""
+    from kubespread.api.core import Pod
+    from kubespread.controllers.pods import pod_from_template
+
+    objs = list(manifests)
+    if len(objs) != 1:
+        raise _fail(f"{path}: TEMPLATE must hold exactly one Pod, Deployment, ReplicaSet or StatefulSet")
+    obj = objs[0]
+    if isinstance(obj, Pod):
+        return obj, f"Pod {obj.key}"
+    if obj.KIND in _WORKLOADS:
+        template = obj.spec.template  # type: ignore[attr-defined]
+        return pod_from_template(template, obj, name=obj.metadata.name), f"{obj.KIND} {obj.key}"
+    kind = obj.KIND or "untyped object"
+    raise _fail(f"{path}: TEMPLATE is a {kind}: give a Pod or a workload ({', '.join(_WORKLOADS)})")
+
+
+def _cluster(manifests: Manifests) -> ClusterState:
+    """Nodes, bound pods, namespaces and the kept objects as they are (no controller runs)."""
+    from kubespread.cluster import ClusterError, ClusterState
+
+    state = ClusterState()
+    for obj in manifests:
+        try:
+            state.add(obj)
+        except ClusterError as e:
+            err.print(f"warning: {obj.KIND} {obj.key}: {e} (left out)", markup=False, highlight=False)
+    return state
+
+
+def _table(doc: dict[str, Any]) -> None:
+    table = Table(title=f"capacity for {doc['template']}", title_justify="left")
+    table.add_column("")
+    table.add_column("replicas", justify="right")
+    table.add_column("")
+    table.add_row("greedy", str(doc["greedy"]), "one by one with the scheduler, until the first pending")
+    proven = "proven optimal" if doc["proven"] else "best found within the time limit"
+    table.add_row("maximum", str(doc["maximum"]), proven)
+    out.print(table)
+    for key, domains in doc["perDomain"].items():
+        shown = ", ".join(f"{d}={n}" for d, n in domains.items()) or "-"
+        out.print(f"per {key}: {shown}")
+    if doc["limitedBy"]:
+        out.print("limited by: " + "; ".join(doc["limitedBy"]))
+
+
+def capacity_command(
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    output: OutputOption = Output.table,
+    max_count: MaxOption = 1000,
+    time_limit: TimeLimitOption = 10.0,
+    validate: ValidateOption = Validation.STRICT,
+) -> None:
+    """How many more replicas of a pod fit: cluster-capacity's one-by-one count (greedy) and
+    the proven maximum over every arrangement, with what limits it. The last -f is the
+    template (a Pod, or a Deployment/ReplicaSet/StatefulSet: its pod template); the others
+    are the cluster, whose pods (the workload's replicas among them) stay where they are."""
+    if len(files) < 2:
+        err.print("error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE")
+        raise typer.Exit(2)
+    from kubespread.plan.capacity import greedy, maximum
+    from kubespread.scheduler import default_profile
+    from kubespread.solve import SolveError
+
+    cluster_manifests = load_or_exit(files[:-1], validate=validate)
+    require_nodes(cluster_manifests, "capacity")
+    template, label = _template(load_or_exit(files[-1:], validate=validate), files[-1])
+    cluster = _cluster(cluster_manifests)
+    profile = default_profile()
+    try:
+        found = greedy(cluster, template, profile, max_count)
+        best = maximum(cluster, template, profile, max_count=max_count, time_limit=time_limit)
+    except SolveError as e:
+        raise _fail(str(e)) from None
+    doc: dict[str, Any] = {
+        "template": label,
+        "greedy": found,
+        "maximum": best.maximum,
+        "proven": best.proven,
+        "limitedBy": best.limited_by,
+        "perDomain": best.per_domain,
+        "placement": best.counts,
+        "solveSeconds": round(best.seconds, 3),
+    }
+    if output is Output.table:
+        _table(doc)
+    else:
+        print_data(doc, output)

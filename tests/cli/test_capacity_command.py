@@ -1,0 +1,145 @@
+"""``kubespread capacity``: both answers in JSON, workloads as templates (their running
+replicas count), and bad input refused on stderr without a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+WEB = {"matchLabels": {"app": "web"}}
+
+
+def node(name: str, zone: str, cpu: str = "3") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {HOST: name, ZONE: zone}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod_spec() -> dict[str, Any]:
+    return {
+        "containers": [{"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}],
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": WEB}
+            for key in (ZONE, HOST)
+        ],
+    }
+
+
+def web_pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": pod_spec(),
+    }
+
+
+def deployment() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 1,
+            "selector": WEB,
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec()},
+        },
+    }
+
+
+def write(path: Path, *docs: dict[str, Any]) -> str:
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["capacity", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> str:
+    return write(tmp_path / "cluster.yaml", node("n0", "b"), node("n1", "c"), node("n2", "b"))
+
+
+def test_json_has_both_answers(tmp_path: Path, cluster: str) -> None:
+    code, stdout, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", web_pod()), "-o", "json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert (doc["greedy"], doc["maximum"], doc["proven"]) == (5, 7, True)
+    assert doc["perDomain"] == {ZONE: {"b": 4, "c": 3}}
+    assert doc["limitedBy"] == [f"topology spread {ZONE} maxSkew 1"]
+
+
+def test_table(tmp_path: Path, cluster: str) -> None:
+    code, stdout, _ = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", web_pod()))
+    assert code == 0
+    assert "greedy" in stdout and "proven optimal" in stdout and "limited by:" in stdout
+
+
+def test_a_workloads_running_replicas_count(tmp_path: Path) -> None:
+    running = web_pod() | {"metadata": {"name": "web-0", "labels": {"app": "web"}}}
+    running["spec"] = pod_spec() | {"nodeName": "n1"}
+    cluster = write(tmp_path / "cluster.yaml", node("n0", "b"), node("n1", "c"), node("n2", "b"), running)
+    code, stdout, stderr = run(
+        "-f", cluster, "-f", write(tmp_path / "deploy.yaml", deployment()), "-o", "json"
+    )
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["template"] == "Deployment default/web"
+    assert doc["maximum"] == 6  # 7 in all, one of them already running
+    assert doc["perDomain"] == {ZONE: {"b": 4, "c": 2}}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--time-limit", "0"], 2, "more than 0 seconds"),
+        (["--max", "0"], 2, "--max"),
+    ],
+)
+def test_bad_options(tmp_path: Path, cluster: str, args: list[str], code: int, message: str) -> None:
+    got, _, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", web_pod()), *args)
+    assert got == code
+    assert message in stderr and "Traceback" not in stderr
+
+
+def test_a_template_that_is_not_a_pod_or_workload(tmp_path: Path, cluster: str) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}
+    code, _, stderr = run("-f", cluster, "-f", write(tmp_path / "ns.yaml", ns))
+    assert code == 1
+    assert "TEMPLATE is a Namespace" in stderr
+
+
+def test_no_nodes(tmp_path: Path) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}
+    code, _, stderr = run("-f", write(tmp_path / "c.yaml", ns), "-f", write(tmp_path / "pod.yaml", web_pod()))
+    assert code == 1
+    assert "no nodes" in stderr
+
+
+def test_one_file_is_not_enough(cluster: str) -> None:
+    code, _, stderr = run("-f", cluster)
+    assert code == 2
+    assert "-f TEMPLATE" in stderr
+
+
+def test_required_pod_affinity_is_an_error_not_a_traceback(tmp_path: Path, cluster: str) -> None:
+    pod = web_pod()
+    term = {"labelSelector": WEB, "topologyKey": HOST}
+    pod["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    code, _, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", pod))
+    assert code == 1
+    assert "required pod affinity" in stderr and "Traceback" not in stderr
