@@ -62,3 +62,12 @@ def test_resources_bind_by_name() -> None:
     assert result.maximum == 3
     # 2 + 1 is also what spread allows: only the cpu binds
     assert result.limited_by == ["cpu on nodes a1,b1"]
+
+
+def test_many_full_nodes_are_counted_not_all_listed() -> None:
+    cluster = cluster_of([make_node(f"n{i}").capacity(cpu="1") for i in range(7)])
+    template = make_pod("web").labels(app="web").req(cpu="1").obj()
+    result = maximum(cluster, template, default_profile(), max_count=50)
+    assert result.maximum == 7
+    assert result.limited_by == ["cpu on 7 nodes (n0,n1,n2,n3,n4,...)"]
+    assert result.per_domain == {"kubernetes.io/hostname": {f"n{i}": 1 for i in range(7)}}

@@ -86,6 +86,13 @@ def _per_domain(model: PlacementModel, counts: dict[str, int], keys: list[str]) 
     return out
 
 
+def _nodes(names: list[str], shown: int = 5) -> str:
+    """``nodes a1,b1``, or ``40 nodes (a1,a2,a3,a4,a5,...)``: a line stays readable."""
+    if len(names) <= shown:
+        return f"nodes {','.join(names)}"
+    return f"{len(names)} nodes ({','.join(names[:shown])},...)"
+
+
 def _limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
     """What binds at the maximum: each family whose removal lets more replicas fit."""
     out: list[str] = []
@@ -103,7 +110,7 @@ def _limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
             for n in full:
                 for r in n.limited_by:
                     by_resource.setdefault(r, []).append(n.name)
-            out.extend(f"{r} on nodes {','.join(names)}" for r, names in sorted(by_resource.items()))
+            out.extend(f"{r} on {_nodes(names)}" for r, names in sorted(by_resource.items()))
             if not by_resource:
                 out.append("resources")
         elif family == SPREAD:
