@@ -3,10 +3,14 @@ arrangement it returns passes the scheduler's Filter."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from builders import cluster_of, make_node, make_pod
 from capacity_cases import CASES, HOST, WEB, ZONE, brute_force
+from kubespread.api.core import Pod
+from kubespread.cluster.state import ClusterState
 from kubespread.scheduler import default_profile
 from kubespread.solve import SolveError, VerificationError, build_model, solve, verify
 
@@ -53,3 +57,33 @@ def test_required_pod_affinity_is_refused_not_guessed() -> None:
     template = make_pod("web").labels(app="web").pod_affinity(HOST, WEB).obj()
     with pytest.raises(SolveError, match="required pod affinity"):
         build_model(cluster, template, default_profile(), 3)
+
+
+def random_instance(seed: int) -> tuple[ClusterState, Pod]:
+    """Three nodes over two or three zones with 1-3 CPUs, maybe an existing replica, and a
+    template with some of: zone spread (maxSkew 1-2, maybe minDomains), hostname spread,
+    hostname anti-affinity."""
+    rng = random.Random(seed)
+    nodes = [
+        make_node(f"n{i}").zone(rng.choice("abc")).capacity(cpu=str(rng.randint(1, 3))) for i in range(3)
+    ]
+    pods = [make_pod("old").labels(app="web").req(cpu="1").node("n0")] if rng.random() < 0.4 else []
+    pod = make_pod("web").labels(app="web").req(cpu="1")
+    if rng.random() < 0.8:
+        extra = {"minDomains": 3} if rng.random() < 0.3 else {}
+        pod = pod.spread(rng.randint(1, 2), ZONE, selector=WEB, **extra)
+    if rng.random() < 0.4:
+        pod = pod.spread(1, HOST, selector=WEB)
+    if rng.random() < 0.2:
+        pod = pod.pod_affinity(HOST, WEB, anti=True)
+    return cluster_of(nodes, pods), pod.obj()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_small_instances_match_brute_force(seed: int) -> None:
+    cluster, template = random_instance(seed)
+    profile = default_profile()
+    placement = solve(build_model(cluster, template, profile, 20), time_limit=5)
+    assert placement.proven
+    verify(cluster, template, profile, placement.counts)
+    assert placement.placed == brute_force(cluster, template, profile, per_node=3)
