@@ -143,3 +143,20 @@ def test_required_pod_affinity_is_an_error_not_a_traceback(tmp_path: Path, clust
     code, _, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", pod))
     assert code == 1
     assert "required pod affinity" in stderr and "Traceback" not in stderr
+
+
+def test_scheduler_config_and_scheduler_name(tmp_path: Path, cluster: str) -> None:
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n- schedulerName: other\n"
+    )
+    pod = web_pod()
+    pod["spec"]["schedulerName"] = "other"
+    template = write(tmp_path / "pod.yaml", pod)
+    code, stdout, stderr = run("-f", cluster, "-f", template, "--scheduler-config", str(cfg), "-o", "json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["maximum"] == 7
+    code, _, stderr = run("-f", cluster, "-f", template)
+    assert code == 1
+    assert 'scheduler "other"' in stderr

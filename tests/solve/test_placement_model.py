@@ -9,7 +9,7 @@ import pytest
 
 from builders import cluster_of, make_node, make_pod
 from capacity_cases import CASES, HOST, WEB, ZONE, brute_force
-from kubespread.api.core import Pod
+from kubespread.api.core import Pod, Service
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler import default_profile
 from kubespread.solve import SolveError, VerificationError, build_model, solve, verify
@@ -87,3 +87,31 @@ def test_random_small_instances_match_brute_force(seed: int) -> None:
     assert placement.proven
     verify(cluster, template, profile, placement.counts)
     assert placement.placed == brute_force(cluster, template, profile, per_node=3)
+
+
+def test_default_constraints_are_modelled_in_their_final_state() -> None:
+    """A List-defaulted hostname constraint (DoNotSchedule) spreads a pod a Service selects.
+    n0 already runs one: judged as the cluster is, it is over the skew, yet once n1 and n2
+    have theirs it takes a second one: 2+2+1, not 2+2."""
+    hostname = {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"}
+    profile = default_profile(
+        {"PodTopologySpread": {"defaultingType": "List", "defaultConstraints": [hostname]}}
+    )
+    service = Service.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"selector": {"app": "web"}},
+        }
+    )
+    nodes = [make_node(f"n{i}").capacity(cpu="2") for i in range(3)]
+    cluster = cluster_of(
+        nodes, [make_pod("old").labels(app="web").req(cpu="1").node("n0")], objects=[service]
+    )
+    template = make_pod("web").labels(app="web").req(cpu="1").obj()
+    model = build_model(cluster, template, profile, 10)
+    assert [(s.topology_key, s.max_skew) for s in model.spreads] == [(HOST, 1)]
+    placement = solve(model)
+    verify(cluster, template, profile, placement.counts)
+    assert placement.placed == 5 == brute_force(cluster, template, profile, per_node=2)

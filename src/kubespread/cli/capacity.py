@@ -24,13 +24,16 @@ from kubespread.cli.common import (
     out,
     print_data,
     require_nodes,
+    scheduler_profiles_or_exit,
 )
+from kubespread.cli.schedule import SchedulerConfigOption
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
     from kubespread.api.core import Pod
     from kubespread.cluster.state import ClusterState
     from kubespread.io import Manifests
+    from kubespread.scheduler.profile import Profile
 
 __all__ = ["capacity_command"]
 
@@ -107,11 +110,29 @@ def _table(doc: dict[str, Any]) -> None:
         out.print("limited by: " + "; ".join(doc["limitedBy"]))
 
 
+def _profile(template: Pod, config: Path | None, validate: Validation) -> Profile:
+    """The profile the template's schedulerName names (v1.35's defaults without a config)."""
+    from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+    from kubespread.scheduler import default_profile
+
+    profiles = scheduler_profiles_or_exit(config, validate)
+    name = template.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+    if profiles is None:
+        if name != DEFAULT_SCHEDULER_NAME:
+            raise _fail(f'the template asks for scheduler "{name}": give its --scheduler-config')
+        return default_profile()
+    if name not in profiles:
+        known = ", ".join(sorted(profiles))
+        raise _fail(f'the template asks for scheduler "{name}", which --scheduler-config lacks ({known})')
+    return profiles[name]
+
+
 def capacity_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     output: OutputOption = Output.table,
     max_count: MaxOption = 1000,
     time_limit: TimeLimitOption = 10.0,
+    scheduler_config: SchedulerConfigOption = None,
     validate: ValidateOption = Validation.STRICT,
 ) -> None:
     """How many more replicas of a pod fit: cluster-capacity's one-by-one count (greedy) and
@@ -122,14 +143,13 @@ def capacity_command(
         err.print("error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE")
         raise typer.Exit(2)
     from kubespread.plan.capacity import greedy, maximum
-    from kubespread.scheduler import default_profile
     from kubespread.solve import SolveError
 
     cluster_manifests = load_or_exit(files[:-1], validate=validate)
     require_nodes(cluster_manifests, "capacity")
     template, label = _template(load_or_exit(files[-1:], validate=validate), files[-1])
+    profile = _profile(template, scheduler_config, validate)
     cluster = _cluster(cluster_manifests)
-    profile = default_profile()
     try:
         found = greedy(cluster, template, profile, max_count)
         best = maximum(cluster, template, profile, max_count=max_count, time_limit=time_limit)

@@ -31,6 +31,7 @@ from typing import Any, Final
 from ortools.sat.python import cp_model
 
 from kubespread.api.core import Pod
+from kubespread.api.keys import LABEL_HOSTNAME
 from kubespread.api.resources import pod_requests
 from kubespread.cluster.nodeinfo import NodeInfo, pod_host_ports
 from kubespread.cluster.state import ClusterState
@@ -146,12 +147,24 @@ def clones(template: Pod, count: int, taken: Iterable[str] = ()) -> list[Pod]:
     return out
 
 
+#: what stands in for a template's spread constraints when judging the cluster as it is: a
+#: ScheduleAnyway one never filters, and keeps the profile's default constraints away too
+_NO_FILTERING_SPREAD: Final = {
+    "maxSkew": 1,
+    "topologyKey": LABEL_HOSTNAME,
+    "whenUnsatisfiable": "ScheduleAnyway",
+    "labelSelector": {},
+}
+
+
 def _stripped(template: Pod) -> Pod:
-    """The template as a clone but without spread constraints: its feasible nodes are those
-    every other filter admits on the cluster as it is."""
+    """The template as a clone but with no DoNotSchedule spread (its own or the profile's
+    defaults): its feasible nodes are those every other filter admits on the cluster as it
+    is; the spread is modelled in its final state instead."""
     data = template.to_dict()
-    data.get("spec", {}).pop("topologySpreadConstraints", None)
-    data.get("spec", {}).pop("nodeName", None)
+    spec = data.setdefault("spec", {})
+    spec["topologySpreadConstraints"] = [dict(_NO_FILTERING_SPREAD)]
+    spec.pop("nodeName", None)
     return Pod.from_dict(data)
 
 
