@@ -160,3 +160,18 @@ def test_scheduler_config_and_scheduler_name(tmp_path: Path, cluster: str) -> No
     code, _, stderr = run("-f", cluster, "-f", template)
     assert code == 1
     assert 'scheduler "other"' in stderr
+
+
+def test_the_template_is_admitted_as_its_replicas_would_be(tmp_path: Path, cluster: str) -> None:
+    """Defaulting gives a container with limits only its requests: 1 CPU each, 9 on 3x3."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lim"},
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1"}}}]},
+    }
+    code, stdout, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", pod), "-o", "json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert (doc["greedy"], doc["maximum"]) == (9, 9)
+    assert doc["limitedBy"] == ["cpu on nodes n0,n1,n2"]

@@ -31,6 +31,7 @@ from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
     from kubespread.api.core import Pod
+    from kubespread.api.meta import KubeObject
     from kubespread.cluster.state import ClusterState
     from kubespread.io import Manifests
     from kubespread.scheduler.profile import Profile
@@ -62,7 +63,22 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _template(manifests: Manifests, path: Path) -> tuple[Pod, str]:
+def _owner(workload: KubeObject, cluster_manifests: Manifests) -> KubeObject:
+    """The workload its pods are controlled by: the template file's, with the uid the cluster
+    gives the same workload (a snapshot), else a made-up one (a manifest has none, and a
+    controller reference must name one)."""
+    for obj in cluster_manifests:
+        if obj.KIND == workload.KIND and obj.key == workload.key and obj.metadata.uid:
+            uid = obj.metadata.uid
+            break
+    else:
+        uid = workload.metadata.uid or f"capacity-{workload.KIND.lower()}-{workload.metadata.name}"
+    owner = workload.copy()
+    owner.metadata.uid = uid
+    return owner
+
+
+def _template(manifests: Manifests, path: Path, cluster_manifests: Manifests) -> tuple[Pod, str]:
     """The one Pod of the file, or the pod a Deployment/ReplicaSet/StatefulSet would create;
     and how to name it (``Deployment default/web``)."""
     from kubespread.api.core import Pod
@@ -75,10 +91,29 @@ def _template(manifests: Manifests, path: Path) -> tuple[Pod, str]:
     if isinstance(obj, Pod):
         return obj, f"Pod {obj.key}"
     if obj.KIND in _WORKLOADS:
-        template = obj.spec.template  # type: ignore[attr-defined]
-        return pod_from_template(template, obj, name=obj.metadata.name), f"{obj.KIND} {obj.key}"
+        owner = _owner(obj, cluster_manifests)
+        template = owner.spec.template  # type: ignore[attr-defined]
+        return pod_from_template(template, owner, name=obj.metadata.name), f"{obj.KIND} {obj.key}"
     kind = obj.KIND or "untyped object"
     raise _fail(f"{path}: TEMPLATE is a {kind}: give a Pod or a workload ({', '.join(_WORKLOADS)})")
+
+
+def _admitted(template: Pod, cluster_manifests: Manifests) -> Pod:
+    """The template as the API server would store each replica: defaulted (requests from
+    limits), through the admission chain (priority, default tolerations) and with
+    matchLabelKeys merged; a kubectl dump's pod is stored already. Refused: exit 1."""
+    from kubespread.admission.apiserver import create, is_stored
+    from kubespread.admission.framework import AdmissionContext, Rejection
+    from kubespread.api.apps import PriorityClass
+
+    if is_stored(template):
+        return template
+    ctx = AdmissionContext.create(priority_classes=cluster_manifests.of_kind(PriorityClass))
+    outcome = create(template.copy(), ctx)
+    if isinstance(outcome, Rejection):
+        raise _fail(f"the API server would refuse the template's pods: {outcome.message}")
+    assert isinstance(outcome, type(template))
+    return outcome
 
 
 def _cluster(manifests: Manifests) -> ClusterState:
@@ -147,7 +182,8 @@ def capacity_command(
 
     cluster_manifests = load_or_exit(files[:-1], validate=validate)
     require_nodes(cluster_manifests, "capacity")
-    template, label = _template(load_or_exit(files[-1:], validate=validate), files[-1])
+    template, label = _template(load_or_exit(files[-1:], validate=validate), files[-1], cluster_manifests)
+    template = _admitted(template, cluster_manifests)
     profile = _profile(template, scheduler_config, validate)
     cluster = _cluster(cluster_manifests)
     try:
