@@ -25,7 +25,7 @@ from kubespread.solve import (
     SPREAD,
     PlacementModel,
     build_model,
-    clones,
+    iter_clones,
     relaxed,
     solve,
     verify,
@@ -56,7 +56,7 @@ class CapacityResult:
 def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX) -> int:
     """cluster-capacity: schedule clones one by one (each bound before the next) until one
     stays pending or ``max_count`` are placed; the cluster is left as it was."""
-    pods = clones(template, max_count, cluster.pods)
+    pods = iter_clones(template, max_count, set(cluster.pods))
     bound: list[Pod] = []
     with cluster.hypothetical():
         try:

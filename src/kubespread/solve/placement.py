@@ -51,6 +51,7 @@ __all__ = [
     "VerificationError",
     "build_model",
     "clones",
+    "iter_clones",
     "placed",
     "relaxed",
     "solve",
@@ -126,6 +127,12 @@ class Placement:
 def clones(template: Pod, count: int, taken: Iterable[str] = ()) -> list[Pod]:
     """``count`` copies of the template, named ``<name>-<i>`` (avoiding keys in ``taken``),
     unbound: the replicas a controller would create."""
+    return list(iter_clones(template, count, taken))
+
+
+def iter_clones(template: Pod, count: int, taken: Iterable[str] = ()) -> Iterator[Pod]:
+    """:func:`clones` one at a time (greedy stops at the first pending one: a large --max
+    does not build pods it never tries)."""
     data = template.to_dict()
     meta = data.setdefault("metadata", {})
     base = meta.get("name") or meta.get("generateName", "pod").rstrip("-") or "pod"
@@ -135,16 +142,16 @@ def clones(template: Pod, count: int, taken: Iterable[str] = ()) -> list[Pod]:
     data.pop("status", None)
     ns = template.namespace
     used = set(taken)
-    out: list[Pod] = []
+    made = 0
     i = 0
-    while len(out) < count:
+    while made < count:
         i += 1
         name = f"{base}-{i}"
         if f"{ns}/{name}" in used:
             continue
         meta["name"] = name
-        out.append(Pod.from_dict(data))
-    return out
+        made += 1
+        yield Pod.from_dict(data)
 
 
 #: what stands in for a template's spread constraints when judging the cluster as it is: a
