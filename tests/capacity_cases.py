@@ -71,7 +71,27 @@ def tainted_zone() -> tuple[ClusterState, Pod]:
     return cluster_of(nodes), pod.obj()
 
 
+def tainted_zone_honored() -> tuple[ClusterState, Pod]:
+    """nodeTaintsPolicy Honor leaves the tainted zone out: only resources bind."""
+    cluster, _ = tainted_zone()
+    pod = (
+        make_pod("web").labels(app="web").req(cpu="1").spread(1, ZONE, selector=WEB, nodeTaintsPolicy="Honor")
+    )
+    return cluster, pod.obj()
+
+
+def node_selector_ignored() -> tuple[ClusterState, Pod]:
+    """A pod held to zone a by its nodeSelector; nodeAffinityPolicy Ignore counts zone b
+    (empty) anyway, so zone a holds maxSkew."""
+    nodes = [make_node("a1").zone("a"), make_node("a2").zone("a"), make_node("b1").zone("b")]
+    pod = make_pod("web").labels(app="web").req(cpu="1").node_selector(**{ZONE: "a"})
+    pod = pod.spread(2, ZONE, selector=WEB, nodeAffinityPolicy="Ignore")
+    return cluster_of(nodes), pod.obj()
+
+
 CASES: dict[str, Callable[[], tuple[ClusterState, Pod]]] = {
+    "tainted zone honored": tainted_zone_honored,
+    "nodeAffinityPolicy Ignore": node_selector_ignored,
     "two spreads": two_spreads,
     "anti-affinity and existing pods": anti_and_existing,
     "minDomains": min_domains,

@@ -10,8 +10,8 @@ Filter, and says which constraint families bind (relaxing one at a time and re-s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Final
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import LABEL_HOSTNAME
@@ -50,7 +50,6 @@ class CapacityResult:
     per_domain: dict[str, dict[str, int]]
     limited_by: list[str]
     seconds: float
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX) -> int:
