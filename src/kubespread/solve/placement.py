@@ -35,9 +35,10 @@ from kubespread.api.keys import LABEL_HOSTNAME
 from kubespread.api.resources import pod_requests
 from kubespread.cluster.nodeinfo import NodeInfo, pod_host_ports
 from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.framework import Status
 from kubespread.scheduler.predicates import namespace_labels, required_pod_terms
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.scheduler import ProfileHandle, schedule_one
+from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.views import profile_views
 
 __all__ = [
@@ -322,8 +323,9 @@ def placed(cluster: ClusterState, pods: Sequence[Pod], counts: dict[str, int]) -
 
 def verify(cluster: ClusterState, template: Pod, profile: Profile, counts: dict[str, int]) -> None:
     """Re-check an arrangement with the scheduler: in the final state, one new pod per used
-    node (replicas are interchangeable) is taken off and must pass the profile's Filter on
-    its node against all the others. Raises :class:`VerificationError` otherwise."""
+    node (replicas are interchangeable) is taken off and scheduled again (``schedule_one``:
+    PreFilter and Filter against all the others); its node must be among the feasible ones.
+    Raises :class:`VerificationError` otherwise."""
     pods = clones(template, sum(counts.values()), cluster.pods)
     with placed(cluster, pods, counts) as bound:
         by_node: dict[str, Pod] = {}
@@ -332,13 +334,19 @@ def verify(cluster: ClusterState, template: Pod, profile: Profile, counts: dict[
         for node, pod in by_node.items():
             cluster.delete_pod(pod.key)
             try:
-                status = ProfileHandle(profile, cluster).run_filters(pod, cluster.node_index(node))
+                decision = schedule_one(pod, cluster, profile)
             finally:
                 cluster.add(pod)
                 cluster.bind(pod.key, node)
-            if not status.is_success:
-                reasons = "; ".join(status.reasons) or status.code.name
+            if node not in decision.feasible:
+                rejection = decision.rejections.get(node)
+                why = "not reached" if rejection is None else _why(rejection.stage, rejection.status)
                 raise VerificationError(
-                    f"solver placed {counts[node]} pod(s) on {node} but the scheduler's Filter "
-                    f"rejects one there ({status.plugin}: {reasons})"
+                    f"solver placed {counts[node]} pod(s) on {node} but the scheduler rejects one "
+                    f"there ({why})"
                 )
+
+
+def _why(stage: str, status: Status) -> str:
+    reasons = "; ".join(status.reasons) or status.code.name
+    return f"{stage} {status.plugin}: {reasons}"
