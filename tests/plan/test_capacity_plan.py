@@ -71,3 +71,28 @@ def test_many_full_nodes_are_counted_not_all_listed() -> None:
     assert result.maximum == 7
     assert result.limited_by == ["cpu on 7 nodes (n0,n1,n2,n3,n4,...)"]
     assert result.per_domain == {"kubernetes.io/hostname": {f"n{i}": 1 for i in range(7)}}
+
+
+def test_a_re_solve_out_of_time_leaves_that_limit_undecided_not_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """limitedBy re-solves with a family removed get a share of the time; one that finds
+    nothing in time (UNKNOWN at 5,000 nodes) must not abort the proven answer."""
+    import kubespread.plan.capacity as capacity
+    from kubespread.solve import SolveError
+
+    real = capacity.solve
+    calls = [0]
+
+    def first_only(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise SolveError("the solver found no arrangement (UNKNOWN) within 0.1 s")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(capacity, "solve", first_only)
+    cluster, template = CASES["two spreads"]()
+    result = maximum(cluster, template, default_profile(), max_count=20, time_limit=5)
+    assert result.maximum == 7 and result.proven
+    assert result.limited_by
+    assert all("not decided within the time limit" in x for x in result.limited_by)

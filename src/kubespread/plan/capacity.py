@@ -23,7 +23,10 @@ from kubespread.solve import (
     FAMILIES,
     RESOURCES,
     SPREAD,
+    Placement,
     PlacementModel,
+    SolveError,
+    VerificationError,
     build_model,
     iter_clones,
     relaxed,
@@ -100,7 +103,10 @@ def _limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
             continue
         if family == ANTI_AFFINITY and not model.anti_keys:
             continue
-        loose = solve(relaxed(model, family), time_limit=time_limit)
+        loose = _try_solve(relaxed(model, family), time_limit)
+        if loose is None:
+            out.append(f"{family}: not decided within the time limit")
+            continue
         if loose.placed <= best:
             continue
         if family == RESOURCES:
@@ -129,9 +135,22 @@ def _binding_spreads(model: PlacementModel, best: int, time_limit: float) -> lis
     for i, name in enumerate(names):
         spreads = model.spreads[:i] + model.spreads[i + 1 :]
         loose = PlacementModel(model.count, model.nodes, spreads, model.anti_keys, model.relaxed)
-        if solve(loose, time_limit=time_limit).placed > best:
-            out.append(name)
+        found = _try_solve(loose, time_limit)
+        if found is None or found.placed > best:
+            out.append(name if found is not None else f"{name}: not decided within the time limit")
     return out or names
+
+
+def _try_solve(model: PlacementModel, time_limit: float) -> Placement | None:
+    """A re-solve for ``limitedBy``: None when the solver found nothing within its share of
+    the time (the main answer stands; only this explanation is left undecided). A model the
+    scheduler disagrees with still raises."""
+    try:
+        return solve(model, time_limit=time_limit)
+    except VerificationError:
+        raise
+    except SolveError:
+        return None
 
 
 def maximum(
