@@ -120,6 +120,13 @@ def test_infeasible_is_proven_with_what_binds(tmp_path: Path) -> None:
     assert solved.proven and solved.assignments == {} and len(solved.pending) == 8
     assert solved.limited_by[0] == "at most 7 of 8 fit"
     assert f"topology spread {ZONE} maxSkew 1" in solved.limited_by
+    # minimal: the zone spread alone holds 7 of 8 on the 3+3+3 CPUs; without resources 8 fit
+    assert solved.conflict == ["resources", f"topology spread {ZONE} maxSkew 1"]
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    assert code == 0
+    doc = json.loads(stdout)["optimal"]
+    assert (doc["proven"], doc["assignments"], doc["bindOrder"]) == (True, {}, [])
+    assert doc["conflict"] == solved.conflict and len(doc["pending"]) == 8
 
 
 def test_nothing_pending_means_nothing_to_solve(tmp_path: Path) -> None:

@@ -234,6 +234,10 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         out.print(Text(f"no arrangement places all of them ({proven})", style="yellow"))
         for why in solved.limited_by:
             out.print(Text(f"  {why}"), soft_wrap=False)
+        if solved.conflict:
+            out.print(Text(f"  conflicting: {' + '.join(solved.conflict)}"), soft_wrap=False)
+        elif solved.conflict == []:
+            out.print(Text("  conflicting: no node admits the workload's pods"), soft_wrap=False)
         return
     nodes = result.sim.cluster.nodes
     t = _table(("node", "left"), ("zone", "left"), ("greedy", "right"), ("optimal", "right"))

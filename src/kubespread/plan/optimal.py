@@ -14,7 +14,9 @@ to a node that still has room, and scheduled again. The replay must reproduce th
 arrangement node for node, or an error is raised.
 
 When no arrangement places them all, the most the model places is reported, ``proven`` when
-CP-SAT proved it optimal, with the constraint families that bind (each one relaxed in turn).
+CP-SAT proved that no arrangement places them all, with the constraint families that bind
+(each one relaxed in turn) and a minimal conflicting set (``solve.conflict``: one assumption
+per constraint, the solver's infeasible subset shrunk until each member is needed).
 Only one workload is solved per run (the first pending one); others are named as left out.
 """
 
@@ -29,7 +31,7 @@ from kubespread.plan.capacity import _limits
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import PlacementResult
-from kubespread.solve import SolveError, build_model, solve, verify
+from kubespread.solve import SolveError, build_model, conflict, solve, verify
 
 __all__ = ["OptimalResult", "ReplayError", "optimal", "pinned"]
 
@@ -49,6 +51,7 @@ class OptimalResult:
     proven: bool = False
     bind_order: list[dict[str, Any]] = field(default_factory=list)
     limited_by: list[str] = field(default_factory=list)
+    conflict: list[str] | None = None
     left_out: list[str] = field(default_factory=list)
     error: str = ""
 
@@ -63,6 +66,8 @@ class OptimalResult:
         }
         if self.limited_by:
             doc["limitedBy"] = self.limited_by
+        if self.conflict is not None:
+            doc["conflict"] = self.conflict
         if self.left_out:
             doc["leftOut"] = self.left_out
         if self.error:
@@ -202,6 +207,9 @@ def optimal(result: PlacementResult, *, time_limit: float = 10.0) -> OptimalResu
         if answer.proven:
             out.limited_by = _limits(model, answer.placed, max(0.1, time_limit / 4))
         out.limited_by.insert(0, f"at most {answer.placed} of {len(members)} fit")
+        out.conflict = conflict(model, time_limit=time_limit)
+        if out.conflict is not None:
+            out.proven = True  # the assumptions' solve proved "all of them" infeasible
         return out
     # the greedy run's placed pods first (in its order), then the pending ones
     ordered = [
