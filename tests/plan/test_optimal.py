@@ -7,14 +7,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from ortools.sat.python import cp_model
 from typer.testing import CliRunner
 
+from capacity_cases import CASES
 from kubespread.api.core import Pod
 from kubespread.cli.app import app
 from kubespread.io.loader import load
+from kubespread.plan.capacity import maximum
 from kubespread.plan.optimal import _unbound, _without, optimal, pinned
+from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import place
+from kubespread.solve import RESOURCES, build_model, conflict
+from kubespread.solve.placement import _with_assumptions
 from placement_inputs import node, write
 
 ZONE = "topology.kubernetes.io/zone"
@@ -134,3 +141,43 @@ def test_nothing_pending_means_nothing_to_solve(tmp_path: Path) -> None:
     assert optimal(place(load(files))) is None
     code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
     assert code == 0 and json.loads(stdout)["optimal"] is None
+
+
+def test_one_workload_per_run_and_no_feasible_node(tmp_path: Path) -> None:
+    """Two bare pods no node admits: the first is solved (no node: an empty conflict, proven),
+    the second is named as left out."""
+    cluster = write(tmp_path / "cluster.yaml", [node("n0", "b")])
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"nodeSelector": {"disk": "ssd"}, "containers": [{"name": "c", "image": "pause"}]},
+        }
+        for name in ("a", "b")
+    ]
+    solved = optimal(place(load([cluster, write(tmp_path / "pods.yaml", pods)])))
+    assert solved is not None and not solved.error
+    assert (solved.workload, solved.left_out) == ("default/Pod/a", ["default/Pod/b"])
+    assert (solved.pending, solved.conflict, solved.proven) == (["default/a"], [], True)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conflict_agrees_with_the_maximum(name: str) -> None:
+    """All of ``maximum`` copies fit (no conflict); one more does not, the conflict alone
+    forbids it, and it is minimal: without any one of its members the rest allow it."""
+    cluster, template = CASES[name]()
+    profile = default_profile()
+    best = maximum(cluster, template, profile, max_count=20).maximum
+    assert conflict(build_model(cluster, template, profile, best)) is None
+    model = build_model(cluster, template, profile, best + 1)
+    found = conflict(model)
+    assert found
+    names = [RESOURCES]
+    names += [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
+    names += [f"pod anti-affinity {k}" for k in model.anti_keys]
+    members = [names.index(c) for c in found]
+    assert _with_assumptions(model, members, 5)[0] == cp_model.INFEASIBLE
+    for i in members:
+        rest = [j for j in members if j != i]
+        assert _with_assumptions(model, rest, 5)[0] in (cp_model.OPTIMAL, cp_model.FEASIBLE)
