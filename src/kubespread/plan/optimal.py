@@ -140,12 +140,13 @@ def replay(
         chosen, pin = decision.selected, False
         if chosen is None or room.get(chosen, 0) <= 0:
             chosen = None
+            # every node with room: a pin can change what the Filter counts (spread's
+            # nodeAffinityPolicy Honor), so one the pod fails unpinned may take it pinned
             for node in [n for n, k in room.items() if k > 0]:
-                if node in decision.feasible or not decision.feasible:
-                    again = schedule_one(pinned(pod, node), cluster, profile)
-                    if again.selected == node:
-                        chosen, pin = node, True
-                        break
+                again = schedule_one(pinned(pod, node), cluster, profile)
+                if again.selected == node:
+                    chosen, pin = node, True
+                    break
             if chosen is None:
                 raise ReplayError(f"replay: the scheduler places {pod.key} on no node with room left")
         cluster.add(pod)
