@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from kubespread.api.keys import zone_of
 from kubespread.cli.common import (
     ContextOption,
     FilesOption,
@@ -35,6 +36,7 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
+    from kubespread.plan.optimal import OptimalResult
     from kubespread.sim.placement import PlacementResult
 
 __all__ = [
@@ -213,6 +215,52 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         out.print(Text.assemble(("failed ", "red"), f"{f['object']}: {f['message']}"))
 
 
+def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> None:
+    """The optimal section: greedy vs optimal pods per node, then the bind order."""
+    out.print()
+    if solved is None:
+        out.print(Text("optimal: nothing pending", style="bold"))
+        return
+    short, _ = node_namer(list(result.sim.cluster.nodes))
+    out.print(Text(f"optimal (workload {solved.workload}, all its pods solved at once)", style="bold"))
+    if solved.error:
+        out.print(Text.assemble(("not solved ", "red"), solved.error), soft_wrap=False)
+    for w in solved.left_out:
+        out.print(Text(f"left out (one workload per run): {w}", style="dim"), soft_wrap=False)
+    if solved.error:
+        return
+    if solved.pending:
+        proven = "proven" if solved.proven else "not proven (time limit)"
+        out.print(Text(f"no arrangement places all of them ({proven})", style="yellow"))
+        for why in solved.limited_by:
+            out.print(Text(f"  {why}"), soft_wrap=False)
+        if solved.conflict:
+            out.print(Text(f"  conflicting: {' + '.join(solved.conflict)}"), soft_wrap=False)
+        elif solved.conflict == []:
+            out.print(Text("  conflicting: no node admits the workload's pods"), soft_wrap=False)
+        return
+    nodes = result.sim.cluster.nodes
+    t = _table(("node", "left"), ("zone", "left"), ("greedy", "right"), ("optimal", "right"))
+    greedy_counts = _per_node(solved.greedy)
+    optimal_counts = _per_node(solved.assignments)
+    for name in sorted(set(greedy_counts) | set(optimal_counts)):
+        zone = zone_of(nodes[name].metadata.labels) or "-"
+        t.add_row(short(name), zone, str(greedy_counts.get(name, 0)), str(optimal_counts.get(name, 0)))
+    out.print(t)
+    out.print(Text("bind order (pinned: required node affinity metadata.name In [node])", style="bold"))
+    for i, e in enumerate(solved.bind_order, 1):
+        ns, name = e["pod"].split("/", 1)
+        pin = " (pinned)" if e["pinned"] else ""
+        out.print(Text(f"  {i}. {short_ns(ns, name)} -> {short(e['node'])}{pin}"), soft_wrap=False)
+
+
+def _per_node(assignments: dict[str, str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in assignments.values():
+        counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
 def _workload_id(row: dict[str, Any]) -> str:
     """A spread row's workload: its owner (a Deployment's ReplicaSets are one), else the pod."""
     if row["owner"]:
@@ -260,6 +308,15 @@ def schedule_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    optimal: Annotated[
+        bool,
+        typer.Option(
+            "--optimal",
+            help="When pods stay pending, solve the first pending workload at once (CP-SAT): "
+            "place all where an arrangement exists, with a bind order the scheduler replays; "
+            "else the most that fit and what binds.",
+        ),
+    ] = False,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
@@ -268,11 +325,20 @@ def schedule_command(
         files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
     )
     spread = spread_rows(result)
+    solved = None
+    if optimal:
+        from kubespread.plan.optimal import optimal as solve_optimal
+
+        solved = solve_optimal(result)
     if output is Output.table:
         _print_table(result, spread)
+        if optimal:
+            _print_optimal(result, solved)
     else:
         doc = result.to_dict()
         doc["spread"] = spread
+        if optimal:
+            doc["optimal"] = None if solved is None else solved.to_dict()
         print_data(doc, output)
     if report is not None:
         from kubespread.sim.placement import report_explanation

@@ -52,6 +52,7 @@ __all__ = [
     "VerificationError",
     "build_model",
     "clones",
+    "conflict",
     "iter_clones",
     "placed",
     "relaxed",
@@ -350,3 +351,75 @@ def verify(cluster: ClusterState, template: Pod, profile: Profile, counts: dict[
 def _why(stage: str, status: Status) -> str:
     reasons = "; ".join(status.reasons) or status.code.name
     return f"{stage} {status.plugin}: {reasons}"
+
+
+def conflict(model: PlacementModel, *, time_limit: float = 10.0) -> list[str] | None:
+    """A minimal set of constraints that together forbid placing all ``model.count`` copies,
+    None when an arrangement places them all (or the solver cannot tell in time). One CP-SAT
+    assumption guards each constraint (resources; each spread constraint; each anti-affinity
+    key); the solver's ``SufficientAssumptionsForInfeasibility`` is then shrunk by dropping
+    one at a time while what is left stays infeasible. [] when no node is feasible at all."""
+    names = [RESOURCES]
+    names += [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
+    names += [f"pod anti-affinity {k}" for k in model.anti_keys]
+
+    def infeasible(active: list[int]) -> tuple[bool, list[int]]:
+        status, core = _with_assumptions(model, active, time_limit)
+        return status == cp_model.INFEASIBLE, core
+
+    if model.count == 0:
+        return None
+    if not model.nodes:
+        return []
+    bad, core = infeasible(list(range(len(names))))
+    if not bad:
+        return None
+    kept = sorted(core)
+    for i in list(kept):
+        trial = [j for j in kept if j != i]
+        if infeasible(trial)[0]:
+            kept = trial
+    return [names[i] for i in kept]
+
+
+def _with_assumptions(model: PlacementModel, active: list[int], time_limit: float) -> tuple[int, list[int]]:
+    """Solve "all copies placed" with the constraints numbered as in :func:`conflict`, those
+    in ``active`` assumed; (status, indices of a sufficient infeasible subset)."""
+    nodes = model.nodes
+    m = cp_model.CpModel()
+    lits = [m.new_bool_var(f"a{i}") for i in range(1 + len(model.spreads) + len(model.anti_keys))]
+    x = [m.new_int_var(0, model.count, f"x[{n.name}]") for n in nodes]
+    m.add(sum(x) == model.count)
+    for i, n in enumerate(nodes):
+        m.add(x[i] <= n.capacity).only_enforce_if(lits[0])
+    for j, s in enumerate(model.spreads, 1):
+        by_domain = _domains(nodes, s.topology_key)
+        big = sum(s.existing.values()) + model.count
+        totals: dict[str, Any] = {}
+        for d, have in s.existing.items():
+            members = by_domain.get(d, [])
+            totals[d] = have + s.self_match * sum(x[i] for i in members) if members else have
+        low = m.new_int_var(0, big, f"min[{j}]")
+        if len(s.existing) < s.min_domains:
+            m.add(low == 0).only_enforce_if(lits[j])
+        else:
+            for t in totals.values():
+                m.add(low <= t).only_enforce_if(lits[j])
+        for d, members in by_domain.items():
+            used = m.new_bool_var(f"used[{j}={d}]")
+            m.add(sum(x[i] for i in members) == 0).only_enforce_if(~used)
+            m.add(totals[d] - low <= s.max_skew).only_enforce_if([used, lits[j]])
+    for k, key in enumerate(model.anti_keys, 1 + len(model.spreads)):
+        for members in _domains(nodes, key).values():
+            m.add(sum(x[i] for i in members) <= 1).only_enforce_if(lits[k])
+    m.add_assumptions([lits[i] for i in active])
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 1
+    status = solver.solve(m)
+    core: list[int] = []
+    if status == cp_model.INFEASIBLE:
+        core = [int(i) for i in solver.sufficient_assumptions_for_infeasibility()]
+        index = {lit.index: i for i, lit in enumerate(lits)}
+        core = [index[i] for i in core if i in index]
+    return int(status), core

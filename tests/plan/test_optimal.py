@@ -1,0 +1,183 @@
+"""schedule --optimal: the pending workload solved at once, a bind order the scheduler
+replays, each pod passing the Filter; a proven infeasible case says what binds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ortools.sat.python import cp_model
+from typer.testing import CliRunner
+
+from capacity_cases import CASES
+from kubespread.api.core import Pod
+from kubespread.cli.app import app
+from kubespread.io.loader import load
+from kubespread.plan.capacity import maximum
+from kubespread.plan.optimal import _unbound, _without, optimal, pinned
+from kubespread.scheduler import default_profile
+from kubespread.scheduler.scheduler import schedule_one
+from kubespread.sim.placement import place
+from kubespread.solve import RESOURCES, build_model, conflict
+from kubespread.solve.placement import _with_assumptions
+from placement_inputs import node, write
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _deployment(replicas: int, *, cpu: str = "1", spreads: tuple[str, ...] = (ZONE, HOST)) -> dict[str, Any]:
+    constraints = [
+        {
+            "maxSkew": 1,
+            "topologyKey": k,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+        for k in spreads
+    ]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}],
+                    "topologySpreadConstraints": constraints,
+                },
+            },
+        },
+    }
+
+
+def _two_spreads(tmp_path: Path, replicas: int = 7) -> list[Path]:
+    """tests/capacity_cases.two_spreads as a schedule input: greedy places 5, 7 fit."""
+    cluster = write(
+        tmp_path / "cluster.yaml",
+        [node("n0", "b", cpu="3"), node("n1", "c", cpu="3"), node("n2", "b", cpu="3")],
+    )
+    return [cluster, write(tmp_path / "web.yaml", [_deployment(replicas)])]
+
+
+def _run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(app, ["schedule", *args, "--no-progress", "--optimal"], env={"COLUMNS": "100"})
+    return r.exit_code, r.stdout
+
+
+def test_optimal_places_every_pod_greedy_strands_and_the_replay_reproduces_it(tmp_path: Path) -> None:
+    files = _two_spreads(tmp_path)
+    result = place(load(files))
+    assert len(result.final.pending) == 2
+    solved = optimal(result)
+    assert solved is not None and not solved.error and not solved.pending
+    assert len(solved.assignments) == 7 and solved.proven
+    per_node: dict[str, int] = {}
+    for n in solved.assignments.values():
+        per_node[n] = per_node.get(n, 0) + 1
+    assert sorted(per_node.values()) == [2, 2, 3]
+    # each pod passes kube-scheduler's Filter in the final state, with itself taken off
+    cluster = result.sim.cluster
+    members = set(solved.assignments)
+    base = _without(cluster, members)
+    profile = result.sim.profiles["default-scheduler"]
+    for key, n in solved.assignments.items():
+        base.add_pod(_unbound(cluster.pods[key]))
+        base.bind(key, n)
+    for key, n in solved.assignments.items():
+        pod = base.pods[key]
+        base.delete_pod(key)
+        assert n in schedule_one(_unbound(pod), base, profile).feasible
+        base.add_pod(pod)
+    # the bind order, replayed through the scheduler (pins as given), lands every pod there
+    replay = _without(cluster, members)
+    for entry in solved.bind_order:
+        pod: Pod = _unbound(cluster.pods[entry["pod"]])
+        if entry["pinned"]:
+            pod = pinned(pod, entry["node"])
+        decision = schedule_one(pod, replay, profile)
+        assert decision.selected == entry["node"] == solved.assignments[entry["pod"]]
+        replay.add_pod(pod)
+        replay.bind(pod.key, entry["node"])
+
+
+def test_json_and_table(tmp_path: Path) -> None:
+    files = _two_spreads(tmp_path)
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    assert code == 0
+    doc = json.loads(stdout)["optimal"]
+    assert set(doc) >= {"assignments", "pending", "proven", "bindOrder"}
+    assert doc["pending"] == [] and doc["proven"] and len(doc["assignments"]) == 7
+    assert all(set(e) == {"pod", "node", "pinned"} for e in doc["bindOrder"])
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))))
+    assert code == 0
+    assert "optimal (workload default/ReplicaSet/" in stdout and "bind order" in stdout
+
+
+def test_infeasible_is_proven_with_what_binds(tmp_path: Path) -> None:
+    # 8 replicas: 9 CPUs, but the zone spread holds at most 7 (b: 4, c: 3)
+    files = _two_spreads(tmp_path, replicas=8)
+    solved = optimal(place(load(files)))
+    assert solved is not None and not solved.error
+    assert solved.proven and solved.assignments == {} and len(solved.pending) == 8
+    assert solved.limited_by[0] == "at most 7 of 8 fit"
+    assert f"topology spread {ZONE} maxSkew 1" in solved.limited_by
+    # minimal: the zone spread alone holds 7 of 8 on the 3+3+3 CPUs; without resources 8 fit
+    assert solved.conflict == ["resources", f"topology spread {ZONE} maxSkew 1"]
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    assert code == 0
+    doc = json.loads(stdout)["optimal"]
+    assert (doc["proven"], doc["assignments"], doc["bindOrder"]) == (True, {}, [])
+    assert doc["conflict"] == solved.conflict and len(doc["pending"]) == 8
+
+
+def test_nothing_pending_means_nothing_to_solve(tmp_path: Path) -> None:
+    files = _two_spreads(tmp_path, replicas=3)
+    assert optimal(place(load(files))) is None
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    assert code == 0 and json.loads(stdout)["optimal"] is None
+
+
+def test_one_workload_per_run_and_no_feasible_node(tmp_path: Path) -> None:
+    """Two bare pods no node admits: the first is solved (no node: an empty conflict, proven),
+    the second is named as left out."""
+    cluster = write(tmp_path / "cluster.yaml", [node("n0", "b")])
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"nodeSelector": {"disk": "ssd"}, "containers": [{"name": "c", "image": "pause"}]},
+        }
+        for name in ("a", "b")
+    ]
+    solved = optimal(place(load([cluster, write(tmp_path / "pods.yaml", pods)])))
+    assert solved is not None and not solved.error
+    assert (solved.workload, solved.left_out) == ("default/Pod/a", ["default/Pod/b"])
+    assert (solved.pending, solved.conflict, solved.proven) == (["default/a"], [], True)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_conflict_agrees_with_the_maximum(name: str) -> None:
+    """All of ``maximum`` copies fit (no conflict); one more does not, the conflict alone
+    forbids it, and it is minimal: without any one of its members the rest allow it."""
+    cluster, template = CASES[name]()
+    profile = default_profile()
+    best = maximum(cluster, template, profile, max_count=20).maximum
+    assert conflict(build_model(cluster, template, profile, best)) is None
+    model = build_model(cluster, template, profile, best + 1)
+    found = conflict(model)
+    assert found
+    names = [RESOURCES]
+    names += [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
+    names += [f"pod anti-affinity {k}" for k in model.anti_keys]
+    members = [names.index(c) for c in found]
+    assert _with_assumptions(model, members, 5)[0] == cp_model.INFEASIBLE
+    for i in members:
+        rest = [j for j in members if j != i]
+        assert _with_assumptions(model, rest, 5)[0] in (cp_model.OPTIMAL, cp_model.FEASIBLE)
