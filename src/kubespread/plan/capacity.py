@@ -34,7 +34,7 @@ from kubespread.solve import (
     verify,
 )
 
-__all__ = ["DEFAULT_MAX", "CapacityResult", "greedy", "maximum"]
+__all__ = ["DEFAULT_MAX", "CapacityResult", "binding_limits", "greedy", "maximum"]
 
 #: how many clones to try when no --max is given (cluster-capacity has no limit; a bound
 #: keeps a template that requests nothing from running forever)
@@ -95,7 +95,7 @@ def _nodes(names: list[str], shown: int = 5) -> str:
     return f"{len(names)} nodes ({','.join(names[:shown])},...)"
 
 
-def _limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
+def binding_limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
     """What binds at the maximum: each family whose removal lets more replicas fit."""
     out: list[str] = []
     for family in FAMILIES:
@@ -178,7 +178,7 @@ def maximum(
     if result.placed >= max_count:
         limited_by.append(f"max {max_count}")
     elif result.proven:
-        limited_by = _limits(model_for_limits, result.placed, max(0.1, time_limit / 4))
+        limited_by = binding_limits(model_for_limits, result.placed, max(0.1, time_limit / 4))
     if not model.nodes:
         limited_by = ["no feasible node"]
     keys = [s.topology_key for s in model.spreads] + model.anti_keys

@@ -27,7 +27,7 @@ from typing import Any
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
-from kubespread.plan.capacity import _limits
+from kubespread.plan.capacity import binding_limits
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import PlacementResult
@@ -206,7 +206,7 @@ def optimal(result: PlacementResult, *, time_limit: float = 10.0) -> OptimalResu
     if answer.placed < len(members):
         out.pending = sorted(members)
         if answer.proven:
-            out.limited_by = _limits(model, answer.placed, max(0.1, time_limit / 4))
+            out.limited_by = binding_limits(model, answer.placed, max(0.1, time_limit / 4))
         out.limited_by.insert(0, f"at most {answer.placed} of {len(members)} fit")
         out.conflict = conflict(model, time_limit=time_limit)
         if out.conflict is not None:
