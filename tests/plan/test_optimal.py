@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ortools.sat.python import cp_model
 from typer.testing import CliRunner
 
@@ -181,3 +182,26 @@ def test_conflict_agrees_with_the_maximum(name: str) -> None:
     for i in members:
         rest = [j for j in members if j != i]
         assert _with_assumptions(model, rest, 5)[0] in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
+def test_the_report_shows_greedy_and_optimal_per_zone_side_by_side(tmp_path: Path) -> None:
+    files = _two_spreads(tmp_path)
+    code, _ = _run(*(a for f in files for a in ("-f", str(f))), "--report", str(tmp_path / "out"))
+    assert code == 0
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Greedy vs optimal: default/ReplicaSet/" in page and ", per zone" in page and ", per node" in page
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    doc = json.loads(stdout)["optimal"]
+    zone_of_node: dict[str, str] = {}
+    for obj in yaml.safe_load_all((tmp_path / "cluster.yaml").read_text()):
+        if obj and obj.get("kind") == "Node":
+            zone_of_node[obj["metadata"]["name"]] = obj["metadata"]["labels"].get(
+                "topology.kubernetes.io/zone", "-"
+            )
+    per_zone: dict[str, list[int]] = {}
+    for which, key in ((0, "greedy"), (1, "assignments")):
+        for node_name in doc[key].values():
+            per_zone.setdefault(zone_of_node[node_name], [0, 0])[which] += 1
+    # each zone's row in the page carries the same two numbers as the JSON
+    for zone, (g, o) in per_zone.items():
+        assert f"<td>{zone}</td><td>{g}</td><td>{o}</td>" in page.replace("\n", "").replace(" ", "")

@@ -239,19 +239,57 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         elif solved.conflict == []:
             out.print(Text("  conflicting: no node admits the workload's pods"), soft_wrap=False)
         return
-    nodes = result.sim.cluster.nodes
     t = _table(("node", "left"), ("zone", "left"), ("greedy", "right"), ("optimal", "right"))
-    greedy_counts = _per_node(solved.greedy)
-    optimal_counts = _per_node(solved.assignments)
-    for name in sorted(set(greedy_counts) | set(optimal_counts)):
-        zone = zone_of(nodes[name].metadata.labels) or "-"
-        t.add_row(short(name), zone, str(greedy_counts.get(name, 0)), str(optimal_counts.get(name, 0)))
+    for name, zone, greedy_n, optimal_n in greedy_vs_optimal(result, solved):
+        t.add_row(short(name), zone, str(greedy_n), str(optimal_n))
     out.print(t)
     out.print(Text("bind order (pinned: required node affinity metadata.name In [node])", style="bold"))
     for i, e in enumerate(solved.bind_order, 1):
         ns, name = e["pod"].split("/", 1)
         pin = " (pinned)" if e["pinned"] else ""
         out.print(Text(f"  {i}. {short_ns(ns, name)} -> {short(e['node'])}{pin}"), soft_wrap=False)
+
+
+def greedy_vs_optimal(result: PlacementResult, solved: OptimalResult) -> list[tuple[str, str, int, int]]:
+    """(node, zone, pods there under kube-scheduler's placement, under the optimal one) for
+    the solved workload, by node: what the table and the report both show."""
+    nodes = result.sim.cluster.nodes
+    greedy_counts = _per_node(solved.greedy)
+    optimal_counts = _per_node(solved.assignments)
+    return [
+        (
+            name,
+            zone_of(nodes[name].metadata.labels) or "-",
+            greedy_counts.get(name, 0),
+            optimal_counts.get(name, 0),
+        )
+        for name in sorted(set(greedy_counts) | set(optimal_counts))
+    ]
+
+
+def _optimal_tables(result: PlacementResult, solved: OptimalResult | None) -> list[Any]:
+    """The report's side-by-side view: per zone, then per node."""
+    if solved is None or solved.error or solved.pending:
+        return []
+    rows = greedy_vs_optimal(result, solved)
+    zones: dict[str, list[int]] = {}
+    for _, zone, g, o in rows:
+        acc = zones.setdefault(zone, [0, 0])
+        acc[0] += g
+        acc[1] += o
+    title = f"Greedy vs optimal: {solved.workload}"
+    return [
+        (
+            f"{title}, per zone",
+            ["zone", "greedy", "optimal"],
+            [[z, str(g), str(o)] for z, (g, o) in sorted(zones.items())],
+        ),
+        (
+            f"{title}, per node",
+            ["node", "zone", "greedy", "optimal"],
+            [[n, z, str(g), str(o)] for n, z, g, o in rows],
+        ),
+    ]
 
 
 def _per_node(assignments: dict[str, str]) -> dict[str, int]:
@@ -274,8 +312,10 @@ def write_placement_report(
     title: str,
     explanation: dict[str, Any] | None,
     spread: list[dict[str, Any]] | None = None,
+    extra_tables: list[Any] | None = None,
 ) -> Path:
-    """``spread``: the run's ``spread_rows`` when the caller has them already."""
+    """``spread``: the run's ``spread_rows`` when the caller has them already;
+    ``extra_tables`` (title, headers, rows) follow the placements (``--optimal``'s view)."""
     from kubespread.report import write_report
 
     if spread is None:
@@ -294,6 +334,7 @@ def write_placement_report(
         for p in result.placements
     ]
     tables = [("Placements", ["pod", "node", "zone", "score"], rows)] if rows else []
+    tables += extra_tables or []
     return write_report(directory, title=title, steps=steps, explanation=explanation, tables=tables)
 
 
@@ -346,7 +387,12 @@ def schedule_command(
         explained = report_explanation(result.sim)
         title = "kubespread schedule"
         path = write_placement_report(
-            report, result, title, explained.to_dict() if explained else None, spread
+            report,
+            result,
+            title,
+            explained.to_dict() if explained else None,
+            spread,
+            extra_tables=_optimal_tables(result, solved) if optimal else None,
         )
         err.print(f"report: {path}", markup=False, highlight=False)
     if result.rejections:
