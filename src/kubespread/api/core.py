@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from kubespread.api.meta import KubeObject, ObjectMeta
 from kubespread.api.model import IntOrStr, Model, model
@@ -12,6 +13,7 @@ from kubespread.api.selectors import LabelSelector, NodeSelector, NodeSelectorTe
 from kubespread.api.taints import Taint, Toleration
 
 __all__ = [
+    "DISRUPTION_TARGET",
     "Affinity",
     "Container",
     "ContainerPort",
@@ -173,6 +175,10 @@ class PodSpec(Model):
         return [p for c in running for p in c.ports if p.host_port > 0]
 
 
+#: the pod condition that says why a pod is about to be deleted (eviction, taint, preemption)
+DISRUPTION_TARGET: Final = "DisruptionTarget"
+
+
 @model
 class PodCondition(Model):
     type: str = ""
@@ -210,6 +216,17 @@ class Pod(KubeObject):
     def is_finished(self) -> bool:
         """Succeeded and Failed pods hold no resources and are not counted by the scheduler."""
         return self.status.phase in ("Succeeded", "Failed")
+
+    def with_disruption_target(self, reason: str, message: str) -> Pod:
+        """A copy whose DisruptionTarget condition (replacing any earlier one) says why it is
+        about to go: what an eviction, the taint manager or the scheduler's preemption writes
+        before deleting it."""
+        marked = copy.copy(self)
+        marked.status = copy.copy(self.status)
+        marked.status.conditions = [c for c in self.status.conditions if c.type != DISRUPTION_TARGET] + [
+            PodCondition(type=DISRUPTION_TARGET, status="True", reason=reason, message=message)
+        ]
+        return marked
 
 
 @model

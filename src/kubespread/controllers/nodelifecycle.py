@@ -82,7 +82,6 @@ TAINT_EVICTION_REASON: Final = "TaintManagerEviction"
 #: the kubelet's mark on a static pod's API mirror, which drain leaves alone
 MIRROR_POD_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
-_DISRUPTION_TARGET: Final = "DisruptionTarget"
 _READY: Final = "Ready"
 #: condition type → {status: NoSchedule taint key} (nodeConditionToTaintKeyStatusMap)
 _CONDITION_TAINTS: Final[dict[str, dict[str, str]]] = {
@@ -501,12 +500,8 @@ class NodeLifecycleController:
         return False
 
     def _mark_disruption(self, pod: Pod, reason: str, message: str) -> None:
-        """The DisruptionTarget condition an eviction or taint-manager deletion writes first."""
-        conditions = [c for c in pod.status.conditions if c.type != _DISRUPTION_TARGET]
-        conditions.append(
-            PodCondition(type=_DISRUPTION_TARGET, status="True", reason=reason, message=message)
-        )
-        self._store_conditions(pod, conditions)
+        """The DisruptionTarget condition a taint-manager deletion writes first."""
+        self.sim.update(pod.with_disruption_target(reason, message))
 
     def _store_conditions(self, pod: Pod, conditions: list[PodCondition]) -> None:
         updated = copy.copy(pod)

@@ -32,7 +32,6 @@ from kubespread.controllers.disruption import check_eviction
 __all__ = ["DEFAULT_GRACE_SECONDS", "ApiServer", "PodKiller"]
 
 DEFAULT_GRACE_SECONDS: Final = 30
-DISRUPTION_TARGET: Final = "DisruptionTarget"
 #: the DisruptionTarget reason the eviction subresource writes
 EVICTION_REASON: Final = "EvictionByEvictionAPI"
 
@@ -264,18 +263,7 @@ class ApiServer:
             self.update(booked)  # the status write comes before the deletion
         if before_delete is not None:
             before_delete(pod)
-        conditions = [c for c in pod.status.conditions if c.type != DISRUPTION_TARGET]
-        conditions.append(
-            PodCondition(
-                type=DISRUPTION_TARGET,
-                status="True",
-                reason=EVICTION_REASON,
-                message="Eviction API: evicting",
-            )
-        )
-        marked = copy.copy(pod)
-        marked.status = copy.copy(pod.status)
-        marked.status.conditions = conditions
+        marked = pod.with_disruption_target(EVICTION_REASON, "Eviction API: evicting")
         self.update(marked)
         self._delete_admitted(marked, grace_seconds)
         return None

@@ -25,7 +25,6 @@ the queue orders by (priority, queue time, sequence).
 
 from __future__ import annotations
 
-import copy
 import functools
 import random
 from collections import deque
@@ -49,7 +48,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
 from kubespread.scheduler.views import preemption_entry
-from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, DISRUPTION_TARGET, ApiServer
+from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
 
@@ -428,22 +427,12 @@ class Simulation:
         self.preemptions.append(entry)
         self._preemption_marks.append([len(self.events), -1])
         scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
-        condition = PodCondition(
-            type=DISRUPTION_TARGET,
-            status="True",
-            reason=REASON_PREEMPTION_BY_SCHEDULER,
-            message=f"{scheduler}: preempting to accommodate a higher priority pod",
-        )
+        why = f"{scheduler}: preempting to accommodate a higher priority pod"
         for victim in result.victims:
             current = self.cluster.pods.get(victim.key)
             if current is None or current.is_terminating:
                 continue
-            marked = copy.copy(current)
-            marked.status = copy.copy(current.status)
-            marked.status.conditions = [
-                c for c in current.status.conditions if c.type != DISRUPTION_TARGET
-            ] + [condition]
-            self.update(marked)
+            self.update(current.with_disruption_target(REASON_PREEMPTION_BY_SCHEDULER, why))
             self.delete_pod(victim.key)
             self.record(current, "Preempted", f"Preempted by pod {pod.metadata.uid} on node {node}")
         for lower in self.scheduling.nominate(pod, node):

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Final
 
-from kubespread.api.core import Pod
+from kubespread.api.core import DISRUPTION_TARGET, Pod
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
@@ -67,7 +67,6 @@ MSG_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED: Final = "not eligible due to a terminating pod on the nominated node."
 MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 PREEMPT_NEVER: Final = "Never"
-DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 
 
