@@ -119,12 +119,10 @@ def pdbs_for_pod(cluster: ClusterState, pod: Pod) -> list[PodDisruptionBudget]:
     for obj in cluster.objects(PodDisruptionBudget.KIND).values():
         if not isinstance(obj, PodDisruptionBudget) or obj.namespace != pod.namespace:
             continue
-        sel = obj.spec.selector
-        if sel is None or not (sel.match_labels or sel.match_expressions):
+        if not label_selector_parses(obj.spec.selector):
             continue
-        if not label_selector_parses(sel):
-            continue
-        if compile_label_selector(obj.spec.selector).matches(pod.metadata.labels):
+        selector = compile_label_selector(obj.spec.selector)  # nil: NOTHING
+        if not selector.empty and selector.matches(pod.metadata.labels):
             out.append(obj)
     return sorted(out, key=lambda p: p.metadata.name)
 
