@@ -14,8 +14,10 @@ from placement_inputs import docs_conflict_cluster, node, pod, spread, two_const
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["explain", *args, "--no-progress"], env={"COLUMNS": "80"})
+def run(*args: str, terminal: bool = False) -> tuple[int, str, str]:
+    """``terminal``: as on an 80-column terminal (TTY_COMPATIBLE), where long lines wrap."""
+    env = {"COLUMNS": "80", "TTY_COMPATIBLE": "1" if terminal else "0"}
+    result = CliRunner().invoke(app, ["explain", *args, "--no-progress"], env=env)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -27,7 +29,7 @@ def explain_json(*args: str) -> dict:
 
 def test_conflicting_constraints_name_the_plugin_and_the_docs_remedy(tmp_path: Path) -> None:
     files = ["-f", str(docs_conflict_cluster(tmp_path)), "-f", str(two_constraints_pod(tmp_path))]
-    code, stdout, _ = run("default/mypod", *files)
+    code, stdout, _ = run("default/mypod", *files, terminal=True)
     assert code == 0
     assert "default/mypod is unschedulable" in stdout
     assert "[1] PodTopologySpread: node(s) didn't match pod topology spread constraints" in stdout

@@ -24,8 +24,10 @@ INPUT = [
 ]
 
 
-def run(*args: str) -> str:
-    result = CliRunner().invoke(app, [*args, "--no-progress"], env={"COLUMNS": "80"})
+def run(*args: str, terminal: bool = False) -> str:
+    """``terminal``: as on an 80-column terminal (TTY_COMPATIBLE), where tables fold to fit."""
+    env = {"COLUMNS": "80", "TTY_COMPATIBLE": "1" if terminal else "0"}
+    result = CliRunner().invoke(app, [*args, "--no-progress"], env=env)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -41,7 +43,7 @@ def check_entry(entry: dict[str, Any]) -> None:
 
 
 def test_schedule_shows_the_victims_on_the_bundled_example() -> None:
-    stdout = run("schedule", *INPUT)
+    stdout = run("schedule", *INPUT, terminal=True)
     assert "placed 9 pod(s), 3 pending, 3 preempted" in stdout
     assert stdout.count(" (preempted) ") == 3
     assert "preempted (victims deleted gracefully; the preemptor waits nominated)" in stdout

@@ -16,8 +16,10 @@ from placement_inputs import docs_conflict_cluster, node, pod, spread, two_const
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def run(*args: str, columns: int = 80) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["schedule", *args, "--no-progress"], env={"COLUMNS": str(columns)})
+def run(*args: str, columns: int = 80, terminal: bool = False) -> tuple[int, str, str]:
+    """``terminal``: as on a terminal of ``columns`` (TTY_COMPATIBLE); else as to a pipe."""
+    env = {"COLUMNS": str(columns), "TTY_COMPATIBLE": "1" if terminal else "0"}
+    result = CliRunner().invoke(app, ["schedule", *args, "--no-progress"], env=env)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -212,7 +214,9 @@ def test_table_fits_80_columns_with_long_node_names(tmp_path: Path) -> None:
     """AWS-style names lose their shared DNS suffix (said once) and every line fits."""
     names = [f"ip-10-20-{i}-{i * 7}.eu-west-1.compute.internal" for i in range(6)]
     nodes = write(tmp_path / "nodes.yaml", [node(n, f"eu-west-1{'abc'[i % 3]}") for i, n in enumerate(names)])
-    code, stdout, _ = run("-f", str(nodes), "-f", str(EXAMPLES / "workloads" / "web-deployment.yaml"))
+    code, stdout, _ = run(
+        "-f", str(nodes), "-f", str(EXAMPLES / "workloads" / "web-deployment.yaml"), terminal=True
+    )
     assert code == 0
     assert "node names end in .eu-west-1.compute.internal" in stdout
     assert "ip-10-20-0-0 " in stdout

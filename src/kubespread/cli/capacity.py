@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from kubespread.cli.common import (
     FilesOption,
@@ -25,6 +24,7 @@ from kubespread.cli.common import (
     print_data,
     require_nodes,
     scheduler_profiles_or_exit,
+    table,
 )
 from kubespread.cli.schedule import SchedulerConfigOption
 from kubespread.io.loader import Validation
@@ -130,14 +130,11 @@ def _cluster(manifests: Manifests) -> ClusterState:
 
 
 def _table(doc: dict[str, Any]) -> None:
-    table = Table(title=f"capacity for {doc['template']}", title_justify="left")
-    table.add_column("")
-    table.add_column("replicas", justify="right")
-    table.add_column("")
-    table.add_row("greedy", str(doc["greedy"]), "one by one with the scheduler, until the first pending")
+    t = table("", ("replicas", "right"), "", title=f"capacity for {doc['template']}")
+    t.add_row("greedy", str(doc["greedy"]), "one by one with the scheduler, until the first pending")
     proven = "proven optimal" if doc["proven"] else "best found within the time limit"
-    table.add_row("maximum", str(doc["maximum"]), proven)
-    out.print(table)
+    t.add_row("maximum", str(doc["maximum"]), proven)
+    out.print(t)
     for key, domains in doc["perDomain"].items():
         shown = ", ".join(f"{d}={n}" for d, n in domains.items()) or "-"
         out.print(f"per {key}: {shown}")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions, JustifyMethod
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.segment import Segment
+from rich.table import Table
 
 from kubespread.io import Manifests, dump_data, load
 from kubespread.io.loader import Validation
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from kubespread.scheduler.profile import Profile
 
 __all__ = [
+    "PIPE_WIDTH",
     "STRICT_HINT",
     "STRICT_PREFIXES",
     "ContextOption",
@@ -28,6 +33,8 @@ __all__ = [
     "Output",
     "OutputOption",
     "ValidateOption",
+    "WideOutput",
+    "WideOutputOption",
     "err",
     "input_namespaces",
     "load_or_exit",
@@ -40,17 +47,75 @@ __all__ = [
     "scheduler_profiles_or_exit",
     "short_kind",
     "short_ns",
+    "table",
     "warn_assumed_namespaces",
 ]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+#: the width a console renders at when it does not write to a terminal: wide enough that no
+#: table or line is ever wrapped, so a pipe or a file gets one line per row, as kubectl's
+PIPE_WIDTH = 1 << 16
+
+
+class _Console(Console):
+    """A console that wraps to the terminal's width on a terminal and never wraps otherwise:
+    tables sized to their content, one line per row, no trailing blanks (``| head``,
+    ``| grep`` and files see what kubectl would print)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None:
+            return size
+        return ConsoleDimensions(PIPE_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        text = super()._render_buffer(buffer)
+        return text if self.is_terminal else _TRAILING_BLANKS.sub("", text)
+
+
+_TRAILING_BLANKS = re.compile(r"[ \t]+$", re.MULTILINE)
+
+out: Console = _Console(highlight=False, soft_wrap=True)
+err: Console = _Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def table(*columns: str | tuple[str, JustifyMethod], title: str | None = None) -> Table:
+    """The one table style of every command: kubectl's (no borders, bold headers, two spaces
+    between columns). On a terminal a long cell folds within its column; to a pipe or a file
+    the console never wraps (``PIPE_WIDTH``), so every row stays one line."""
+    t = Table(
+        title=title, title_justify="left", box=None, pad_edge=False, show_edge=False, header_style="bold"
+    )
+    for c in columns:
+        if isinstance(c, str):
+            t.add_column(c, overflow="fold")
+        else:
+            t.add_column(c[0], justify=c[1], overflow="fold")
+    return t
 
 
 class Output(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"
+
+
+class WideOutput(StrEnum):
+    """``-o`` of the commands whose table has more to show: ``wide`` adds columns (and keeps
+    node names whole) where kubectl's ``-o wide`` would, instead of wrapping anything."""
+
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+
+    @property
+    def is_table(self) -> bool:
+        return self in (WideOutput.table, WideOutput.wide)
 
 
 FilesOption = Annotated[
@@ -62,6 +127,9 @@ FilesOption = Annotated[
     ),
 ]
 OutputOption = Annotated[Output, typer.Option("-o", "--output", help="Output format.")]
+WideOutputOption = Annotated[
+    WideOutput, typer.Option("-o", "--output", help="Output format (wide: the table with more columns).")
+]
 ValidateOption = Annotated[
     Validation,
     typer.Option(
@@ -95,7 +163,7 @@ ContextOption = Annotated[
 ]
 
 
-def print_data(data: Any, fmt: Output) -> None:
+def print_data(data: Any, fmt: Output | WideOutput) -> None:
     """Machine-readable output goes to stdout unstyled, so it can be piped."""
     typer.echo(dump_data(data, fmt.value), nl=False)
 

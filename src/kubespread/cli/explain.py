@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 from rich.text import Text
 
 from kubespread.cli.common import (
@@ -20,13 +20,14 @@ from kubespread.cli.common import (
     FilesOption,
     KubeconfigOption,
     MaxPodsOption,
-    Output,
-    OutputOption,
     ValidateOption,
+    WideOutput,
+    WideOutputOption,
     err,
     load_or_exit,
     out,
     print_data,
+    table,
 )
 from kubespread.cli.schedule import (
     ProgressOption,
@@ -99,17 +100,23 @@ def _or_exit(run: Callable[[], Explanation]) -> Explanation:
         raise typer.Exit(1) from None
 
 
-def _verdict(row: dict[str, Any], notes: dict[str, int]) -> str:
+def _verdict(row: dict[str, Any], notes: dict[str, int], wide: bool) -> str:
+    """``fits``, or the filter that rejected the node: its short name and a note number (the
+    note under the table), or with ``wide`` the plugin and its reasons in full."""
     if row["feasible"]:
         return "[green]fits[/]"
     text = f"{row['plugin']}: {'; '.join(row['reasons'])}"
+    if wide:
+        return f"[red]x[/] {escape(text)}"
     n = notes.setdefault(text, len(notes) + 1)
     return f"[red]x[/] {_SHORT_PLUGINS.get(row['plugin'], row['plugin'])} [{n}]"
 
 
-def _print_explanation(e: Explanation) -> None:
+def _print_explanation(e: Explanation, wide: bool = False) -> None:
+    """``wide``: node and plugin names whole, each rejection's reasons in its row."""
     d = e.to_dict()
-    short, note = node_namer([r["name"] for r in d["nodes"]])
+    short, note = (str, "") if wide else node_namer([r["name"] for r in d["nodes"]])
+    names = {} if wide else _SHORT_PLUGINS
     if d["scheduled"]:
         how = "scored" if d["selectionReason"] == "scored" else "the only feasible node"
         head = f"{d['pod']} goes to {short(d['selectedNode'])} ({how})"
@@ -119,23 +126,21 @@ def _print_explanation(e: Explanation) -> None:
     if d["fitError"]:
         out.print(d["fitError"], markup=False, highlight=False, soft_wrap=False)
     plugins = d["plugins"]
-    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    t.add_column("node", overflow="fold")
-    t.add_column("zone", overflow="fold")
-    t.add_column("verdict", overflow="fold")
+    t = table("node", "zone", "verdict")
     weights: dict[str, int] = {}
     for r in d["nodes"]:
         for p, s in r["scores"].items():
             weights[p] = s["weight"]
+    sep = "\n" if out.is_terminal and not wide else " "  # the weight under the name only in 80 columns
     for p in plugins:
-        t.add_column(f"{_SHORT_PLUGINS.get(p, p)}\nx{weights.get(p, 1)}", justify="right")
-    t.add_column("total", justify="right")
+        t.add_column(f"{names.get(p, p)}{sep}x{weights.get(p, 1)}", justify="right", overflow="fold")
+    t.add_column("total", justify="right", overflow="fold")
     notes: dict[str, int] = {}
     for r in d["nodes"]:
         cells = [str(r["scores"][p]["normalized"]) if p in r["scores"] else "" for p in plugins]
         total = "" if r["total"] is None else str(r["total"])
         name = ("* " if r["winner"] else "  ") + short(r["name"])
-        t.add_row(name, r["zone"] or "-", _verdict(r, notes), *cells, total)
+        t.add_row(name, r["zone"] or "-", _verdict(r, notes, wide), *cells, total)
     out.print(t)
     legend = "* the chosen node; " if d["scheduled"] else ""
     legend += "scores are normalized (0-100) and multiplied by the weight under each plugin for the total"
@@ -161,7 +166,7 @@ def explain_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    output: OutputOption = Output.table,
+    output: WideOutputOption = WideOutput.table,
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
     report: ReportOption = None,
@@ -207,8 +212,8 @@ def explain_command(
             if pending:
                 err.print("pending pods: " + ", ".join(pending[:10]), markup=False)
             raise typer.Exit(1) from None
-    if output is Output.table:
-        _print_explanation(e)
+    if output.is_table:
+        _print_explanation(e, wide=output is WideOutput.wide)
     else:
         print_data(e.to_dict(), output)
     if report is not None:

@@ -18,13 +18,14 @@ from kubespread.cli.common import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
-    Output,
-    OutputOption,
     ValidateOption,
+    WideOutput,
+    WideOutputOption,
     err,
     load_or_exit,
     out,
     print_data,
+    table,
 )
 from kubespread.io.dump import to_list_manifest
 from kubespread.io.loader import Validation
@@ -63,21 +64,31 @@ def pod_status(pod: Pod) -> str:
     return pod.status.phase or ("Pending" if not pod.spec.node_name else "Running")
 
 
-def _table(*columns: str) -> Table:
-    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for c in columns:
-        t.add_column(c, overflow="fold")
-    return t
-
-
 def _resource(node: Node, name: str) -> str:
     q = node.allocatable.get(name)
     return q.canonical() if q is not None else "-"
 
 
-def nodes_table(nodes: list[Node], show_labels: bool) -> Table:
-    t = _table(
-        "NAME", "STATUS", "ZONE", "CPU", "MEMORY", "PODS", "TAINTS", *(["LABELS"] if show_labels else [])
+#: what ``-o wide`` adds for nodes: well-known labels, one column each
+_WIDE_NODE_LABELS = {
+    "REGION": "topology.kubernetes.io/region",
+    "INSTANCE-TYPE": "node.kubernetes.io/instance-type",
+    "ARCH": "kubernetes.io/arch",
+}
+
+
+def nodes_table(nodes: list[Node], show_labels: bool, wide: bool = False) -> Table:
+    extra = list(_WIDE_NODE_LABELS) if wide else []
+    t = table(
+        "NAME",
+        "STATUS",
+        "ZONE",
+        "CPU",
+        "MEMORY",
+        "PODS",
+        "TAINTS",
+        *extra,
+        *(["LABELS"] if show_labels else []),
     )
     for n in nodes:
         taints = ",".join(f"{x.key}{'=' + x.value if x.value else ''}:{x.effect}" for x in n.spec.taints)
@@ -90,13 +101,28 @@ def nodes_table(nodes: list[Node], show_labels: bool) -> Table:
             _resource(n, "pods"),
             taints or "<none>",
         ]
+        row += [n.labels.get(_WIDE_NODE_LABELS[c], "<none>") for c in extra]
         t.add_row(*row, *([_labels(n.labels)] if show_labels else []))
     return t
 
 
-def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Table:
-    t = _table(
-        "NAMESPACE", "NAME", "STATUS", "NODE", "ZONE", "CPU", "MEMORY", *(["LABELS"] if show_labels else [])
+def _controlled_by(pod: Pod) -> str:
+    ref = pod.metadata.controller_ref()
+    return f"{ref.kind}/{ref.name}" if ref is not None else "<none>"
+
+
+def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool, wide: bool = False) -> Table:
+    extra = ["PRIORITY", "NOMINATED NODE", "CONTROLLED BY"] if wide else []
+    t = table(
+        "NAMESPACE",
+        "NAME",
+        "STATUS",
+        "NODE",
+        "ZONE",
+        "CPU",
+        "MEMORY",
+        *extra,
+        *(["LABELS"] if show_labels else []),
     )
     for p in pods:
         node = p.spec.node_name
@@ -110,6 +136,9 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool) -> Tab
             Quantity.from_milli(req.milli_cpu).canonical(),
             Quantity.from_int(req.memory, Format.BINARY_SI).canonical(),
         ]
+        if wide:
+            priority = "<none>" if p.spec.priority is None else str(p.spec.priority)
+            row += [priority, p.status.nominated_node_name or "<none>", _controlled_by(p)]
         t.add_row(*row, *([_labels(p.labels)] if show_labels else []))
     return t
 
@@ -119,7 +148,7 @@ def get_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    output: OutputOption = Output.table,
+    output: WideOutputOption = WideOutput.table,
     namespace: Annotated[
         str | None, typer.Option("-n", "--namespace", help="Only this namespace (pods).")
     ] = None,
@@ -137,10 +166,11 @@ def get_command(
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    wide = output is WideOutput.wide
     all_nodes = manifests.of_kind(Node)
     if resource is Resource.nodes:
         nodes = [n for n in all_nodes if sel.matches(n.labels)]
-        _show(nodes, output, "nodes", lambda: nodes_table(nodes, show_labels))
+        _show(nodes, output, "nodes", lambda: nodes_table(nodes, show_labels, wide))
         return
     pods = [
         p
@@ -148,14 +178,14 @@ def get_command(
         if (namespace is None or p.namespace == namespace) and sel.matches(p.labels)
     ]
     zones = {n.name: _zone(n.labels) for n in all_nodes}  # every node's zone, whatever the selector
-    _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels))
+    _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels, wide))
 
 
-def _show(objs: list[Node] | list[Pod], output: Output, what: str, table: Callable[[], Table]) -> None:
+def _show(objs: list[Node] | list[Pod], output: WideOutput, what: str, render: Callable[[], Table]) -> None:
     """kubectl's three outcomes: a List for -o json|yaml, "No X found.", or the table."""
-    if output is not Output.table:
+    if not output.is_table:
         print_data(to_list_manifest(objs), output)
     elif not objs:
         out.print(f"No {what} found.")
     else:
-        out.print(table())
+        out.print(render())

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from kubespread.api.keys import zone_of
@@ -17,9 +16,9 @@ from kubespread.cli.common import (
     FilesOption,
     KubeconfigOption,
     MaxPodsOption,
-    Output,
-    OutputOption,
     ValidateOption,
+    WideOutput,
+    WideOutputOption,
     err,
     load_or_exit,
     out,
@@ -29,6 +28,7 @@ from kubespread.cli.common import (
     require_nodes,
     scheduler_profiles_or_exit,
     short_ns,
+    table,
     warn_assumed_namespaces,
 )
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
@@ -118,13 +118,6 @@ def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
     return [row.to_dict() for row in result.spread()]
 
 
-def _table(*columns: tuple[str, str]) -> Table:
-    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for name, justify in columns:
-        t.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    return t
-
-
 def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
     if not rows:
         return
@@ -181,8 +174,9 @@ def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *
             out.print(line, soft_wrap=False)
 
 
-def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
-    short, note = node_namer(list(result.sim.cluster.nodes))
+def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bool = False) -> None:
+    """``wide``: node names whole, and each pod's count of feasible nodes."""
+    short, note = (str, "") if wide else node_namer(list(result.sim.cluster.nodes))
     placed = result.placements
     pending = result.final.pending
     victims = {(v["namespace"], v["name"]) for e in result.preemptions for v in e["victims"]}
@@ -193,13 +187,16 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]]) -> None:
         head += f" ({note})"
     out.print(Text(head, style="bold"))
     if placed:
-        t = _table(("pod", "left"), ("node", "left"), ("zone", "left"), ("score", "right"))
+        t = table("pod", "node", "zone", ("score", "right"))
+        if wide:
+            t.add_column("feasible", justify="right")
         for p in placed:
             score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
             name = short_ns(p["namespace"], p["name"])
             if (p["namespace"], p["name"]) in victims:
                 name += " (preempted)"
-            t.add_row(name, short(p["node"]), p["zone"] or "-", score)
+            feasible = [str(p["feasibleNodes"])] if wide else []
+            t.add_row(name, short(p["node"]), p["zone"] or "-", score, *feasible)
         out.print(t)
     out.print()
     if result.preemptions:
@@ -239,7 +236,7 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         elif solved.conflict == []:
             out.print(Text("  conflicting: no node admits the workload's pods"), soft_wrap=False)
         return
-    t = _table(("node", "left"), ("zone", "left"), ("greedy", "right"), ("optimal", "right"))
+    t = table("node", "zone", ("greedy", "right"), ("optimal", "right"))
     for name, zone, greedy_n, optimal_n in greedy_vs_optimal(result, solved):
         t.add_row(short(name), zone, str(greedy_n), str(optimal_n))
     out.print(t)
@@ -342,7 +339,7 @@ def schedule_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    output: OutputOption = Output.table,
+    output: WideOutputOption = WideOutput.table,
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
     report: ReportOption = None,
@@ -371,8 +368,8 @@ def schedule_command(
         from kubespread.plan.optimal import optimal as solve_optimal
 
         solved = solve_optimal(result)
-    if output is Output.table:
-        _print_table(result, spread)
+    if output.is_table:
+        _print_table(result, spread, wide=output is WideOutput.wide)
         if optimal:
             _print_optimal(result, solved)
     else:

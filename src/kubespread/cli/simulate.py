@@ -22,6 +22,7 @@ from kubespread.cli.common import (
     progress_bar,
     short_kind,
     short_ns,
+    table,
 )
 from kubespread.cli.schedule import print_preemptions
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
@@ -42,14 +43,7 @@ def _workload_spread_table(ws: dict[str, Any]) -> Table:
     if target:
         kind = short_kind(target["kind"])
         title += f" → {kind}/{target['name']} ({ws['workloadReplicas']} replicas)"
-    table = Table(
-        title=title, title_justify="left", box=None, pad_edge=False, show_edge=False, header_style="bold"
-    )
-    table.add_column("subset", overflow="fold")
-    table.add_column("max", justify="right")
-    table.add_column("replicas", justify="right")
-    table.add_column("missing", justify="right")
-    table.add_column("state", overflow="fold")
+    t = table("subset", ("max", "right"), ("replicas", "right"), ("missing", "right"), "state", title=title)
     for s in ws["subsets"]:
         bound = "-" if s["limit"] is None else str(s["limit"])
         if isinstance(s["maxReplicas"], str):
@@ -58,8 +52,8 @@ def _workload_spread_table(ws: dict[str, Any]) -> Table:
         if s["failedCount"]:
             state += f", failed {s['failedCount']}x"
         missing = "-" if s["missingReplicas"] is None else str(s["missingReplicas"])
-        table.add_row(s["name"], bound, str(s["replicas"]), missing, state)
-    return table
+        t.add_row(s["name"], bound, str(s["replicas"]), missing, state)
+    return t
 
 
 def _fmt_time(t: float) -> str:

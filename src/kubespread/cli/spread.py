@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from rich.table import Table
 
-from kubespread.cli.common import short_kind, short_ns
+from kubespread.cli.common import short_kind, short_ns, table
 
 __all__ = ["OUT_LEGEND", "RAW_LEGEND", "domains_text", "has_left_out", "has_raw_column", "spread_table"]
 
@@ -93,11 +93,7 @@ def spread_table(
     the scheduler's pods per eligible domain (the workload's own pods per domain for a row
     without a constraint), skew/maxSkew, and the raw skew when ``has_raw_column``. ``short``
     shortens hostname domains."""
-    t = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    t.add_column("workload" if label == "owner" else "controller", overflow="fold")
-    t.add_column("key", overflow="fold")
-    t.add_column("pods per domain", overflow="fold", ratio=1)
-    t.add_column("skew", justify="right")
+    t = table("workload" if label == "owner" else "controller", "key", "pods per domain", ("skew", "right"))
     # an owner with several controllers in the rows (a Deployment mid-rollout): name those
     controllers: dict[tuple[str, str, str] | None, set[str]] = {}
     for r in rows:
@@ -106,7 +102,7 @@ def spread_table(
     shared = {o for o, names in controllers.items() if len(names) > 1}
     raw = has_raw_column(rows)
     if raw:
-        t.add_column("raw", justify="right")
+        t.add_column("raw", justify="right", overflow="fold")
     for r in rows:
         key = r["topologyKey"]
         name = key.rsplit("/", 1)[-1] + (" (default)" if r["defaulted"] else "")
