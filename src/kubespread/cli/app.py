@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,6 +34,26 @@ def _root(
     """kubespread."""
 
 
+def _wrap_help_at_spaces() -> None:
+    """Help wraps at spaces only: Click's wrapper also breaks after hyphens, which splits
+    names and values (``kube-`` / ``system``, ``read-`` / ``only``) over two lines. Typer
+    vendors Click; when its wrapper is not where this expects, the default stays."""
+    try:
+        from typer._click import _textwrap
+    except ImportError:  # pragma: no cover - another Typer layout
+        return
+
+    class SpaceWrapper(_textwrap.TextWrapper):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["break_on_hyphens"] = False
+            super().__init__(*args, **kwargs)
+
+    _textwrap.TextWrapper = SpaceWrapper  # type: ignore[misc]
+
+
+_wrap_help_at_spaces()
+
+
 def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
@@ -47,18 +67,19 @@ def _register() -> None:
     from kubespread.cli.simulate import simulate_command
     from kubespread.cli.validate import validate_command
 
-    app.command("schedule")(schedule_command)
-    app.command("explain")(explain_command)
-    app.command("validate")(validate_command)
-    app.command("get")(get_command)
-    app.command("admit")(admit_command)
-    app.command("evaluate")(evaluate_command)
-    app.command("bench")(bench_command)
-    app.command("simulate")(simulate_command)
-    app.command("capacity")(capacity_command)
-    app.command("scheduler")(scheduler_command)
-    app.command("controller")(controller_command)
-    app.add_typer(webhook_app, name="webhook")
+    # one line each in `kubespread --help`, kubectl's way; the docstrings stay the commands' own help
+    app.command("schedule", short_help="Place pods and workloads onto a cluster")(schedule_command)
+    app.command("explain", short_help="Why a pod goes to a node, or stays pending")(explain_command)
+    app.command("validate", short_help="Validate manifests as kube-apiserver would")(validate_command)
+    app.command("get", short_help="List the nodes or pods of manifests")(get_command)
+    app.command("admit", short_help="Admit one manifest from stdin (dry run), as JSON")(admit_command)
+    app.command("evaluate", short_help="Answer a conformance input document")(evaluate_command)
+    app.command("bench", short_help="Measure scheduling throughput (pods/s)")(bench_command)
+    app.command("simulate", short_help="Run a scenario over virtual time")(simulate_command)
+    app.command("capacity", short_help="How many more replicas of a pod fit")(capacity_command)
+    app.command("scheduler", short_help="Run as a secondary scheduler of a cluster")(scheduler_command)
+    app.command("controller", short_help="Run the WorkloadSpread controller")(controller_command)
+    app.add_typer(webhook_app, name="webhook", short_help="Run the admission webhook, or print its manifests")
 
 
 _register()

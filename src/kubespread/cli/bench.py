@@ -14,17 +14,25 @@ __all__ = ["bench_command"]
 
 
 def bench_command(
-    input_file: Annotated[Path, typer.Argument(help="Benchmark input (conformance schema, JSON).")],
+    input_file: Annotated[
+        Path, typer.Argument(metavar="INPUT", hidden=True, help="Benchmark input (conformance schema, JSON).")
+    ],
     placements: Annotated[
         Path | None,
-        typer.Option(help='Write {"namespace/name": node} (null when unschedulable) to this file.'),
+        typer.Option(
+            metavar="FILE", help='Write {"namespace/name": node} (null when unschedulable) to this file.'
+        ),
     ] = None,
     profile_out: Annotated[
         Path | None,
-        typer.Option(help="Profile the scheduling cycles with cProfile; write pstats data here."),
+        typer.Option(
+            metavar="FILE", help="Profile the scheduling cycles with cProfile; write pstats data here."
+        ),
     ] = None,
 ) -> None:
-    """Schedule the incoming pods one after another and print pods/s, timing the cycles only."""
+    """Schedule the incoming pods one after another and print pods/s, timing the cycles only.
+
+    INPUT is a benchmark input (the conformance schema, JSON)."""
     import cProfile
 
     from kubespread.scheduler.bench import run_bench

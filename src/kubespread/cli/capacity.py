@@ -18,6 +18,7 @@ from kubespread.cli.common import (
     Output,
     OutputOption,
     ValidateOption,
+    at_least_one,
     err,
     load_or_exit,
     out,
@@ -39,7 +40,13 @@ if TYPE_CHECKING:
 __all__ = ["capacity_command"]
 
 MaxOption = Annotated[
-    int, typer.Option("--max", min=1, help="Stop counting at this many replicas (both answers).")
+    int,
+    typer.Option(
+        "--max",
+        metavar="N",
+        callback=at_least_one,
+        help="Stop counting at this many replicas (both answers).",
+    ),
 ]
 
 
@@ -51,7 +58,12 @@ def _positive(value: float) -> float:
 
 TimeLimitOption = Annotated[
     float,
-    typer.Option("--time-limit", callback=_positive, help="Seconds the solver may take for the maximum."),
+    typer.Option(
+        "--time-limit",
+        metavar="SECONDS",
+        callback=_positive,
+        help="Seconds the solver may take for the maximum.",
+    ),
 ]
 
 #: the kinds whose pod template a TEMPLATE file may give

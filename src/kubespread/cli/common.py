@@ -35,6 +35,7 @@ __all__ = [
     "ValidateOption",
     "WideOutput",
     "WideOutputOption",
+    "at_least_one",
     "err",
     "input_namespaces",
     "load_or_exit",
@@ -118,22 +119,39 @@ class WideOutput(StrEnum):
         return self in (WideOutput.table, WideOutput.wide)
 
 
+def at_least_one(value: int) -> int:
+    """A count option's lower bound, said in words (Click's range would print ``x>=1``)."""
+    if value < 1:
+        raise typer.BadParameter(f"must be at least 1, got {value}")
+    return value
+
+
 FilesOption = Annotated[
     list[Path],
     typer.Option(
         "-f",
         "--filename",
+        metavar="FILE",
         help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. Repeatable.",
     ),
 ]
-OutputOption = Annotated[Output, typer.Option("-o", "--output", help="Output format.")]
+OutputOption = Annotated[
+    Output, typer.Option("-o", "--output", metavar="FORMAT", help="Output format: table, json or yaml.")
+]
 WideOutputOption = Annotated[
-    WideOutput, typer.Option("-o", "--output", help="Output format (wide: the table with more columns).")
+    WideOutput,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="Output format: table, wide (the table with more columns), json or yaml.",
+    ),
 ]
 ValidateOption = Annotated[
     Validation,
     typer.Option(
         "--validate",
+        metavar="MODE",
         help="Unknown or duplicate fields in a manifest: strict (an error, as kubectl's default), "
         "warn (a warning, the field is ignored) or ignore. Values the API server cannot decode "
         "(a string for an integer, an int32 field over 2147483647) are errors in every mode.",
@@ -144,7 +162,8 @@ MaxPodsOption = Annotated[
     int,
     typer.Option(
         "--max-pods",
-        min=1,
+        metavar="N",
+        callback=at_least_one,
         help="Stop with an error when the run would hold more pods than this at once (a "
         "runaway replicas: 1000000000 fails at once rather than running for hours).",
     ),
@@ -153,13 +172,16 @@ KubeconfigOption = Annotated[
     Path | None,
     typer.Option(
         "--kubeconfig",
+        metavar="FILE",
         help="Also read the cluster (nodes, pods, namespaces, workloads, WorkloadSpreads) from the "
-        "API server of this kubeconfig; read-only. Needs kubespread\\[live].",
+        "API server of this kubeconfig; read-only. Needs kubespread[live].",
     ),
 ]
 ContextOption = Annotated[
     str | None,
-    typer.Option("--context", help="The kubeconfig context to read (default: its current context)."),
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: its current context)."
+    ),
 ]
 
 

@@ -16,12 +16,18 @@ __all__ = ["evaluate_command"]
 def evaluate_command(
     input_file: Annotated[
         Path | None,
-        typer.Argument(help="Input document (JSON); stdin when omitted or '-'.", show_default=False),
+        typer.Argument(
+            metavar="INPUT",
+            hidden=True,
+            help="Input document (JSON); stdin when omitted or '-'.",
+            show_default=False,
+        ),
     ] = None,
-    indent: Annotated[int | None, typer.Option(help="Indent the JSON answer.")] = None,
+    indent: Annotated[int | None, typer.Option(metavar="N", help="Indent the JSON answer.")] = None,
     seed: Annotated[
         int | None,
         typer.Option(
+            metavar="N",
             help="Start each preemption's dry run at a seeded random offset among the potential "
             "nodes (kube-scheduler picks a random one); without it the dry run starts at the "
             "first potential node in the input's node order.",
@@ -32,7 +38,9 @@ def evaluate_command(
     """Schedule the incoming pods of a conformance input document and print the answer. An
     unschedulable pod's entry carries "preemption": the node it is nominated to and the victims
     to evict there (null and [] when preemption cannot help); in sequence mode the victims are
-    deleted before the next pod is judged and the preemptor is nominated, not bound."""
+    deleted before the next pod is judged and the preemptor is nominated, not bound.
+
+    INPUT is the input document (JSON); stdin when omitted or -."""
     from kubespread.scheduler.evaluate import EvaluateError, evaluate
 
     source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)

@@ -161,7 +161,7 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
 
 def explain_command(
     pod: Annotated[
-        str, typer.Argument(help="The pod: namespace/name (or name, in default), or a Pod manifest.")
+        str, typer.Argument(metavar="POD", hidden=True, help="namespace/name, or a Pod manifest.")
     ],
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
@@ -175,7 +175,10 @@ def explain_command(
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
-    reason) and score per plugin, best first, with hints for the failures seen."""
+    reason) and score per plugin, best first, with hints for the failures seen.
+
+    POD is namespace/name (or name, in default) of a pod in the input or created by its
+    workloads, or a Pod manifest to try (explain pod.yaml -f cluster/)."""
     from kubespread.sim.placement import explain_key
 
     result = run_placement(

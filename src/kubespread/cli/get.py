@@ -144,22 +144,29 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool, wide: 
 
 
 def get_command(
-    resource: Annotated[Resource, typer.Argument(help="What to list.")],
+    resource: Annotated[Resource, typer.Argument(metavar="RESOURCE", hidden=True, help="nodes or pods.")],
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     output: WideOutputOption = WideOutput.table,
     namespace: Annotated[
-        str | None, typer.Option("-n", "--namespace", help="Only this namespace (pods).")
+        str | None, typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Only this namespace (pods).")
     ] = None,
     show_labels: Annotated[bool, typer.Option("--show-labels", help="Add a LABELS column.")] = False,
     selector: Annotated[
         str | None,
-        typer.Option("-l", "--selector", help="Label selector, kubectl syntax (app=web,env in (a,b))."),
+        typer.Option(
+            "-l",
+            "--selector",
+            metavar="SELECTOR",
+            help="Label selector, kubectl syntax (app=web,env in (a,b)).",
+        ),
     ] = None,
     validate: ValidateOption = Validation.STRICT,
 ) -> None:
-    """List nodes or pods from manifests, like kubectl get."""
+    """List nodes or pods from manifests, like kubectl get.
+
+    RESOURCE is nodes or pods."""
     try:
         sel = parse_selector(selector) if selector is not None else EVERYTHING
     except ValueError as e:

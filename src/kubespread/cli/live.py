@@ -35,11 +35,14 @@ KubeconfigOption = Annotated[
     Path | None,
     typer.Option(
         "--kubeconfig",
+        metavar="FILE",
         help="The kubeconfig to connect with (default: $KUBECONFIG, ~/.kube/config, or in a pod its "
         "service account).",
     ),
 ]
-LogLevelOption = Annotated[LogLevel, typer.Option("--log-level", help="Least severe level logged.")]
+LogLevelOption = Annotated[
+    LogLevel, typer.Option("--log-level", metavar="LEVEL", help="Least severe level logged.")
+]
 
 
 def setup_logging(level: LogLevel) -> None:
@@ -91,23 +94,29 @@ def scheduler_command(
     context: ContextOption = None,
     scheduler_name: Annotated[
         str,
-        typer.Option("--scheduler-name", help="Schedule the pods whose spec.schedulerName is this."),
+        typer.Option(
+            "--scheduler-name", metavar="NAME", help="Schedule the pods whose spec.schedulerName is this."
+        ),
     ] = "kubespread",
     config: Annotated[
         Path | None,
         typer.Option(
             "--config",
+            metavar="FILE",
             help="A KubeSchedulerConfiguration: its profiles (by schedulerName) replace the default one.",
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", help="Tie-break seed: `schedule --seed` with the same value picks alike.")
+        int,
+        typer.Option(
+            "--seed", metavar="N", help="Tie-break seed: `schedule --seed` with the same value picks alike."
+        ),
     ] = 0,
     leader_elect: Annotated[
         bool, typer.Option("--leader-elect", help="Run only while holding a coordination.k8s.io Lease.")
     ] = False,
     lease_namespace: Annotated[
-        str, typer.Option("--leader-elect-namespace", help="Namespace of the Lease.")
+        str, typer.Option("--leader-elect-namespace", metavar="NAMESPACE", help="Namespace of the Lease.")
     ] = "kube-system",
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
@@ -203,10 +212,14 @@ webhook_app = typer.Typer(
 @webhook_app.callback()
 def webhook_command(
     ctx: typer.Context,
-    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="PEM certificate (chain).")] = None,
-    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key.")] = None,
-    port: Annotated[int, typer.Option("--port", help="HTTPS port.")] = 9443,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "0.0.0.0",
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", metavar="FILE", help="PEM certificate (chain).")
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", metavar="FILE", help="PEM private key.")
+    ] = None,
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="HTTPS port.")] = 9443,
+    host: Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on.")] = "0.0.0.0",
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     workload_spread: Annotated[
@@ -220,6 +233,7 @@ def webhook_command(
         MatchLabelKeys,
         typer.Option(
             "--match-label-keys",
+            metavar="MODE",
             help="Merge matchLabelKeys into selectors; auto: only where the API server does not "
             f"(before v1.{MERGING_MINOR}).",
         ),
@@ -228,12 +242,14 @@ def webhook_command(
         HardAntiAffinityLimit,
         typer.Option(
             "--hard-anti-affinity",
+            metavar="MODE",
             help="Refuse required anti-affinity beyond a node: design (terms over all namespaces), "
             "strict (every term), or off.",
         ),
     ] = HardAntiAffinityLimit.design,
     request_timeout: Annotated[
-        float, typer.Option("--request-timeout", help="Seconds a connection may stay silent.")
+        float,
+        typer.Option("--request-timeout", metavar="SECONDS", help="Seconds a connection may stay silent."),
     ] = 10.0,
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
@@ -300,19 +316,31 @@ def webhook_command(
         raise typer.Exit(1) from None
 
 
-@webhook_app.command("manifests")
+@webhook_app.command("manifests", short_help="Print the CRD, RBAC, Deployment and webhook configurations")
 def webhook_manifests_command(
-    namespace: Annotated[str, typer.Option("--namespace", help="Where it runs.")] = "kubespread-system",
-    image: Annotated[str, typer.Option("--image", help="Container image.")] = "kubespread:latest",
+    namespace: Annotated[
+        str, typer.Option("--namespace", metavar="NAMESPACE", help="Where it runs.")
+    ] = "kubespread-system",
+    image: Annotated[
+        str, typer.Option("--image", metavar="IMAGE", help="Container image.")
+    ] = "kubespread:latest",
     url: Annotated[
         str | None,
-        typer.Option("--url", help="Call the webhook at this base URL instead of its in-cluster Service."),
+        typer.Option(
+            "--url",
+            metavar="URL",
+            help="Call the webhook at this base URL instead of its in-cluster Service.",
+        ),
     ] = None,
     ca_bundle: Annotated[
-        Path | None, typer.Option("--ca-bundle", help="PEM CA the API server verifies the webhook with.")
+        Path | None,
+        typer.Option("--ca-bundle", metavar="FILE", help="PEM CA the API server verifies the webhook with."),
     ] = None,
     failure_policy: Annotated[
-        str, typer.Option("--failure-policy", help="Fail or Ignore when the webhook cannot answer.")
+        str,
+        typer.Option(
+            "--failure-policy", metavar="POLICY", help="Fail or Ignore when the webhook cannot answer."
+        ),
     ] = "Fail",
 ) -> None:
     """Print the WorkloadSpread CRD, RBAC, Service, Deployment and webhook configurations."""

@@ -53,15 +53,23 @@ __all__ = [
 
 SchedulerConfigOption = Annotated[
     Path | None,
-    typer.Option("--scheduler-config", help="A KubeSchedulerConfiguration file (default: v1.35's defaults)."),
+    typer.Option(
+        "--scheduler-config",
+        metavar="FILE",
+        help="A KubeSchedulerConfiguration file (default: v1.35's defaults).",
+    ),
 ]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed for generated pod names and score ties.")]
+SeedOption = Annotated[
+    int, typer.Option("--seed", metavar="N", help="Seed for generated pod names and score ties.")
+]
 ProgressOption = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
 ]
 ReportOption = Annotated[
     Path | None,
-    typer.Option("--report", help="Write DIR/report.html: one self-contained page with pictures."),
+    typer.Option(
+        "--report", metavar="DIR", help="Write DIR/report.html: one self-contained page with pictures."
+    ),
 ]
 
 

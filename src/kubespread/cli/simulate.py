@@ -134,7 +134,9 @@ def _print_table(doc: dict[str, Any]) -> None:
 
 
 def simulate_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (kind: Scenario).")],
+    scenario: Annotated[
+        Path, typer.Argument(metavar="SCENARIO", hidden=True, help="Scenario file (kind: Scenario).")
+    ],
     output: OutputOption = Output.table,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
@@ -159,17 +161,21 @@ def simulate_command(
         str,
         typer.Option(
             "--affinity-grace-period",
+            metavar="DURATION",
             help="How long a broken RequiredDuringExecution pod affinity may last before the pod is evicted.",
         ),
     ] = "60s",
     report: Annotated[
         Path | None,
-        typer.Option("--report", help="Write DIR/report.html: one self-contained page with pictures."),
+        typer.Option(
+            "--report", metavar="DIR", help="Write DIR/report.html: one self-contained page with pictures."
+        ),
     ] = None,
     workloadspread_flavour: Annotated[
         str,
         typer.Option(
             "--workloadspread",
+            metavar="FLAVOUR",
             help="WorkloadSpread behaviour where the proposal and OpenKruise differ: proposal "
             "(10-minute recovery, deletion costs 100/0/-100, Adaptive resource check) or openkruise.",
         ),
@@ -178,7 +184,9 @@ def simulate_command(
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
-    show where the pods are after every step, what is pending and why, and what was evicted."""
+    show where the pods are after every step, what is pending and why, and what was evicted.
+
+    SCENARIO is a scenario file (kind: Scenario)."""
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.api.duration import parse_duration
     from kubespread.controllers import default_controllers
