@@ -168,7 +168,9 @@ def test_required_anti_affinity_hint(tmp_path: Path) -> None:
     p = write(tmp_path / "p.yaml", [pod("db-1", {"app": "db"}, affinity=anti)])
     doc = explain_json("db-1", "-f", str(cluster), "-f", str(p))
     assert doc["nodes"][0]["plugin"] == "InterPodAffinity"
-    assert any(h.startswith("Required pod anti-affinity closes 1 node(s)") for h in doc["hints"])
+    (hint,) = [h for h in doc["hints"] if h.startswith("Required pod anti-affinity")]
+    assert hint.startswith("Required pod anti-affinity on kubernetes.io/hostname closes 1 node(s)")
+    assert "finer topologyKey" not in hint  # already one per node
 
 
 def test_a_scheduled_pod_shows_scores_best_first_with_the_winner_marked(tmp_path: Path) -> None:

@@ -11,24 +11,35 @@ minDomains, nodeTaintsPolicy, required (anti-)affinity and its symmetry.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubespread.api.core import Node, Pod
+from kubespread.api.keys import LABEL_HOSTNAME as HOSTNAME
 from kubespread.api.keys import zone_of
+from kubespread.api.quantity import Format, Quantity
+from kubespread.api.resources import Resources, pod_requests
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 )
+from kubespread.scheduler.plugins.noderesources.fit import (
+    REASON_CPU,
+    REASON_EPHEMERAL_STORAGE,
+    REASON_MEMORY,
+    REASON_TOO_MANY_PODS,
+)
 from kubespread.scheduler.plugins.podtopologyspread.common import DO_NOT_SCHEDULE
 from kubespread.scheduler.plugins.podtopologyspread.filtering import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
 )
+from kubespread.scheduler.predicates import required_pod_terms
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.scheduler import Decision
+from kubespread.scheduler.scheduler import TIE_SMALLEST_NAME, Decision
 from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views
 
 __all__ = ["Explanation", "explain"]
@@ -227,12 +238,7 @@ def _other_hints(decision: Decision, cluster: ClusterState, seen: Counter[tuple[
             "anywhere (the first pod of a group; pod affinity design)."
         )
     if n := seen[("InterPodAffinity", ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)]:
-        out.append(
-            f"Required pod anti-affinity closes {n} node(s): every topology domain already running a "
-            "matching pod is out, so at most one such pod fits per domain. Use "
-            "preferredDuringSchedulingIgnoredDuringExecution, or a finer topologyKey such as "
-            "kubernetes.io/hostname."
-        )
+        out.append(_anti_affinity_hint(pod, n))
     if n := seen[("InterPodAffinity", ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)]:
         out.append(
             f"Pods already running have required anti-affinity against this pod's labels: their "
@@ -257,10 +263,7 @@ def _other_hints(decision: Decision, cluster: ClusterState, seen: Counter[tuple[
             )
         )
     if n := by_plugin["NodeResourcesFit"]:
-        out.append(
-            f"{n} node(s) lack free allocatable resources for the pod's requests: lower the requests, "
-            "or add capacity where the other rules allow the pod."
-        )
+        out.append(_resources_hint(decision, cluster, n))
     if n := by_plugin["NodeUnschedulable"]:
         out.append(f"{n} node(s) are cordoned (spec.unschedulable).")
     if decision.pre_filter_status is not None:
@@ -271,7 +274,107 @@ def _other_hints(decision: Decision, cluster: ClusterState, seen: Counter[tuple[
     return out
 
 
+def _anti_affinity_hint(pod: Pod, n: int) -> str:
+    """What the pod's own required anti-affinity does, by its topologyKeys: a finer key is
+    suggested only for the terms that are not per node already."""
+    keys = sorted({t.topology_key for t in required_pod_terms(pod)[1]})
+    coarse = [k for k in keys if k != HOSTNAME]
+    text = (
+        f"Required pod anti-affinity on {', '.join(keys) or 'its topologyKey'} closes {n} node(s): "
+        "every domain already running a pod its labelSelector matches is out, so at most one such "
+        "pod fits per domain"
+    )
+    if not coarse:
+        return (
+            text + f" ({HOSTNAME}: one per node). Add nodes where the pod may run, run fewer such pods, "
+            "or use preferredDuringSchedulingIgnoredDuringExecution to let them share a node."
+        )
+    return (
+        text + ". Use preferredDuringSchedulingIgnoredDuringExecution, or a finer topologyKey than "
+        f"{', '.join(coarse)} such as {HOSTNAME}."
+    )
+
+
+#: NodeResourcesFit's reasons -> (the resource's name, its amount in a Resources, its unit)
+_RESOURCE_REASONS: dict[str, tuple[str, Callable[[Resources], int], Callable[[int], str]]] = {
+    REASON_CPU: ("cpu", lambda r: r.milli_cpu, lambda v: Quantity.from_milli(v).canonical()),
+    REASON_MEMORY: (
+        "memory",
+        lambda r: r.memory,
+        lambda v: Quantity.from_int(v, Format.BINARY_SI).canonical(),
+    ),
+    REASON_EPHEMERAL_STORAGE: (
+        "ephemeral-storage",
+        lambda r: r.ephemeral_storage,
+        lambda v: Quantity.from_int(v, Format.BINARY_SI).canonical(),
+    ),
+}
+
+
+def _resource(reason: str) -> tuple[str, Callable[[Resources], int], Callable[[int], str]] | None:
+    """(name, amount, format) of the resource an ``Insufficient X`` reason names."""
+    if reason in _RESOURCE_REASONS:
+        return _RESOURCE_REASONS[reason]
+    prefix = "Insufficient "
+    if not reason.startswith(prefix):
+        return None
+    name = reason[len(prefix) :]
+    return name, lambda r: r.scalar.get(name, 0), str
+
+
+def _resources_hint(decision: Decision, cluster: ClusterState, n: int) -> str:
+    """The pod's requests against the most free allocatable (allocatable - requested, as
+    NodeResourcesFit compares them) among the nodes rejected for each resource."""
+    request = pod_requests(decision.pod)
+    by_reason: dict[str, list[int]] = {}
+    for ids, rej in decision.rejected:
+        if rej.status.plugin == "NodeResourcesFit":
+            for reason in rej.status.reasons:
+                by_reason.setdefault(reason, []).extend(int(i) for i in ids)
+    wanted, most_free, full = [], [], []
+    for reason, node_ids in sorted(by_reason.items()):
+        if reason == REASON_TOO_MANY_PODS:
+            full.append(f"{len(node_ids)} of them already run their allocatable pods")
+            continue
+        found = _resource(reason)
+        if found is None:
+            continue
+        name, amount, fmt = found
+        free = [
+            (amount(cluster.node_info_at(i).allocatable) - amount(cluster.node_info_at(i).requested), i)
+            for i in node_ids
+        ]
+        best, at = max(free, key=lambda f: (f[0], -f[1]))
+        wanted.append(f"{name} {fmt(amount(request))}")
+        most_free.append(f"{name} {fmt(max(best, 0))} (on {decision.nodes[at]})")
+    text = f"{n} node(s) lack free allocatable resources for the pod's requests"
+    if wanted:
+        text += f": it requests {', '.join(wanted)}; the most free on those nodes is {', '.join(most_free)}"
+    if full:
+        text += f"; {'; '.join(full)}"
+    return text + ". Lower the requests, or add capacity where the other rules allow the pod."
+
+
+def _tie_hint(decision: Decision) -> list[str]:
+    """A tie of the best totals, and which rule broke it (kube-scheduler: a random pick)."""
+    if not decision.tie_break or decision.selected is None:
+        return []
+    top = decision.total(decision.selected)
+    tied = [name for name in decision.scored if decision.total(name) == top]
+    others = [name for name in tied if name != decision.selected]
+    rule = (
+        "the smallest node name"
+        if decision.tie_break == TIE_SMALLEST_NAME
+        else "a random choice seeded by --seed, the same on every run"
+    )
+    return [
+        f"Tie: {len(tied)} nodes share the top total {top}. kube-scheduler picks one of them at "
+        f"random; kubespread picked {decision.selected} by {rule}. Equally good: {_few(others, 5)}."
+    ]
+
+
 def hints(decision: Decision, cluster: ClusterState, views: list[ConstraintView]) -> list[str]:
-    """Plain-language reasons and remedies for what rejected nodes (empty when none did)."""
+    """Plain-language reasons and remedies for what rejected nodes (empty when none did), and
+    how a tie among the best nodes was broken."""
     seen = _reason_counts(decision)
-    return _spread_hints(decision, views, seen) + _other_hints(decision, cluster, seen)
+    return _tie_hint(decision) + _spread_hints(decision, views, seen) + _other_hints(decision, cluster, seen)

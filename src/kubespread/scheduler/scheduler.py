@@ -47,6 +47,8 @@ from kubespread.scheduler.profile import Profile
 __all__ = [
     "PRE_FILTER",
     "PRE_FILTER_RESULT",
+    "TIE_SEEDED_RANDOM",
+    "TIE_SMALLEST_NAME",
     "Decision",
     "Nominated",
     "PluginScores",
@@ -104,6 +106,9 @@ class Decision:
     selected: str | None = None
     #: "scored", "onlyFeasibleNode" or "" (unschedulable)
     selection_reason: str = ""
+    #: how a tie among the best totals was broken (TIE_SMALLEST_NAME, TIE_SEEDED_RANDOM), or ""
+    #: when one node scored highest; kube-scheduler picks at random among the tied nodes
+    tie_break: str = ""
     #: kube-scheduler's FitError message, the PostFilter part included when known
     fit_error: str = ""
     #: the same without the PostFilter part (what the filters alone say)
@@ -522,8 +527,16 @@ def schedule_one(
     best = ids[decision.totals == decision.totals.max()]
     best = best[np.argsort(_NAME_RANKS.get(cluster)[best])]  # by name
     decision.selected = str(names[best[0] if rng is None else rng.choice(best.tolist())])
+    if len(best) > 1:
+        decision.tie_break = TIE_SMALLEST_NAME if rng is None else TIE_SEEDED_RANDOM
     decision.selection_reason = "scored"
     return decision
+
+
+#: Decision.tie_break: the rules kubespread breaks a tie of best totals by (kube-scheduler's
+#: selectHost picks uniformly at random among them, so no fixed rule is its rule)
+TIE_SMALLEST_NAME: Final = "smallestName"
+TIE_SEEDED_RANDOM: Final = "seededRandom"
 
 
 def tie_break_rng(seed: int) -> random.Random:

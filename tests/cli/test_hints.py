@@ -1,0 +1,80 @@
+"""``explain``'s hints say what is true of this pod: no finer topologyKey for an anti-affinity
+already per node, the numbers behind "lower the requests", and a tie with the rule that broke
+it and the nodes that were equally good."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+from placement_inputs import node, pod, write
+
+
+def hints(tmp_path: Path, cluster: list[dict[str, Any]], new_pod: dict[str, Any]) -> list[str]:
+    files = ["-f", str(write(tmp_path / "cluster.yaml", cluster))]
+    manifest = str(write(tmp_path / "pod.yaml", [new_pod]))
+    result = CliRunner().invoke(app, ["explain", manifest, *files, "-o", "json", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["hints"]
+
+
+def anti_affinity(key: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": key}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def two_full_nodes() -> list[dict[str, Any]]:
+    nodes = [node("n1", "a"), node("n2", "b")]
+    return nodes + [pod(f"web-{n}", {"app": "web"}, node_name=n) for n in ("n1", "n2")]
+
+
+def test_hostname_anti_affinity_is_not_told_to_use_hostname(tmp_path: Path) -> None:
+    new = pod("web-3", {"app": "web"}, affinity=anti_affinity("kubernetes.io/hostname"))
+    (hint,) = [h for h in hints(tmp_path, two_full_nodes(), new) if "anti-affinity" in h]
+    assert hint.startswith("Required pod anti-affinity on kubernetes.io/hostname closes 2 node(s)")
+    assert "finer" not in hint and "one per node" in hint
+
+
+def test_zone_anti_affinity_is_told_to_use_a_finer_key(tmp_path: Path) -> None:
+    new = pod("web-3", {"app": "web"}, affinity=anti_affinity("topology.kubernetes.io/zone"))
+    (hint,) = [h for h in hints(tmp_path, two_full_nodes(), new) if "anti-affinity" in h]
+    assert "a finer topologyKey than topology.kubernetes.io/zone such as kubernetes.io/hostname" in hint
+
+
+def requesting(name: str, cpu: str, memory: str, node_name: str | None = None) -> dict[str, Any]:
+    resources = {"resources": {"requests": {"cpu": cpu, "memory": memory}}}
+    p = pod(name, {}, node_name=node_name)
+    p["spec"]["containers"][0].update(resources)
+    return p
+
+
+def test_insufficient_resources_give_the_requests_and_the_most_free(tmp_path: Path) -> None:
+    cluster = [
+        node("n1", "a", cpu="4"),
+        node("n2", "b", cpu="4"),
+        requesting("big-1", "2500m", "1Gi", "n1"),
+        requesting("big-2", "3", "1Gi", "n2"),
+    ]
+    (hint,) = [h for h in hints(tmp_path, cluster, requesting("wants-2", "2", "2Gi")) if "allocatable" in h]
+    assert hint.startswith("2 node(s) lack free allocatable resources for the pod's requests: ")
+    assert "it requests cpu 2; the most free on those nodes is cpu 1500m (on n1)" in hint
+    assert "memory" not in hint  # memory fits: only what is short is compared
+
+
+def test_a_tie_says_how_it_was_broken_and_names_the_other_nodes(tmp_path: Path) -> None:
+    cluster = [node("n1", "a"), node("n2", "a"), node("n3", "a")]
+    (hint,) = [h for h in hints(tmp_path, cluster, pod("solo", {})) if h.startswith("Tie")]
+    assert hint.startswith("Tie: 3 nodes share the top total ")
+    assert "kube-scheduler picks one of them at random" in hint
+    assert "kubespread picked n1 by the smallest node name" in hint
+    assert hint.endswith("Equally good: n2, n3.")
+
+
+def test_no_tie_no_tie_hint(tmp_path: Path) -> None:
+    cluster = [node("n1", "a", cpu="4"), node("n2", "a", cpu="8")]
+    new = requesting("solo", "1", "1Gi")
+    assert not [h for h in hints(tmp_path, cluster, new) if h.startswith("Tie")]
