@@ -1,1 +1,29 @@
-"""The ``kubespread`` command line (Typer + Rich); one module per command group."""
+"""The command line. ``main`` is what the ``kubespread`` and ``kubectl-spread`` executables
+and ``python -m kubespread`` run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["main", "prog_name"]
+
+
+def prog_name(argv0: str) -> str:
+    """How usage lines name the program: ``kubectl spread`` when kubectl runs its plugin
+    ``kubectl-spread`` (krew's naming), else ``kubespread``."""
+    name = os.path.basename(argv0)
+    return "kubectl spread" if name.startswith("kubectl-spread") else "kubespread"
+
+
+def main() -> None:
+    """``--version`` answers before Typer and the commands are imported (about a second of
+    imports a version check should not pay); everything else runs the Typer app."""
+    if sys.argv[1:] == ["--version"]:
+        from kubespread import __version__
+
+        print(f"kubespread {__version__}")
+        return
+    from kubespread.cli.app import app
+
+    app(prog_name=prog_name(sys.argv[0]))

@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from kubespread import __version__
 
+
+def plain_message(message: str) -> str:
+    """A parameter error in Click's words: Typer converts values with pydantic, whose messages
+    read "Value error, 'x' is not one of ..." and "Input should be a valid integer, unable to
+    parse string as an integer"."""
+    message = message.removeprefix("Value error, ")
+    m = re.match(r"Input should be (.*?)(?:, .*)?$", message)
+    return f"must be {m.group(1)}" if m else message
+
+
+class _Group(TyperGroup):
+    """The root command: parameter errors of every command reach the user in plain words."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as e:
+            e.message = plain_message(e.message)
+            raise
+
+
 app = typer.Typer(
+    cls=_Group,
     name="kubespread",
     help="Kubernetes topology-aware pod placement, faithful to kube-scheduler: "
     "validate, place and explain pods before you deploy them.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -86,4 +110,7 @@ _register()
 
 
 def main() -> None:
-    app()
+    """The executables' entry, kept here for callers of ``kubespread.cli.app:main``."""
+    from kubespread.cli import main as run
+
+    run()

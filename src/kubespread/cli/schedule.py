@@ -51,6 +51,9 @@ __all__ = [
     "spread_rows",
 ]
 
+#: ``--fail-on-pending``'s exit status: 1 is an error in the input, 2 a usage error
+EXIT_PENDING = 3
+
 SchedulerConfigOption = Annotated[
     Path | None,
     typer.Option(
@@ -363,6 +366,13 @@ def schedule_command(
             "else the most that fit and what binds.",
         ),
     ] = False,
+    fail_on_pending: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-pending",
+            help=f"Exit {EXIT_PENDING} when any pod stays pending (CI pipelines); the output is the same.",
+        ),
+    ] = False,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
@@ -404,3 +414,7 @@ def schedule_command(
         n = len(result.rejections)
         err.print(f"error: the API server refused {n} object(s)", markup=False)
         raise typer.Exit(1)
+    if fail_on_pending and result.final.pending:
+        n = len(result.final.pending)
+        err.print(f"error: {n} pod(s) pending (--fail-on-pending)", markup=False, highlight=False)
+        raise typer.Exit(EXIT_PENDING)

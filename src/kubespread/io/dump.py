@@ -10,7 +10,22 @@ import yaml
 
 from kubespread.api.meta import KubeObject
 
-__all__ = ["dump_objects", "to_list_manifest"]
+__all__ = ["dump_data", "dump_objects", "dump_yaml", "to_list_manifest"]
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes an object met twice in full both times: kubectl's YAML has no anchors or
+    aliases (``&id001`` / ``*id001``), and whoever reads ours should not have to resolve them."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML as every command writes it: block style, keys in manifest order, no aliases."""
+    return yaml.dump(
+        data, Dumper=_NoAliasDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
 
 
 def to_list_manifest(objs: Iterable[KubeObject]) -> dict[str, Any]:
@@ -21,7 +36,7 @@ def dump_data(data: Any, fmt: str) -> str:
     """JSON (indented, as kubectl) or YAML (block style, keys in manifest order)."""
     if fmt == "json":
         return json.dumps(data, indent=4, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return dump_yaml(data)
 
 
 def dump_objects(objs: Iterable[KubeObject], fmt: str = "yaml") -> str:

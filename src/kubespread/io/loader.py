@@ -9,6 +9,7 @@ reports every problem in every file.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -62,6 +63,10 @@ class LoadProblem:
     ref: str | None = None
     field: str | None = None
     warning: bool = False
+    #: for "skipped N objects of unknown kind K": K's label and N, so ``load`` can say it once
+    #: per kind over every file rather than once per file
+    unknown_kind: str | None = None
+    skipped: int = 0
 
     def __str__(self) -> str:
         where = self.source if self.line is None else f"{self.source}:{self.line}"
@@ -175,7 +180,44 @@ def load(
             out.problems.append(LoadProblem(f, f"cannot read: {err.strerror or err}"))
             continue
         out.extend(load_bytes(data, f, json_only=f.lower().endswith(".json"), validate=validate))
+    out.problems = _one_warning_per_kind(out.problems)
     return out
+
+
+def _one_warning_per_kind(problems: list[LoadProblem]) -> list[LoadProblem]:
+    """The unknown-kind warnings of several files merged into one per kind, in the place of
+    its first, naming the files (a directory of ConfigMaps gives one line, not one a file)."""
+    by_kind: dict[str, list[LoadProblem]] = {}
+    for p in problems:
+        if p.unknown_kind is not None:
+            by_kind.setdefault(p.unknown_kind, []).append(p)
+    out = []
+    for p in problems:
+        if p.unknown_kind is None:
+            out.append(p)
+            continue
+        same = by_kind[p.unknown_kind]
+        if len(same) == 1:
+            out.append(p)
+        elif same[0] is p:
+            sources = [q.source for q in same]
+            n = sum(q.skipped for q in same)
+            names = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+            message = (
+                f"skipped {n} objects of unknown kind {p.unknown_kind} in {len(sources)} files ({names})"
+            )
+            where = _common_dir(sources)
+            out.append(LoadProblem(where, message, warning=True, unknown_kind=p.unknown_kind, skipped=n))
+    return out
+
+
+def _common_dir(sources: list[str]) -> str:
+    """The directory the files share (``examples``), else the first file's name."""
+    try:
+        common = os.path.commonpath(sources)
+    except ValueError:  # absolute and relative paths together
+        common = ""
+    return common or sources[0]
 
 
 def load_bytes(
@@ -215,7 +257,8 @@ def _decode_documents(docs: list[Doc], source: str, out: Manifests, validate: Va
         _add_document(data, line, item_lines, source, out, unknown, validate)
     for kind, n in unknown.items():
         plural = "object" if n == 1 else "objects"
-        out.problems.append(LoadProblem(source, f"skipped {n} {plural} of unknown kind {kind}", warning=True))
+        message = f"skipped {n} {plural} of unknown kind {kind}"
+        out.problems.append(LoadProblem(source, message, warning=True, unknown_kind=kind, skipped=n))
     return out
 
 
@@ -300,6 +343,11 @@ def _raw_ref(data: dict[str, Any], namespaced: bool = True) -> str:
     return describe_ref(str(data.get("kind") or ""), str(ns), str(name), namespaced)
 
 
+#: kubespread's own documents that are not cluster objects: a scenario file is ``simulate``'s
+#: input, so a directory of examples loads without a warning for each one
+_OWN_DOCUMENTS = frozenset({("kubespread.io/v1alpha1", "Scenario")})
+
+
 def _add_object(
     data: dict[str, Any],
     line: int | None,
@@ -324,6 +372,8 @@ def _add_object(
                 field="apiVersion",
             )
         )
+        return
+    if (api_version, kind) in _OWN_DOCUMENTS:
         return
     cls = class_for(api_version, kind)
     if cls is None:

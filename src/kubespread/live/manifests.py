@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Final
 
-import yaml
+from kubespread.io import dump_yaml
 
 __all__ = [
     "APP_NAME",
@@ -432,4 +432,4 @@ def webhook_manifests(
 
 def render(manifests: list[dict[str, Any]]) -> str:
     """Multi-document YAML, for ``kubectl apply -f -``."""
-    return "---\n".join(yaml.safe_dump(m, sort_keys=False) for m in manifests)
+    return "---\n".join(dump_yaml(m) for m in manifests)
