@@ -90,7 +90,7 @@ def test_validate_reports_every_error_of_every_file(tmp_path: Path) -> None:
     r = run("validate", "-f", str(tmp_path))
     assert r.exit_code == 1
     assert (
-        f"{tmp_path / 'a.yaml'}: Pod default/web: spec.topologySpreadConstraints[0].maxSkew: "
+        f"{tmp_path / 'a.yaml'}:7: Pod default/web: spec.topologySpreadConstraints[0].maxSkew: "
         "Invalid value: 0: must be greater than zero"
     ) in r.stdout
     assert f"{tmp_path / 'b.yaml'}:3: malformed YAML" in r.stdout

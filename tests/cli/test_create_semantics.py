@@ -46,7 +46,7 @@ def test_validate_refuses_what_admit_refuses_after_the_match_label_keys_merge(tm
     assert [f"{c['field']}: {c['message']}" for c in admitted["causes"]] == [DUP]
     r = run("validate", "-f", str(f))
     assert r.exit_code == 1
-    assert f"{f}: Pod default/web: {DUP}" in r.stdout
+    assert f"{f}:7: Pod default/web: {DUP}" in r.stdout  # the constraint's line
 
 
 def test_validate_does_not_merge_a_dumped_pod_again(tmp_path: Path) -> None:
@@ -139,10 +139,11 @@ def test_validate_refuses_a_create_in_a_namespace_the_input_does_not_have(tmp_pa
     r = run("validate", *_inputs(tmp_path, with_namespace=True))
     assert r.exit_code == 1
     assert (
-        f'{tmp_path / "pod.yaml"}: Pod prod/web: metadata.namespace: namespaces "prod" not found' in r.stdout
+        f'{tmp_path / "pod.yaml"}:3: Pod prod/web: metadata.namespace: namespaces "prod" not found'
+        in r.stdout
     )
     assert (
-        f"{tmp_path / 'deploy.yaml'}: Deployment staging/api: metadata.namespace: "
+        f"{tmp_path / 'deploy.yaml'}:3: Deployment staging/api: metadata.namespace: "
         'namespaces "staging" not found'
     ) in r.stdout
     assert f"{tmp_path / 'ok.yaml'}: 1 object valid" in r.stdout  # kube-system always exists
@@ -204,7 +205,7 @@ def test_validate_and_schedule_refuse_a_mount_naming_no_volume(tmp_path: Path) -
     line = 'Deployment default/api: spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"'
     r = run("validate", "-f", str(f))
     assert r.exit_code == 1
-    assert f"{f}: {line}" in r.stdout
+    assert f"{f}:10: {line}" in r.stdout  # the mount's own line
     s = run("schedule", "-f", str(NODES), "-f", str(f), "--no-progress")
     assert s.exit_code == 1
     assert f"{f}:1: {line}" in s.stderr

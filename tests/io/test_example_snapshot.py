@@ -71,7 +71,7 @@ def test_the_readme_commands(tmp_path: Path) -> None:
     res = runner.invoke(
         app,
         ["explain", f"{pending['namespace']}/{pending['name']}", "-f", cluster, "--no-progress"],
-        env={"COLUMNS": "80"},
+        env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # the README's 80-column terminal
     )
     assert res.exit_code == 0, res.stderr
     assert "PodTopologySpread: node(s) didn't match pod topology spread constraints" in res.stdout

@@ -86,7 +86,7 @@ def test_wrong_type_gives_field_path_and_object() -> None:
     )
     (e,) = load_text(text, "x.yaml").errors
     assert str(e) == (
-        "x.yaml:1: Pod team-a/web-1: spec.topologySpreadConstraints[0].maxSkew: "
+        "x.yaml:5: Pod team-a/web-1: spec.topologySpreadConstraints[0].maxSkew: "
         "cannot unmarshal string into a field of type int32"
     )
 

@@ -12,6 +12,7 @@ to report. Only PyYAML's safe constructors run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "Document",
     "DocumentError",
+    "FieldLines",
     "StrictDict",
     "decode_utf8",
     "parse_documents",
@@ -236,11 +238,87 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _item_lines(node: yaml.Node) -> list[int]:
-    if not isinstance(node, yaml.MappingNode):
-        return []
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "items" and isinstance(v, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in v.value]
+    return [item.start_mark.line + 1 for item in _items(node)]
+
+
+#: one step of a field path: ``.name`` (or a leading ``name``), or ``[index]`` / ``[key]``
+_PATH_STEP = re.compile(r"\.?([^.\[\]]+)|\[([^\]]*)\]")
+
+
+class FieldLines:
+    """Where a field of an object is written in one file, so a message can point at the field's
+    own line (``web.yaml:18:``) rather than its object's first line. The YAML is composed
+    again on first use only (files without problems never pay for it), from ``text``, or from
+    ``read()`` so a large file need not be kept in memory meanwhile."""
+
+    __slots__ = ("_objects", "_read", "_text")
+
+    def __init__(self, text: str | None = None, read: Callable[[], str] | None = None) -> None:
+        self._text = text
+        self._read = read
+        self._objects: dict[int, yaml.Node] | None = None
+
+    def line(self, object_line: int, path: str) -> int | None:
+        """The line of ``path`` (``spec.containers[0].resources.requests[cpu]``) in the object
+        that starts at ``object_line``: of the deepest part of it written there (a missing
+        field points at its parent); None when no object starts at that line."""
+        node = self._nodes().get(object_line)
+        return None if node is None else _path_line(node, path)
+
+    def _nodes(self) -> dict[int, yaml.Node]:
+        if self._objects is None:
+            self._objects = {}
+            try:
+                text = self._text if self._text is not None else self._read() if self._read else ""
+            except (OSError, DocumentError):
+                text = ""
+            loader = _Loader(text)
+            try:
+                while loader.check_node():
+                    node = loader.get_node()
+                    if node is not None:
+                        self._objects[node.start_mark.line + 1] = node
+                        for item in _items(node):
+                            self._objects[item.start_mark.line + 1] = item
+            except (yaml.YAMLError, RecursionError):
+                pass  # the objects before the malformed part are still found
+            finally:
+                loader.dispose()
+            self._text = None
+        return self._objects
+
+
+def _path_line(node: yaml.Node, path: str) -> int:
+    line: int = node.start_mark.line + 1
+    for m in _PATH_STEP.finditer(path):
+        name, key = m.group(1), m.group(2)
+        if isinstance(node, yaml.SequenceNode) and key is not None and key.isdigit():
+            if int(key) >= len(node.value):
+                break
+            node = node.value[int(key)]
+            line = node.start_mark.line + 1
+            continue
+        if not isinstance(node, yaml.MappingNode):
+            break
+        want = name if name is not None else key
+        found = next((kv for kv in node.value if _is_key(kv[0], want)), None)
+        if found is None:
+            break
+        line = found[0].start_mark.line + 1
+        node = found[1]
+    return line
+
+
+def _is_key(node: yaml.Node, name: str | None) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.value == name
+
+
+def _items(node: yaml.Node) -> list[yaml.Node]:
+    """The entries of a ``kind: List``'s ``items`` (objects of their own)."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == "items" and isinstance(v, yaml.SequenceNode):
+                return list(v.value)
     return []
 
 

@@ -28,7 +28,7 @@ from kubespread.cli.common import (
     table,
 )
 from kubespread.cli.schedule import SchedulerConfigOption
-from kubespread.io.loader import Validation
+from kubespread.io.loader import LoadedObject, Validation
 
 if TYPE_CHECKING:
     from kubespread.api.core import Pod
@@ -110,10 +110,11 @@ def _template(manifests: Manifests, path: Path, cluster_manifests: Manifests) ->
     raise _fail(f"{path}: TEMPLATE is a {kind}: give a Pod or a workload ({', '.join(_WORKLOADS)})")
 
 
-def _admitted(template: Pod, cluster_manifests: Manifests) -> Pod:
+def _admitted(template: Pod, cluster_manifests: Manifests, source: LoadedObject) -> Pod:
     """The template as the API server would store each replica: defaulted (requests from
     limits), through the admission chain (priority, default tolerations) and with
-    matchLabelKeys merged; a kubectl dump's pod is stored already. Refused: exit 1."""
+    matchLabelKeys merged; a kubectl dump's pod is stored already. Refused: exit 1, the
+    message located at the refused field in ``source`` (a workload's: under spec.template)."""
     from kubespread.admission.apiserver import create, is_stored
     from kubespread.admission.framework import AdmissionContext, Rejection
     from kubespread.api.apps import PriorityClass
@@ -123,7 +124,11 @@ def _admitted(template: Pod, cluster_manifests: Manifests) -> Pod:
     ctx = AdmissionContext.create(priority_classes=cluster_manifests.of_kind(PriorityClass))
     outcome = create(template.copy(), ctx)
     if isinstance(outcome, Rejection):
-        raise _fail(f"the API server would refuse the template's pods: {outcome.message}")
+        field = next((c.get("field") for c in outcome.causes if c.get("field")), None)
+        if field and source.obj.KIND != "Pod":
+            field = f"spec.template.{field}"
+        where = f"{source.where(field)}: {source.ref}"
+        raise _fail(f"{where}: the API server would refuse the template's pods: {outcome.message}")
     assert isinstance(outcome, type(template))
     return outcome
 
@@ -191,8 +196,9 @@ def capacity_command(
 
     cluster_manifests = load_or_exit(files[:-1], validate=validate)
     require_nodes(cluster_manifests, "capacity")
-    template, label = _template(load_or_exit(files[-1:], validate=validate), files[-1], cluster_manifests)
-    template = _admitted(template, cluster_manifests)
+    template_manifests = load_or_exit(files[-1:], validate=validate)
+    template, label = _template(template_manifests, files[-1], cluster_manifests)
+    template = _admitted(template, cluster_manifests, template_manifests.objects[0])
     profile = _profile(template, scheduler_config, validate)
     cluster = _cluster(cluster_manifests)
     try:

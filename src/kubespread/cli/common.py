@@ -339,14 +339,17 @@ def scheduler_profiles_or_exit(
     from kubespread.scheduler.config import ConfigError, profiles_from_config
 
     manifests = load_or_exit([path], validate=validate)
-    configs = [lo.obj for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
+    configs = [lo for lo in manifests.objects if isinstance(lo.obj, KubeSchedulerConfiguration)]
     if len(configs) != 1 or len(manifests.objects) != 1:
         err.print(f"error: {path}: --scheduler-config must hold exactly one KubeSchedulerConfiguration")
         raise typer.Exit(1)
+    (lo,) = configs
+    assert isinstance(lo.obj, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(configs[0])
+        return profiles_from_config(lo.obj)
     except ConfigError as e:
-        print_problems([f"{path}: {x}" for x in e.errors], "in the scheduler configuration")
+        located = [f"{lo.where(getattr(x, 'field', None))}: {x}" for x in e.errors]
+        print_problems(located, "in the scheduler configuration")
         raise typer.Exit(1) from None
 
 

@@ -82,8 +82,11 @@ def _from_manifest(result: PlacementResult, path: Path, validate: Validation) ->
         pod.metadata.name = sim.generate_name(pod.metadata.generate_name, pod.metadata.namespace)
     outcome = admit_create(pod, sim.admission_context(), sim.chain)
     if isinstance(outcome, Rejection):
+        field = next((c.get("field") for c in outcome.causes if c.get("field")), None)
         err.print(
-            f"error: {path}: {pods[0].ref}: the API server would refuse it: {outcome.message}", markup=False
+            f"error: {pods[0].where(field)}: {pods[0].ref}: the API server would refuse it: "
+            f"{outcome.message}",
+            markup=False,
         )
         raise typer.Exit(1)
     pod.spec.node_name = ""

@@ -27,7 +27,7 @@ from kubespread.cli.common import (
     print_data,
     warn_assumed_namespaces,
 )
-from kubespread.io.loader import LoadProblem, Validation
+from kubespread.io.loader import LoadedObject, LoadProblem, Validation
 
 __all__ = ["validate_command"]
 
@@ -36,6 +36,11 @@ def _known_priority_classes(objs: Iterable[KubeObject]) -> Set[str]:
     """The built-in PriorityClasses and those among the objects: what a pod may name."""
     given = [o for o in objs if isinstance(o, PriorityClass)]
     return set(AdmissionContext.create(priority_classes=given).priority_classes)
+
+
+def _problem(lo: LoadedObject, message: str, field: str | None) -> LoadProblem:
+    """A problem of one object's field, located at the field's own line."""
+    return LoadProblem(lo.source, message, line=lo.line_of(field), ref=lo.ref, field=field)
 
 
 def collect_problems(
@@ -63,20 +68,14 @@ def collect_problems(
         per_source[lo.source] += 1
         refusal = missing_namespace(lo.obj, namespaces)
         if refusal is not None:
-            problems.append(
-                LoadProblem(lo.source, refusal, line=lo.line, ref=lo.ref, field="metadata.namespace")
-            )
+            problems.append(_problem(lo, refusal, "metadata.namespace"))
         for fe in creation_errors(lo.obj):
-            problems.append(
-                LoadProblem(lo.source, fe.body(), line=lo.line, ref=lo.ref, field=fe.field or None)
-            )
+            problems.append(_problem(lo, fe.body(), fe.field or None))
         name = lo.obj.spec.priority_class_name if isinstance(lo.obj, Pod) else ""
         if name and name not in classes and not is_stored(lo.obj):
             # the Priority admission plugin's refusal (403, no field path: it is located here)
             why = f'pods "{lo.obj.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
-            problems.append(
-                LoadProblem(lo.source, why, line=lo.line, ref=lo.ref, field="spec.priorityClassName")
-            )
+            problems.append(_problem(lo, why, "spec.priorityClassName"))
     sources = list(dict.fromkeys(manifests.sources + [p.source for p in problems]))
     return problems, per_source, sources
 
@@ -118,11 +117,8 @@ def validate_command(
                 n = per_source.get(s, 0)
                 out.print(f"{s}: {n} object{'s' if n != 1 else ''} valid", markup=False)
                 continue
-            for p in errs:
-                # FILE: Kind namespace/name: field.path: message (the line is for YAML errors)
-                where = s if p.ref or p.line is None else f"{s}:{p.line}"
-                parts = [where, *(x for x in (p.ref, p.field) if x), p.message]
-                out.print(": ".join(parts), markup=False)
+            for p in errs:  # FILE:LINE: Kind namespace/name: field.path: message, as every command
+                out.print(str(p), markup=False)
     if problems:
         n_files = len(by_source)
         err.print(

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kubespread.api.documents import DocumentError, StrictDict, decode_utf8, parse_documents
+from kubespread.api.documents import DocumentError, FieldLines, StrictDict, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
@@ -47,10 +47,24 @@ class LoadedObject:
     obj: KubeObject
     source: str
     line: int | None = None
+    #: the fields' own lines in the file (YAML sources), for messages about one field
+    lines: FieldLines | None = None
 
     @property
     def ref(self) -> str:
         return describe_ref(self.obj.kind, self.obj.namespace, self.obj.name, self.obj.NAMESPACED)
+
+    def line_of(self, field: str | None) -> int | None:
+        """The line ``field`` (a field path, ``spec.replicas``) is written on, else the line of
+        the nearest part of it that is (a missing field: its parent), else the object's."""
+        if field and self.line is not None and self.lines is not None:
+            return self.lines.line(self.line, field) or self.line
+        return self.line
+
+    def where(self, field: str | None = None) -> str:
+        """``file:line`` of the object, or of ``field`` in it: every message's prefix."""
+        line = self.line_of(field)
+        return self.source if line is None else f"{self.source}:{line}"
 
 
 @dataclass(slots=True)
@@ -179,9 +193,18 @@ def load(
         except OSError as err:
             out.problems.append(LoadProblem(f, f"cannot read: {err.strerror or err}"))
             continue
-        out.extend(load_bytes(data, f, json_only=f.lower().endswith(".json"), validate=validate))
+        loaded = load_bytes(data, f, json_only=f.lower().endswith(".json"), validate=validate)
+        reread = FieldLines(read=_reader(f))  # not the text itself: a large dump is not kept twice
+        for lo in loaded.objects:
+            if lo.lines is not None:
+                lo.lines = reread
+        out.extend(loaded)
     out.problems = _one_warning_per_kind(out.problems)
     return out
+
+
+def _reader(path: str) -> Callable[[], str]:
+    return lambda: decode_utf8(Path(path).read_bytes())
 
 
 def _one_warning_per_kind(problems: list[LoadProblem]) -> list[LoadProblem]:
@@ -239,7 +262,16 @@ def load_text(
     """Load the documents of one file's text; ``source`` names it in messages."""
     out = Manifests(sources=[source])
     docs = _parse_json(text, source, out) if json_only else _parse_yaml(text, source, out)
-    return _decode_documents(docs, source, out, validate)
+    out = _decode_documents(docs, source, out, validate)
+    if json_only:
+        return out
+    lines = FieldLines(text)
+    for p in out.problems:  # a field's problem points at the field's own line
+        if p.field and p.line is not None:
+            p.line = lines.line(p.line, p.field) or p.line
+    for lo in out.objects:
+        lo.lines = lines
+    return out
 
 
 def load_data(items: Iterable[Any], source: str, *, validate: Validation | None = None) -> Manifests:
