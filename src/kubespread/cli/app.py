@@ -83,6 +83,7 @@ def _register() -> None:
     from kubespread.cli.admit import admit_command
     from kubespread.cli.bench import bench_command
     from kubespread.cli.capacity import capacity_command
+    from kubespread.cli.diff import diff_command
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
@@ -100,6 +101,7 @@ def _register() -> None:
     app.command("evaluate", short_help="Answer a conformance input document")(evaluate_command)
     app.command("bench", short_help="Measure scheduling throughput (pods/s)")(bench_command)
     app.command("simulate", short_help="Run a scenario over virtual time")(simulate_command)
+    app.command("diff", short_help="Compare two versions' placements and spread")(diff_command)
     app.command("capacity", short_help="How many more replicas of a pod fit")(capacity_command)
     app.command("scheduler", short_help="Run as a secondary scheduler of a cluster")(scheduler_command)
     app.command("controller", short_help="Run the WorkloadSpread controller")(controller_command)

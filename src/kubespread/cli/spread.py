@@ -12,7 +12,15 @@ from rich.table import Table
 
 from kubespread.cli.common import short_kind, short_ns, table
 
-__all__ = ["OUT_LEGEND", "RAW_LEGEND", "domains_text", "has_left_out", "has_raw_column", "spread_table"]
+__all__ = [
+    "OUT_LEGEND",
+    "RAW_LEGEND",
+    "domains_text",
+    "has_left_out",
+    "has_raw_column",
+    "skew_text",
+    "spread_table",
+]
 
 #: what the ``raw`` column means, printed under a table that has one
 RAW_LEGEND = "raw: the workload's own running pods, max - min over every domain of the key"
@@ -77,7 +85,9 @@ def _label(r: Mapping[str, Any], label: Label, shared: set[tuple[str, str, str] 
     return f"{short_kind(kind)}/{short_ns(ns, name)}"
 
 
-def _skew_text(r: Mapping[str, Any]) -> str:
+def skew_text(r: Mapping[str, Any]) -> str:
+    """``skew/maxSkew``, ``soft`` for ScheduleAnyway, ``over`` beyond maxSkew; ``-`` without a
+    constraint."""
     if r["skew"] is None:
         return "-"
     hard = "" if r["whenUnsatisfiable"] == "DoNotSchedule" else " soft"
@@ -111,7 +121,7 @@ def spread_table(
             domains = domains_text(r["rawDomains"], shorten)
         else:
             domains = domains_text(r["domains"], shorten, r["leftOutDomains"], r["rawDomains"])
-        cells = [_label(r, label, shared), name, domains, _skew_text(r)]
+        cells = [_label(r, label, shared), name, domains, skew_text(r)]
         if raw:
             cells.append(str(r["rawSkew"]))
         t.add_row(*cells)

@@ -1,0 +1,128 @@
+"""``kubespread diff``: two versions of the same manifests (or two scheduler configurations)
+scheduled as ``schedule`` does; per pod the node before and after, per workload and
+constraint the spread and skew before and after (``schedule``'s own rows)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app
+from placement_inputs import node, write
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def deployment(replicas: int, **spread: Any) -> dict[str, Any]:
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        **spread,
+    }
+    container = {"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [container], "topologySpreadConstraints": [constraint]},
+            },
+        },
+    }
+
+
+def cluster(tmp_path: Path) -> Path:
+    """Zones a, b and c; c's only node is tainted (in maintenance)."""
+    tainted = node("c1", "c", taints=[{"key": "maintenance", "effect": "NoSchedule"}])
+    return write(tmp_path / "nodes.yaml", [node("a1", "a"), node("b1", "b"), tainted])
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["diff", *args, "--no-progress"], env={"TTY_COMPATIBLE": "0"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_node_taints_policy_honor_places_what_ignore_left_pending(tmp_path: Path) -> None:
+    """Under Ignore the tainted zone c counts with 0 pods, so a and b hold one each and two
+    stay pending; under Honor c is left out and all four fit."""
+    before = write(tmp_path / "before.yaml", [deployment(4)])
+    after = write(tmp_path / "after.yaml", [deployment(4, nodeTaintsPolicy="Honor")])
+    args = ["-f", str(cluster(tmp_path)), "--before", str(before), "--after", str(after)]
+    code, stdout, stderr = run(*args, "-o", "json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["before"]["pending"] == 2 and doc["after"]["pending"] == 0
+    assert sorted(p["change"] for p in doc["pods"]) == ["placed", "placed", "same", "same"]
+    placed = [p for p in doc["pods"] if p["change"] == "placed"]
+    assert {p["after"]["zone"] for p in placed} == {"a", "b"} and all(
+        p["before"]["node"] is None for p in placed
+    )
+    (zone,) = [r for r in doc["spread"] if r["topologyKey"] == ZONE]
+    assert zone["workload"] == "deploy/web"
+    assert (zone["before"]["domains"], zone["before"]["skew"]) == ({"a": 1, "b": 1, "c": 0}, 1)
+    assert (zone["after"]["domains"], zone["after"]["skew"], zone["after"]["leftOutDomains"]) == (
+        {"a": 2, "b": 2},
+        0,
+        ["c"],
+    )
+    code, stdout, _ = run(*args)
+    assert code == 0
+    lines = stdout.splitlines()
+    assert lines[0] == "4 pod(s): 2 changed, 2 on the same node; pending 2 -> 0"
+    assert sum(line.split()[1:3] == ["placed", "pending"] for line in lines) == 2
+    (row,) = [line for line in lines if line.startswith("deploy/web")]
+    assert row.split() == ["deploy/web", "zone", "a=1", "b=1", "c=0", "1/1", "a=2", "b=2", "(c=0)", "0/1"]
+
+
+def test_two_scheduler_configurations_of_the_same_manifests(tmp_path: Path) -> None:
+    """MostAllocated without PodTopologySpread's scores packs the second replica beside the
+    first; the default profile spreads it."""
+    default = tmp_path / "default.yaml"
+    default.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    packing = tmp_path / "packing.yaml"
+    packing.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    score:\n      disabled:\n"
+        "      - name: PodTopologySpread\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+        "      scoringStrategy:\n        type: MostAllocated\n"
+    )
+    web = deployment(2)
+    del web["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    files = ["-f", str(cluster(tmp_path)), "-f", str(write(tmp_path / "web.yaml", [web]))]
+    code, stdout, stderr = run(
+        *files, "--before-config", str(default), "--after-config", str(packing), "-o", "json"
+    )
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    before = {p["before"]["node"] for p in doc["pods"]}
+    after = {p["after"]["node"] for p in doc["pods"]}
+    assert len(before) == 2 and len(after) == 1
+    assert [p["change"] for p in doc["pods"]].count("moved") == 1
+
+
+def test_the_same_version_twice_changes_nothing(tmp_path: Path) -> None:
+    web = write(tmp_path / "web.yaml", [deployment(2)])
+    code, stdout, _ = run("-f", str(cluster(tmp_path)), "--before", str(web), "--after", str(web))
+    assert code == 0
+    assert stdout.splitlines() == [
+        "2 pod(s): 0 changed, 2 on the same node; pending 0 -> 0",
+        "",
+        "spread: the same before and after",
+    ]
+
+
+def test_a_half_given_pair_is_a_usage_error(tmp_path: Path) -> None:
+    web = write(tmp_path / "web.yaml", [deployment(2)])
+    code, _, stderr = run("-f", str(cluster(tmp_path)), "--before", str(web))
+    assert code == 2 and "give both --before and --after" in stderr
+    code, _, stderr = run("-f", str(cluster(tmp_path)))
+    assert code == 2 and "nothing to compare" in stderr
