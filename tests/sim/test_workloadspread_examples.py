@@ -62,7 +62,9 @@ def test_proposal_subsets_5_then_8_then_4() -> None:
 @pytest.mark.slow
 def test_proposal_subsets_table_shows_each_subset() -> None:
     result = CliRunner().invoke(
-        app, ["simulate", str(SCENARIOS / "workloadspread-subsets.yaml"), "--no-progress"]
+        app,
+        ["simulate", str(SCENARIOS / "workloadspread-subsets.yaml"), "--no-progress"],
+        env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # an 80-column terminal (a pipe never wraps)
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
