@@ -41,6 +41,8 @@ def test_the_executables_are_kubespread_and_kubectls_plugin_name() -> None:
     assert scripts == {"kubespread": "kubespread.cli:main", "kubectl-spread": "kubespread.cli:main"}
     assert prog_name("/usr/local/bin/kubectl-spread") == "kubectl spread"
     assert prog_name("/usr/local/bin/kubespread") == "kubespread"
+    # completion scripts name the executable: a program name with a space would break them
+    assert prog_name("/usr/local/bin/kubectl-spread", ["--show-completion"]) == "kubectl-spread"
 
 
 @pytest.mark.slow

@@ -9,11 +9,17 @@ import sys
 __all__ = ["main", "prog_name"]
 
 
-def prog_name(argv0: str) -> str:
+def prog_name(argv0: str, args: list[str] | None = None) -> str:
     """How usage lines name the program: ``kubectl spread`` when kubectl runs its plugin
-    ``kubectl-spread`` (krew's naming), else ``kubespread``."""
+    ``kubectl-spread`` (krew's naming), else ``kubespread``. Shell completion is for the
+    executable itself (a name with no space): ``kubectl-spread``."""
     name = os.path.basename(argv0)
-    return "kubectl spread" if name.startswith("kubectl-spread") else "kubespread"
+    if not name.startswith("kubectl-spread"):
+        return "kubespread"
+    completing = "_KUBECTL_SPREAD_COMPLETE" in os.environ or any(
+        a in ("--install-completion", "--show-completion") for a in args or []
+    )
+    return "kubectl-spread" if completing else "kubectl spread"
 
 
 def main() -> None:
@@ -26,4 +32,4 @@ def main() -> None:
         return
     from kubespread.cli.app import app
 
-    app(prog_name=prog_name(sys.argv[0]))
+    app(prog_name=prog_name(sys.argv[0], sys.argv[1:]))
