@@ -72,7 +72,8 @@ def test_schedule_report_explains_the_pending_pod(tmp_path: Path) -> None:
     assert code == 0, stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report.html"]
     page = (tmp_path / "out" / "report.html").read_text()
-    assert "Required pod anti-affinity on kubernetes.io/hostname closes 1 node(s)" in page  # others: zone spread
+    hint = "Required pod anti-affinity on kubernetes.io/hostname closes 1 node(s)"
+    assert hint in page  # the other two nodes: the zone spread
     assert "Placements</h2>" in page and "create Deployment default/web" in page
     pics = pictures(page)
     assert len(pics) == 4  # domains, skew, pending, heat map
