@@ -44,6 +44,8 @@ def test_help_at_80_columns_names_every_option_in_full_with_kubectl_metavars(
         for name in [*param.opts, *param.secondary_opts]:
             assert re.search(rf"(^|[ ,/]){re.escape(name)}([ ,]|$)", text, re.M), name
     assert "…" not in text
+    usage = text.splitlines()[0]
+    assert usage.startswith("Usage: kubespread") and "{" not in usage  # explain POD, not {POD}
     for python_type in ("<list[", "<bool>", "<int", "<str>", "<path>", "<float>", "\\["):
         assert python_type not in text
     lines = text.splitlines()

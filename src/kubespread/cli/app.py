@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from kubespread import __version__
 
@@ -18,6 +19,14 @@ def plain_message(message: str) -> str:
     message = message.removeprefix("Value error, ")
     m = re.match(r"Input should be (.*?)(?:, .*)?$", message)
     return f"must be {m.group(1)}" if m else message
+
+
+class _Command(TyperCommand):
+    """A command whose usage line names its arguments as kubectl does (``explain POD``), not
+    in Typer's braces (``{POD}``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [re.sub(r"^\{(.*)\}$", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
 
 
 class _Group(TyperGroup):
@@ -93,18 +102,22 @@ def _register() -> None:
     from kubespread.cli.validate import validate_command
 
     # one line each in `kubespread --help`, kubectl's way; the docstrings stay the commands' own help
-    app.command("schedule", short_help="Place pods and workloads onto a cluster")(schedule_command)
-    app.command("explain", short_help="Why a pod goes to a node, or stays pending")(explain_command)
-    app.command("validate", short_help="Validate manifests as kube-apiserver would")(validate_command)
-    app.command("get", short_help="List the nodes or pods of manifests")(get_command)
-    app.command("admit", short_help="Admit one manifest from stdin (dry run), as JSON")(admit_command)
-    app.command("evaluate", short_help="Answer a conformance input document")(evaluate_command)
-    app.command("bench", short_help="Measure scheduling throughput (pods/s)")(bench_command)
-    app.command("simulate", short_help="Run a scenario over virtual time")(simulate_command)
-    app.command("diff", short_help="Compare two versions' placements and spread")(diff_command)
-    app.command("capacity", short_help="How many more replicas of a pod fit")(capacity_command)
-    app.command("scheduler", short_help="Run as a secondary scheduler of a cluster")(scheduler_command)
-    app.command("controller", short_help="Run the WorkloadSpread controller")(controller_command)
+    commands: list[tuple[str, str, Callable[..., None]]] = [
+        ("schedule", "Place pods and workloads onto a cluster", schedule_command),
+        ("explain", "Why a pod goes to a node, or stays pending", explain_command),
+        ("validate", "Validate manifests as kube-apiserver would", validate_command),
+        ("get", "List the nodes or pods of manifests", get_command),
+        ("admit", "Admit one manifest from stdin (dry run), as JSON", admit_command),
+        ("evaluate", "Answer a conformance input document", evaluate_command),
+        ("bench", "Measure scheduling throughput (pods/s)", bench_command),
+        ("simulate", "Run a scenario over virtual time", simulate_command),
+        ("diff", "Compare two versions' placements and spread", diff_command),
+        ("capacity", "How many more replicas of a pod fit", capacity_command),
+        ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
+        ("controller", "Run the WorkloadSpread controller", controller_command),
+    ]
+    for name, summary, command in commands:
+        app.command(name, cls=_Command, short_help=summary)(command)
     app.add_typer(webhook_app, name="webhook", short_help="Run the admission webhook, or print its manifests")
 
 

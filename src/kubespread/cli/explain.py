@@ -146,7 +146,7 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
         t.add_row(name, r["zone"] or "-", _verdict(r, notes, wide), *cells, total)
     out.print(t)
     legend = "* the chosen node; " if d["scheduled"] else ""
-    legend += "scores are normalized (0-100) and multiplied by the weight under each plugin for the total"
+    legend += "scores are normalized (0-100) and multiplied by each plugin's weight (xN) for the total"
     if note:
         legend += f"; {note}"
     out.print(Text(legend, style="dim"), soft_wrap=False)
