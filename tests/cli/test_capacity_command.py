@@ -175,3 +175,19 @@ def test_the_template_is_admitted_as_its_replicas_would_be(tmp_path: Path, clust
     doc = json.loads(stdout)
     assert (doc["greedy"], doc["maximum"]) == (9, 9)
     assert doc["limitedBy"] == ["cpu on nodes n0,n1,n2"]
+
+
+def test_pods_listed_before_their_nodes_still_count(tmp_path: Path) -> None:
+    """A directory lists pods.yaml before zz-nodes.yaml: the bound pods still find their nodes
+    (nodes go in first), so the one running pod takes its cpu."""
+    (tmp_path / "cluster").mkdir()
+    running = {**web_pod(), "metadata": {"name": "running", "labels": {"app": "web"}}}
+    running["spec"] = {**pod_spec(), "nodeName": "n0"}
+    write(tmp_path / "cluster" / "pods.yaml", running)
+    write(tmp_path / "cluster" / "zz-nodes.yaml", node("n0", "b", cpu="1"), node("n1", "c", cpu="1"))
+    code, stdout, stderr = run(
+        "-f", str(tmp_path / "cluster"), "-f", write(tmp_path / "pod.yaml", web_pod()), "-o", "json"
+    )
+    assert code == 0, stderr
+    assert "left out" not in stderr
+    assert json.loads(stdout)["maximum"] == 1  # n1 only: n0's cpu is the running pod's

@@ -134,15 +134,19 @@ def _admitted(template: Pod, cluster_manifests: Manifests, source: LoadedObject)
 
 
 def _cluster(manifests: Manifests) -> ClusterState:
-    """Nodes, bound pods, namespaces and the kept objects as they are (no controller runs)."""
+    """Nodes, bound pods, namespaces and the kept objects as they are (no controller runs).
+    Namespaces and nodes go in first, whatever the input's order, so bound pods find their
+    nodes (a directory lists existing-pods.yaml before nodes.yaml)."""
     from kubespread.cluster import ClusterError, ClusterState
 
     state = ClusterState()
-    for obj in manifests:
+    first = [lo for lo in manifests.objects if lo.obj.KIND in ("Namespace", "Node")]
+    rest = [lo for lo in manifests.objects if lo.obj.KIND not in ("Namespace", "Node")]
+    for lo in first + rest:
         try:
-            state.add(obj)
+            state.add(lo.obj)
         except ClusterError as e:
-            err.print(f"warning: {obj.KIND} {obj.key}: {e} (left out)", markup=False, highlight=False)
+            err.print(f"warning: {lo.where()}: {lo.ref}: {e} (left out)", markup=False, highlight=False)
     return state
 
 
