@@ -78,3 +78,16 @@ def test_no_tie_no_tie_hint(tmp_path: Path) -> None:
     cluster = [node("n1", "a", cpu="4"), node("n2", "a", cpu="8")]
     new = requesting("solo", "1", "1Gi")
     assert not [h for h in hints(tmp_path, cluster, new) if h.startswith("Tie")]
+
+
+def test_a_bound_pod_on_another_tied_node_is_said_to_run_there(tmp_path: Path) -> None:
+    """Explained as if scheduled now, the bound pod's tie goes to n1 by name; it runs on n3,
+    as good a node: the hint says so rather than reading as a wrong placement."""
+    cluster = [node("n1", "a"), node("n2", "a"), node("n3", "a"), pod("solo", {}, node_name="n3")]
+    write(tmp_path / "cluster.yaml", cluster)
+    args = ["explain", "solo", "-f", str(tmp_path / "cluster.yaml"), "-o", "json", "--no-progress"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (hint,) = [h for h in json.loads(result.stdout)["hints"] if h.startswith("Tie")]
+    assert "kubespread picked n1 by the smallest node name. Equally good: n2, n3." in hint
+    assert hint.endswith("The pod runs on n3: one of them, picked when it was placed.")

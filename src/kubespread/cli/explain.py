@@ -209,6 +209,8 @@ def explain_command(
         key = pod if "/" in pod else f"default/{pod}"
         try:
             e = _or_exit(lambda: explain_key(result.sim, key))
+            if node := result.sim.cluster.pods[key].spec.node_name:
+                e.runs_on(node)
         except KeyError:
             pending = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
             err.print(

@@ -61,6 +61,15 @@ class Explanation:
     #: made for it, then the one this decision would make
     preemptions: list[dict[str, Any]] = field(default_factory=list)
 
+    def runs_on(self, node: str) -> None:
+        """For a bound pod explained as if scheduled now: say where it runs when that is
+        another of the tied best nodes (picked when it was placed), so the tie hint does not
+        read as if it should have gone elsewhere."""
+        old = _tie_hint(self.decision)
+        new = _tie_hint(self.decision, running_on=node)
+        if old and old != new:
+            self.hints[self.hints.index(old[0])] = new[0]
+
     def to_dict(self) -> dict[str, Any]:
         d = self.decision
         return {
@@ -355,8 +364,9 @@ def _resources_hint(decision: Decision, cluster: ClusterState, n: int) -> str:
     return text + ". Lower the requests, or add capacity where the other rules allow the pod."
 
 
-def _tie_hint(decision: Decision) -> list[str]:
-    """A tie of the best totals, and which rule broke it (kube-scheduler: a random pick)."""
+def _tie_hint(decision: Decision, running_on: str | None = None) -> list[str]:
+    """A tie of the best totals, and which rule broke it (kube-scheduler: a random pick);
+    ``running_on``: the node a bound pod runs on."""
     if not decision.tie_break or decision.selected is None:
         return []
     top = decision.total(decision.selected)
@@ -367,10 +377,13 @@ def _tie_hint(decision: Decision) -> list[str]:
         if decision.tie_break == TIE_SMALLEST_NAME
         else "a random choice seeded by --seed, the same on every run"
     )
-    return [
+    text = (
         f"Tie: {len(tied)} nodes share the top total {top}. kube-scheduler picks one of them at "
         f"random; kubespread picked {decision.selected} by {rule}. Equally good: {_few(others, 5)}."
-    ]
+    )
+    if running_on in others:
+        text += f" The pod runs on {running_on}: one of them, picked when it was placed."
+    return [text]
 
 
 def hints(decision: Decision, cluster: ClusterState, views: list[ConstraintView]) -> list[str]:
