@@ -91,3 +91,16 @@ def test_a_bound_pod_on_another_tied_node_is_said_to_run_there(tmp_path: Path) -
     (hint,) = [h for h in json.loads(result.stdout)["hints"] if h.startswith("Tie")]
     assert "kubespread picked n1 by the smallest node name. Equally good: n2, n3." in hint
     assert hint.endswith("The pod runs on n3: one of them, picked when it was placed.")
+
+
+def test_a_node_short_of_several_resources_counts_once(tmp_path: Path) -> None:
+    full = node("n1", "a", cpu="4")
+    full["status"]["allocatable"]["pods"] = "1"
+    cluster = [full, node("n2", "a", cpu="4"), pod("there", {}, node_name="n1")]
+    (hint,) = [h for h in hints(tmp_path, cluster, requesting("big", "5", "32Gi")) if "allocatable" in h]
+    assert hint.startswith("2 node(s) lack free allocatable resources for the pod's requests: ")
+    assert (
+        "it requests cpu 5, memory 32Gi; the most free on those nodes is cpu 4 (on n1), memory 16Gi (on n1)"
+        in hint
+    )
+    assert "1 of them are at their pod limit (allocatable pods)" in hint

@@ -253,9 +253,9 @@ def _other_hints(decision: Decision, cluster: ClusterState, seen: Counter[tuple[
             f"Pods already running have required anti-affinity against this pod's labels: their "
             f"domains are closed to it ({n} node(s); anti-affinity is symmetric, pod affinity design)."
         )
-    by_plugin: Counter[str] = Counter()
-    for (plugin, _), n in seen.items():
-        by_plugin[plugin] += n
+    by_plugin: Counter[str] = Counter()  # nodes, each once however many reasons it got
+    for ids, rej in decision.rejected:
+        by_plugin[rej.status.plugin] += len(ids)
     if n := by_plugin["TaintToleration"]:
         out.append(
             f"{n} node(s) have taints the pod does not tolerate; add a toleration if it is meant "
@@ -343,7 +343,7 @@ def _resources_hint(decision: Decision, cluster: ClusterState, n: int) -> str:
     wanted, most_free, full = [], [], []
     for reason, node_ids in sorted(by_reason.items()):
         if reason == REASON_TOO_MANY_PODS:
-            full.append(f"{len(node_ids)} of them already run their allocatable pods")
+            full.append(f"{len(node_ids)} of them are at their pod limit (allocatable pods)")
             continue
         found = _resource(reason)
         if found is None:
