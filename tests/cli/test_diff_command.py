@@ -126,3 +126,18 @@ def test_a_half_given_pair_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2 and "give both --before and --after" in stderr
     code, _, stderr = run("-f", str(cluster(tmp_path)))
     assert code == 2 and "nothing to compare" in stderr
+
+
+def test_an_object_refused_in_one_version_is_said_and_exits_1(tmp_path: Path) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}
+    ns = write(tmp_path / "ns.yaml", [namespace])
+    before = write(tmp_path / "before.yaml", [deployment(2)])
+    moved = deployment(2)
+    moved["metadata"]["namespace"] = "prod"  # no such namespace: refused
+    after = write(tmp_path / "after.yaml", [moved])
+    code, stdout, stderr = run(
+        "-f", str(cluster(tmp_path)), "-f", str(ns), "--before", str(before), "--after", str(after)
+    )
+    assert code == 1
+    assert stdout.startswith("2 pod(s): 2 changed")
+    assert f'refused (after) {after}:1: Deployment prod/web: namespaces "prod" not found' in stderr
