@@ -1,15 +1,18 @@
-"""The placement model: a cluster plus N copies of a pod template as a CP-SAT model, with
+"""The placement model: a cluster plus groups of new pods as a CP-SAT model (OR-Tools), with
 node-local facts taken from the scheduler and every solution re-checked by its Filter."""
 
 from kubespread.solve.placement import (
+    AFFINITY,
     ANTI_AFFINITY,
     FAMILIES,
     RESOURCES,
     SPREAD,
+    Group,
     Placement,
     PlacementModel,
     SolveError,
     VerificationError,
+    build_groups,
     build_model,
     clones,
     conflict,
@@ -17,17 +20,21 @@ from kubespread.solve.placement import (
     relaxed,
     solve,
     verify,
+    verify_groups,
 )
 
 __all__ = [
+    "AFFINITY",
     "ANTI_AFFINITY",
     "FAMILIES",
     "RESOURCES",
     "SPREAD",
+    "Group",
     "Placement",
     "PlacementModel",
     "SolveError",
     "VerificationError",
+    "build_groups",
     "build_model",
     "clones",
     "conflict",
@@ -35,4 +42,5 @@ __all__ = [
     "relaxed",
     "solve",
     "verify",
+    "verify_groups",
 ]
