@@ -17,7 +17,9 @@ from kubespread.api.core import Pod
 from kubespread.cli.app import app
 from kubespread.io.loader import load
 from kubespread.plan.capacity import maximum
-from kubespread.plan.optimal import _unbound, _without, optimal, pinned
+from kubespread.plan.optimal import optimal, pinned
+from kubespread.plan.workloads import cluster_without as _without
+from kubespread.plan.workloads import unbound as _unbound
 from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import place

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubespread.api.core import Pod
-from kubespread.cluster.state import OBJECT_KINDS, ClusterState
+from kubespread.cluster.state import ClusterState
 from kubespread.plan.capacity import binding_limits
+from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import PlacementResult
@@ -84,45 +85,6 @@ class OptimalResult:
         if self.error:
             doc["error"] = self.error
         return doc
-
-
-def _template_key(pod: Pod) -> Any:
-    """What makes two pods interchangeable copies: namespace, labels, and the spec but for
-    the node."""
-    data = pod.to_dict()
-    spec = dict(data.get("spec", {}))
-    spec.pop("nodeName", None)
-    return (pod.namespace, repr(sorted(pod.metadata.labels.items())), repr(spec))
-
-
-def _workload_of(pod: Pod) -> str:
-    ref = pod.metadata.controller_ref()
-    if ref is None:
-        return f"{pod.namespace}/Pod/{pod.metadata.name}"
-    return f"{pod.namespace}/{ref.kind}/{ref.name}"
-
-
-def _without(cluster: ClusterState, drop: set[str]) -> ClusterState:
-    """A copy of the cluster: nodes, namespaces, kept objects and bound pods but ``drop``."""
-    copy = ClusterState()
-    for ns in cluster.namespaces.values():
-        copy.add_namespace(ns)
-    for node in cluster.nodes.values():
-        copy.add_node(node)
-    for kind in OBJECT_KINDS:
-        for obj in cluster.objects(kind.KIND).values():
-            copy.add_object(obj)
-    for key, pod in cluster.pods.items():
-        if key not in drop and cluster.node_of(key):
-            copy.add_pod(pod)
-    return copy
-
-
-def _unbound(pod: Pod) -> Pod:
-    data = pod.to_dict()
-    data.get("spec", {}).pop("nodeName", None)
-    data.pop("status", None)
-    return Pod.from_dict(data)
 
 
 def pinned(pod: Pod, node: str) -> Pod:
@@ -201,15 +163,15 @@ class _Scope:
 def _scope(pods: Mapping[str, Pod], keys: list[str]) -> _Scope:
     shapes: dict[Any, list[str]] = {}
     for k in keys:
-        shapes.setdefault(_template_key(pods[k]), []).append(k)
+        shapes.setdefault(template_key(pods[k]), []).append(k)
     groups = list(shapes.values())
     per_workload: dict[str, int] = {}
     for g in groups:
-        w = _workload_of(pods[g[0]])
+        w = workload_of(pods[g[0]])
         per_workload[w] = per_workload.get(w, 0) + 1
     names = []
     for g in groups:
-        w = _workload_of(pods[g[0]])
+        w = workload_of(pods[g[0]])
         names.append(w if per_workload[w] == 1 else (g[0] if len(g) == 1 else f"{g[0]} (+{len(g) - 1})"))
     return _Scope(keys, groups, names)
 
@@ -228,8 +190,8 @@ def optimal(result: PlacementResult, *, time_limit: float = 10.0) -> OptimalResu
         for k in dict.fromkeys([*(f"{p['namespace']}/{p['name']}" for p in result.placements), *pending_keys])
         if k in pods and (k in pending_keys or cluster.node_of(k))
     ]
-    workloads = list(dict.fromkeys(_workload_of(pods[k]) for k in pending_keys))
-    first = [k for k in run_order if _workload_of(pods[k]) in set(workloads)]
+    workloads = list(dict.fromkeys(workload_of(pods[k]) for k in pending_keys))
+    first = [k for k in run_order if workload_of(pods[k]) in set(workloads)]
     scopes = [(PENDING_WORKLOADS, first)]
     if len(run_order) > len(first):
         scopes.append((ALL_NEW_PODS, run_order))
@@ -249,7 +211,7 @@ def _solve_scope(
     pods = cluster.pods
     scope = _scope(pods, keys)
     out = OptimalResult(
-        workloads=list(dict.fromkeys(_workload_of(pods[k]) for k in keys)),
+        workloads=list(dict.fromkeys(workload_of(pods[k]) for k in keys)),
         scope=scope_name,
         greedy={k: cluster.node_of(k) for k in keys if cluster.node_of(k)},
     )
@@ -264,8 +226,8 @@ def _solve_scope(
     if profile is None:
         out.error = f"no scheduler profile {scheduler!r}"
         return out
-    base = _without(cluster, set(keys))
-    templates = [_unbound(pods[g[0]]) for g in scope.groups]
+    base = cluster_without(cluster, set(keys))
+    templates = [unbound(pods[g[0]]) for g in scope.groups]
     wanted = [(name, t, len(g)) for name, t, g in zip(scope.names, templates, scope.groups, strict=True)]
     hint = [_counts(out.greedy, g) for g in scope.groups]
     try:
@@ -290,7 +252,7 @@ def _solve_scope(
     group_of = {k: gi for gi, g in enumerate(scope.groups) for k in g}
     room = {(gi, node): k for gi, counts in enumerate(answer.by_group) for node, k in counts.items()}
     try:
-        out.bind_order = replay(base, [_unbound(pods[k]) for k in keys], profile, room, group_of)
+        out.bind_order = replay(base, [unbound(pods[k]) for k in keys], profile, room, group_of)
     except ReplayError as e:
         out.error = str(e)
         return out

@@ -169,6 +169,13 @@ class Group:
     affinity: AffinityRule | None = None
     request: dict[str, int] = field(default_factory=dict)
     ports: frozenset[tuple[str, str, int]] = frozenset()
+    #: pods of the group running now, per node, that may stay (not in the cluster the model
+    #: was built on): a node keeps them whatever the filters say now (IgnoredDuringExecution)
+    keep: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def kept_now(self) -> int:
+        return sum(self.keep.values())
 
     @property
     def anti_keys(self) -> list[str]:
@@ -183,6 +190,9 @@ class PlacementModel:
     groups: list[Group]
     room: dict[str, dict[str, int]] = field(default_factory=dict)
     relaxed: frozenset[str] = frozenset()
+    #: every spread constraint within maxSkew over every eligible domain (the skew a table
+    #: shows), not only at the pods' own domains (the Filter's condition): rebalancing
+    balance: bool = False
 
     @property
     def count(self) -> int:
@@ -323,20 +333,30 @@ def build_model(cluster: ClusterState, template: Pod, profile: Profile, count: i
 
 
 def build_groups(
-    cluster: ClusterState, wanted: Sequence[tuple[str, Pod, int]], profile: Profile
+    cluster: ClusterState,
+    wanted: Sequence[tuple[str, Pod, int]],
+    profile: Profile,
+    *,
+    keep: Sequence[Mapping[str, int]] | None = None,
+    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
+    balance: bool = False,
 ) -> PlacementModel:
     """The model for groups ``(name, template, count)`` on ``cluster`` (which holds none of
-    them): every group's rules against the cluster and against each other."""
+    them): every group's rules against the cluster and against each other. ``keep``: per
+    group, its pods running now per node (taken out of ``cluster``), which may stay;
+    ``actions``: the whenUnsatisfiable values modelled as hard (ScheduleAnyway too when
+    rebalancing with every constraint); ``balance``: see :class:`PlacementModel`."""
     templates = [t for _, t, _ in wanted]
     ns_labels = {t.namespace: namespace_labels(cluster, t.namespace) for t in templates}
     node_names = [str(n) for n in cluster.node_names.tolist()]
     free = {n: _free(cluster.node_info(n)) for n in node_names}
     groups: list[Group] = []
-    for name, template, count in wanted:
+    for gi, (name, template, count) in enumerate(wanted):
+        kept = dict(keep[gi]) if keep is not None else {}
         affinity_terms, anti_terms = required_pod_terms(template)
         decision = schedule_one(_stripped(template), cluster, profile)
         feasible = set(decision.feasible)
-        spreads = _spreads(cluster, template, profile, templates, node_names)
+        spreads = _spreads(cluster, template, profile, templates, node_names, actions)
         anti = []
         for t in anti_terms:
             members = tuple(
@@ -354,28 +374,36 @@ def build_groups(
         ports = frozenset(pod_host_ports(template))
         nodes: list[NodeSlot] = []
         for node in node_names:
-            if node not in feasible:
-                continue
             labels = dict(cluster.nodes[node].metadata.labels)
             # the Filter rejects a node missing a DoNotSchedule key or an affinity term's key
-            if any(k not in labels for k in needed_keys):
-                continue
-            cap, binding = _capacity(free[node], request, bool(ports), count)
+            if node in feasible and all(k in labels for k in needed_keys):
+                cap, binding = _capacity(free[node], request, bool(ports), count)
+            else:
+                cap, binding = 0, ("filtered",)
+            if kept.get(node, 0) > cap:
+                cap, binding = kept[node], binding
             if cap > 0:
                 nodes.append(NodeSlot(node, labels, cap, binding))
-        groups.append(Group(name, template, count, nodes, spreads, anti, affinity, request, ports))
+        groups.append(Group(name, template, count, nodes, spreads, anti, affinity, request, ports, kept))
     used = {n.name for g in groups for n in g.nodes}
     room = {n: free[n] for n in node_names if n in used} if len(groups) > 1 else {}
-    return PlacementModel(groups, room)
+    return PlacementModel(groups, room, balance=balance)
 
 
 def _spreads(
-    cluster: ClusterState, template: Pod, profile: Profile, templates: Sequence[Pod], node_names: list[str]
+    cluster: ClusterState,
+    template: Pod,
+    profile: Profile,
+    templates: Sequence[Pod],
+    node_names: list[str],
+    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
 ) -> list[Spread]:
     out = []
     for v in profile_views(cluster, template, profile):
-        if v.when_unsatisfiable != _DO_NOT_SCHEDULE:
+        if v.when_unsatisfiable not in actions:
             continue
+        if v.defaulted and v.when_unsatisfiable != _DO_NOT_SCHEDULE:
+            continue  # a profile's soft default (System: zone 5, hostname 3) stays soft
         c = v.constraint
         members = tuple(
             j
@@ -427,7 +455,7 @@ def relaxed(model: PlacementModel, family: str) -> PlacementModel:
         else:
             g = replace(g, affinity=None)
         groups.append(g)
-    return PlacementModel(groups, model.room, model.relaxed | {family})
+    return PlacementModel(groups, model.room, model.relaxed | {family}, model.balance)
 
 
 # ------------------------------------------------------------------ CP-SAT
@@ -525,6 +553,30 @@ class _Builder:
             self._used[key] = b
         return self._used[key]
 
+    def arrives(self, gi: int, node: str, g: Group) -> Any:
+        """A boolean: a new pod of the group lands on the node (more than it keeps there)."""
+        kept = g.keep.get(node, 0)
+        if not kept:
+            return self.used(gi, node)
+        b = self.m.new_bool_var(f"new[{gi},{node}]")
+        v = self.x[gi][node]
+        self.m.add(v >= kept + 1).only_enforce_if(b)
+        self.m.add(v <= kept).only_enforce_if(~b)
+        return b
+
+    def kept(self) -> Any:
+        """The pods that stay where they run (per group and node, min(now, final))."""
+        out = []
+        for gi, g in enumerate(self.model.groups):
+            for node, now in g.keep.items():
+                v = self.x[gi].get(node)
+                if v is None or now <= 0:
+                    continue
+                s = self.m.new_int_var(0, now, f"kept[{gi},{node}]")
+                self.m.add(s <= v)
+                out.append(s)
+        return sum(out) if out else 0
+
     def any_in(self, gi: int, nodes: Sequence[str], name: str) -> Any:
         """A boolean: the group has a pod on one of the nodes."""
         if len(nodes) == 1:
@@ -581,15 +633,21 @@ class _Builder:
             low = self.m.new_int_var(0, big, f"min[{gi},{key}]")
             for d in s.existing:
                 self.require(low <= totals[d], lit)
+        if self.model.balance:
+            # the skew over every eligible domain, as ``views`` shows it
+            for d in s.existing:
+                self.require(totals[d] - low <= s.max_skew, lit)
         # a pod on a counted node is in its domain's total; one on another node is not
+        g = self.model.groups[gi]
         for d, nodes in mine.items():
             counted = [n for n in nodes if n in s.counted]
-            if counted:
+            if counted and not self.model.balance:
                 here = self.any_in(gi, counted, f"in[{gi},{key}={d}]")
                 self.require(totals[d] - low <= s.max_skew, [here, *lit])
             for n in nodes:
                 if n not in s.counted:
-                    self.require(totals[d] + s.self_match - low <= s.max_skew, [self.used(gi, n), *lit])
+                    # only a new pod is judged there (a kept one is not scheduled again)
+                    self.require(totals[d] + s.self_match - low <= s.max_skew, [self.arrives(gi, n, g), *lit])
 
     def _anti(self, gi: int, t: AntiTerm, lit: list[Any]) -> None:
         key = t.topology_key
@@ -640,15 +698,25 @@ def solve(
     time_limit: float = 10.0,
     workers: int = 1,
     hint: Sequence[Mapping[str, int]] | None = None,
+    max_moves: int | None = None,
 ) -> Placement:
-    """The most new pods the model admits (CP-SAT, maximizing the number placed). ``hint``:
-    a known arrangement per group (greedy's), from which the search starts."""
+    """The most new pods the model admits (CP-SAT, maximizing the number placed); with pods
+    to keep (``Group.keep``), every pod placed and the most of them kept where they run
+    (fewest evictions, at most ``max_moves``). ``hint``: a known arrangement per group
+    (greedy's, or where the pods run now), from which the search starts."""
     started = time.perf_counter()
     if not any(g.nodes for g in model.groups) or model.count == 0:
         return Placement([{} for _ in model.groups], True, time.perf_counter() - started, "OPTIMAL")
-    b = _Builder(model, exact=False, assume=False)
+    moving = any(g.keep for g in model.groups)
+    b = _Builder(model, exact=moving, assume=False)
     m = b.m
-    m.maximize(sum(v for xs in b.x for v in xs.values()))
+    if moving:
+        kept = b.kept()
+        if max_moves is not None:
+            b.require(sum(g.kept_now for g in model.groups) - kept <= max_moves)
+        m.maximize(kept)
+    else:
+        m.maximize(sum(v for xs in b.x for v in xs.values()))
     if hint is not None:
         for xs, known in zip(b.x, hint, strict=True):
             for node, v in xs.items():
