@@ -42,6 +42,7 @@ def _register() -> None:
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
     from kubespread.cli.live import controller_command, scheduler_command, webhook_app
+    from kubespread.cli.rebalance import rebalance_command
     from kubespread.cli.schedule import schedule_command
     from kubespread.cli.simulate import simulate_command
     from kubespread.cli.validate import validate_command
@@ -55,6 +56,7 @@ def _register() -> None:
     app.command("bench")(bench_command)
     app.command("simulate")(simulate_command)
     app.command("capacity")(capacity_command)
+    app.command("rebalance")(rebalance_command)
     app.command("scheduler")(scheduler_command)
     app.command("controller")(controller_command)
     app.add_typer(webhook_app, name="webhook")

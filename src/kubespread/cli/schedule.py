@@ -353,7 +353,7 @@ def schedule_command(
         bool,
         typer.Option(
             "--optimal",
-            help="When pods stay pending, solve the first pending workload at once (CP-SAT): "
+            help="When pods stay pending, solve every pending workload at once (CP-SAT): "
             "place all where an arrangement exists, with a bind order the scheduler replays; "
             "else the most that fit and what binds.",
         ),

@@ -9,8 +9,20 @@ from typing import Any
 import yaml
 
 from kubespread.api.meta import KubeObject
+from kubespread.cluster.state import OBJECT_KINDS, ClusterState
 
-__all__ = ["dump_objects", "to_list_manifest"]
+__all__ = ["cluster_objects", "dump_objects", "to_list_manifest"]
+
+
+def cluster_objects(cluster: ClusterState) -> list[KubeObject]:
+    """Every object of a cluster as a kubectl dump lists them (namespaces and nodes first,
+    then workloads and the other kept kinds, then pods but finished ones): loading the dump
+    gives the same cluster back."""
+    objs: list[KubeObject] = [*cluster.namespaces.values(), *cluster.nodes.values()]
+    for kind in OBJECT_KINDS:
+        objs += list(cluster.objects(kind.KIND).values())
+    objs += [p for p in cluster.pods.values() if not p.is_finished]
+    return objs
 
 
 def to_list_manifest(objs: Iterable[KubeObject]) -> dict[str, Any]:
