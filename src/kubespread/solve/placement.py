@@ -113,7 +113,8 @@ class Spread:
 
     @property
     def name(self) -> str:
-        return f"topology spread {self.topology_key} maxSkew {self.max_skew}"
+        more = f" minDomains {self.min_domains}" if self.min_domains > 1 else ""
+        return f"topology spread {self.topology_key} maxSkew {self.max_skew}{more}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +292,26 @@ def _stripped(template: Pod) -> Pod:
     return Pod.from_dict(data)
 
 
+#: the filters that judge room on a node (resources, pod count, host ports)
+_ROOM_PLUGINS: Final = ("NodeResourcesFit", "NodePorts")
+
+
+def _weightless(template: Pod) -> Pod:
+    """:func:`_stripped` asking for no resources and no host ports: the nodes it admits are
+    those the template fails only for want of room."""
+    data = _stripped(template).to_dict()
+    spec = data.setdefault("spec", {})
+    for field_name in ("containers", "initContainers"):
+        for c in spec.get(field_name) or []:
+            c.pop("resources", None)
+            for port in c.get("ports") or []:
+                port.pop("hostPort", None)
+                port.pop("hostIP", None)
+    spec.pop("overhead", None)
+    spec.pop("resources", None)
+    return Pod.from_dict(data)
+
+
 def _request(template: Pod) -> dict[str, int]:
     """The template's requests by resource name (only those above 0), one pod slot."""
     r = pod_requests(template)
@@ -356,6 +377,12 @@ def build_groups(
         affinity_terms, anti_terms = required_pod_terms(template)
         decision = schedule_one(_stripped(template), cluster, profile)
         feasible = set(decision.feasible)
+        if any(r.status.plugin in _ROOM_PLUGINS for r in decision.rejections.values()):
+            # nodes only full: in the model with no room, so that relaxing resources (what
+            # binds, a conflict) may use them
+            full = set(schedule_one(_weightless(template), cluster, profile).feasible) - feasible
+        else:
+            full = set()
         spreads = _spreads(cluster, template, profile, templates, node_names, actions)
         anti = []
         for t in anti_terms:
@@ -376,13 +403,16 @@ def build_groups(
         for node in node_names:
             labels = dict(cluster.nodes[node].metadata.labels)
             # the Filter rejects a node missing a DoNotSchedule key or an affinity term's key
-            if node in feasible and all(k in labels for k in needed_keys):
+            admitted = node in feasible or node in full
+            if admitted and all(k in labels for k in needed_keys):
                 cap, binding = _capacity(free[node], request, bool(ports), count)
+                if node in full:
+                    cap = 0
             else:
-                cap, binding = 0, ("filtered",)
+                admitted, cap, binding = False, 0, ("filtered",)
             if kept.get(node, 0) > cap:
-                cap, binding = kept[node], binding
-            if cap > 0:
+                cap = kept[node]
+            if cap > 0 or admitted:
                 nodes.append(NodeSlot(node, labels, cap, binding))
         groups.append(Group(name, template, count, nodes, spreads, anti, affinity, request, ports, kept))
     used = {n.name for g in groups for n in g.nodes}
