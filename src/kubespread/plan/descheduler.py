@@ -245,18 +245,41 @@ def _listed_pods(cluster: ClusterState, nodes: Sequence[Node], args: Descheduler
 
 
 def _namespace_constraints(pods: Iterable[Pod], allowed: frozenset[str]) -> list[_Constraint]:
-    out: list[_Constraint] = []
+    out: dict[_Constraint, None] = {}
     for pod in pods:
         for c in pod.spec.topology_spread_constraints:
-            if c.when_unsatisfiable not in allowed:
+            if c.when_unsatisfiable in allowed:
+                out.setdefault(_parse(pod, c), None)
+    return list(out)
+
+
+class _Candidates:
+    """A namespace's listed pods by label, so a selector with an ``In`` requirement looks only
+    at the pods carrying one of its values; listing order is kept."""
+
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        self.pods = pods
+        self.by_label: dict[tuple[str, str], list[int]] = {}
+        for i, pod in enumerate(pods):
+            for kv in pod.metadata.labels.items():
+                self.by_label.setdefault(kv, []).append(i)
+
+    def of(self, selector: Selector) -> Iterable[Pod]:
+        narrowest: list[int] | None = None
+        for r in selector.requirements:
+            if r.op != IN:
                 continue
-            parsed = _parse(pod, c)
-            if parsed not in out:
-                out.append(parsed)
-    return out
+            found = sorted(i for v in r.values for i in self.by_label.get((r.key, v), ()))
+            if narrowest is None or len(found) < len(narrowest):
+                narrowest = found
+        if narrowest is None:
+            return self.pods
+        return (self.pods[i] for i in narrowest)
 
 
-def _domains(c: _Constraint, nodes: Sequence[Node], pods: Iterable[Pod]) -> tuple[dict[str, list[Pod]], int]:
+def _domains(
+    c: _Constraint, nodes: Sequence[Node], candidates: _Candidates
+) -> tuple[dict[str, list[Pod]], int]:
     """Matching pods per topology value, and how many were counted (sumPods)."""
     key = c.topology_key
     domains: dict[str, list[Pod]] = {}
@@ -269,7 +292,7 @@ def _domains(c: _Constraint, nodes: Sequence[Node], pods: Iterable[Pod]) -> tupl
         if c.admits(node):
             domains.setdefault(value, [])
     counted = 0
-    for pod in pods:
+    for pod in candidates.of(c.selector):
         if pod.is_terminating or not c.selector.matches(pod.metadata.labels):
             continue
         value = node_value.get(pod.spec.node_name)
@@ -418,8 +441,9 @@ def descheduler_pass(
     by_ns = _listed_pods(cluster, nodes, args)
     for namespace in sorted(by_ns):
         pods = by_ns[namespace]
+        candidates = _Candidates(pods)
         for c in _namespace_constraints(pods, allowed):
-            domains, counted = _domains(c, nodes, pods)
+            domains, counted = _domains(c, nodes, candidates)
             if _balanced(domains, c.max_skew):
                 continue
             _balance_domains(c, domains, counted, nodes, fits, args.topology_balance_node_fit, chosen)
