@@ -7,8 +7,9 @@ zone spread (maxSkew 1, DoNotSchedule, nodeTaintsPolicy Honor: the tainted zone 
 count) and a ScheduleAnyway hostname spread; then one step that takes the taint off zone
 ``c``. The pods sit half in ``a``, half in ``b``: every workload is past maxSkew. The
 benchmark runs ``kubespread simulate --dump`` to get that state, then times
-``kubespread rebalance -f STATE -o json`` (load, plan, replay every wave) and prints
-nodes, pods, workloads, evictions, proven, balanced and seconds.
+``kubespread rebalance -f STATE -o json`` and prints nodes, pods, workloads, evictions,
+proven, balanced, the plan's seconds (solve and replay of every wave, the JSON's
+``seconds``) and the whole command's (loading and settling the dump too).
 
 **Examples.** For each scenario of ``examples/rebalance/``: its state, then
 ``rebalance --strategy compare``; prints the evictions of each, whether each end state is
@@ -71,7 +72,9 @@ def _deployment(i: int, replicas: int) -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": {"app": app}},
                 "spec": {
-                    "containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "100m"}}}],
+                    "containers": [
+                        {"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "100m"}}}
+                    ],
                     "topologySpreadConstraints": [
                         {
                             "maxSkew": 1,
@@ -80,7 +83,12 @@ def _deployment(i: int, replicas: int) -> dict[str, Any]:
                             "labelSelector": sel,
                             "nodeTaintsPolicy": "Honor",
                         },
-                        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": sel},
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": HOST,
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": sel,
+                        },
                     ],
                 },
             },
@@ -133,7 +141,17 @@ def scale(nodes: int, workloads: int, replicas: int) -> None:
         seconds, stdout = _run(["rebalance", "-f", str(state), "-o", "json", "--time-limit", "60"])
         doc = json.loads(stdout)
     t = Table(title="kubespread rebalance at scale (one run, two cores)")
-    for col in ("nodes", "pods", "workloads", "evictions", "waves", "proven", "balanced", "seconds"):
+    for col in (
+        "nodes",
+        "pods",
+        "workloads",
+        "evictions",
+        "waves",
+        "proven",
+        "balanced",
+        "plan s",
+        "command s",
+    ):
         t.add_column(col, justify="right")
     t.add_row(
         str(nodes),
@@ -143,6 +161,7 @@ def scale(nodes: int, workloads: int, replicas: int) -> None:
         str(len(doc["waves"])),
         "yes" if doc["proven"] else "no",
         "yes" if doc["balanced"] else "no",
+        f"{doc['seconds']:.1f}",
         f"{seconds:.1f}",
     )
     console.print(t)
@@ -150,7 +169,15 @@ def scale(nodes: int, workloads: int, replicas: int) -> None:
 
 def examples() -> None:
     t = Table(title="rebalance vs the descheduler on examples/rebalance")
-    for col in ("example", "kubespread evictions", "balanced", "descheduler evictions", "balanced", "loops", "note"):
+    for col in (
+        "example",
+        "kubespread evictions",
+        "balanced",
+        "descheduler evictions",
+        "balanced",
+        "loops",
+        "note",
+    ):
         t.add_column(col)
     with tempfile.TemporaryDirectory(prefix="kubespread-rebalance-") as tmp:
         folder = Path(tmp)

@@ -114,6 +114,10 @@ def _print(plan: RebalancePlan) -> None:
                 domains,
             )
         out.print(t)
+    if plan.pending:
+        out.print(
+            Text(f"pending after the replay: {', '.join(plan.pending)}", style="yellow"), soft_wrap=True
+        )
     if plan.cannot:
         out.print(Text(plan.cannot, style="red"), soft_wrap=True)
     elif plan.balanced:

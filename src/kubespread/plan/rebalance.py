@@ -49,7 +49,7 @@ from kubespread.scheduler.views import SpreadRow, spread_rows
 from kubespread.sim.engine import Simulation
 from kubespread.sim.run import run_step, simulate
 from kubespread.sim.scenario import API_VERSION, Scenario, Step
-from kubespread.solve import SolveError, build_groups, conflict, solve
+from kubespread.solve import SolveError, build_groups, conflict, solve, solve_by_parts
 
 __all__ = [
     "ALL",
@@ -122,6 +122,8 @@ class RebalancePlan:
     before: dict[str, dict[str, Any]] = field(default_factory=dict)
     after: dict[str, dict[str, Any]] = field(default_factory=dict)
     cannot: str = ""
+    #: pods of the workloads the plan touched left pending after the replay
+    pending: list[str] = field(default_factory=list)
     rounds: int = 0
     loop: bool = False
     seconds: float = 0.0
@@ -135,7 +137,8 @@ class RebalancePlan:
 
     @property
     def balanced(self) -> bool:
-        return all(row["within"] for row in self.after.values())
+        """Every considered constraint within maxSkew, and no replica left pending."""
+        return all(row["within"] for row in self.after.values()) and not self.pending
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -147,6 +150,8 @@ class RebalancePlan:
             "before": self.before,
             "after": self.after,
             "rounds": self.rounds,
+            "pendingAfter": self.pending,
+            "seconds": round(self.seconds, 2),
         }
         if self.minimum is not None:
             doc["minimum"] = self.minimum
@@ -187,19 +192,19 @@ def violations(
     cluster: ClusterState, profiles: Mapping[str, Profile], actions: tuple[str, ...] = HARD
 ) -> list[SpreadRow]:
     """The rows (workload, constraint) whose skew is past maxSkew (``views.spread_rows``)."""
-    return [r for r in spread_rows(cluster, profiles) if _considered(r, actions) and not r.view.within]  # type: ignore[union-attr]
+    return _broken(spread_rows(cluster, profiles), actions)
 
 
-def _skews(
-    cluster: ClusterState, profiles: Mapping[str, Profile], actions: tuple[str, ...], keys: set[str] | None
-) -> dict[str, dict[str, Any]]:
+def _broken(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> list[SpreadRow]:
+    return [r for r in rows if _considered(r, actions) and r.view is not None and not r.view.within]
+
+
+def _skews(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for r in spread_rows(cluster, profiles):
+    for r in rows:
         if not _considered(r, actions):
             continue
         key = _row_key(r)
-        if keys is not None and key not in keys:
-            continue
         v = r.view
         assert v is not None
         out[key] = {
@@ -228,11 +233,15 @@ def _running(pod: Pod, cluster: ClusterState) -> bool:
 
 
 def _plan_round(
-    sim: Simulation, actions: tuple[str, ...], time_limit: float, max_moves: int | None
+    sim: Simulation,
+    broken: Sequence[SpreadRow],
+    actions: tuple[str, ...],
+    time_limit: float,
+    max_moves: int | None,
 ) -> _Round | str:
-    """The fewest evictions from the state ``sim`` is in, or why there is no plan."""
+    """The fewest evictions from the state ``sim`` is in (``broken``: its violations), or
+    why there is no plan."""
     cluster = sim.cluster
-    broken = violations(cluster, sim.profiles, actions)
     if not broken:
         return _Round([], 0, True)
     movable_workloads = {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
@@ -266,7 +275,10 @@ def _plan_round(
     base = cluster_without(cluster, {p.key for p in movable})
     model = build_groups(base, wanted, profile, keep=keep, actions=actions, balance=True)
     try:
-        answer = solve(model, time_limit=time_limit, hint=keep, max_moves=max_moves)
+        if max_moves is None:
+            answer = solve_by_parts(model, time_limit=time_limit)
+        else:
+            answer = solve(model, time_limit=time_limit, max_moves=max_moves)
     except SolveError:
         limit = f" within {max_moves} evictions" if max_moves is not None else ""
         found = conflict(model, time_limit=time_limit) if max_moves is None else None
@@ -446,23 +458,35 @@ def rebalance(
     profiles = dict(settled.profiles)
     sim = _start(dump, profiles, seed)
     plan = RebalancePlan(strategy, constraints, dump=dump)
-    broken = violations(sim.cluster, sim.profiles, constraints)
-    plan.before = _skews(sim.cluster, sim.profiles, constraints, None)
+    rows = spread_rows(sim.cluster, sim.profiles)
+    broken = _broken(rows, constraints)
+    plan.before = _skews(rows, constraints)
     touched = {_row_key(r) for r in broken}
     keys = list(dict.fromkeys(r.topology_key for r in broken))
     fixes = _fixes(broken)
     if strategy == "descheduler":
         _descheduler_rounds(plan, sim, constraints, descheduler, fixes, keys)
+        rows = spread_rows(sim.cluster, sim.profiles)
     else:
-        _planner_rounds(plan, sim, constraints, time_limit, max_moves, fixes, keys)
+        rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys)
     plan.before = {k: v for k, v in plan.before.items() if k in touched or not v["within"]}
-    after = _skews(sim.cluster, sim.profiles, constraints, None)
+    after = _skews(rows, constraints)
     plan.after = {k: v for k, v in after.items() if k in plan.before or not v["within"]}
+    touched_workloads = {m.workload for wave in plan.waves for m in wave}
+    touched_workloads |= {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
+    plan.pending = sorted(
+        p.key
+        for p in sim.cluster.pods.values()
+        if not sim.cluster.node_of(p.key)
+        and not p.is_terminating
+        and not p.is_finished
+        and workload_of(p) in touched_workloads
+    )
     if not plan.cannot and not plan.balanced:
-        still = ", ".join(
-            f"{k} skew {v['skew']} > {v['maxSkew']}" for k, v in plan.after.items() if not v["within"]
-        )
-        plan.cannot = f"still broken after the replay: {still}"
+        still = [f"{k} skew {v['skew']} > {v['maxSkew']}" for k, v in plan.after.items() if not v["within"]]
+        if plan.pending:
+            still.append(f"{len(plan.pending)} pod(s) pending ({', '.join(plan.pending)})")
+        plan.cannot = f"still broken after the replay: {'; '.join(still)}"
     plan.seconds = time.perf_counter() - started
     return plan
 
@@ -470,35 +494,40 @@ def rebalance(
 def _planner_rounds(
     plan: RebalancePlan,
     sim: Simulation,
+    rows: list[SpreadRow],
     constraints: tuple[str, ...],
     time_limit: float,
     max_moves: int | None,
     fixes: dict[str, tuple[str, ...]],
     keys: list[str],
-) -> None:
+) -> list[SpreadRow]:
+    """Plan, replay, and plan again while something is broken; the rows of the end state."""
     for round_no in range(1, MAX_ROUNDS + 1):
+        broken = _broken(rows, constraints)
         left = None if max_moves is None else max_moves - plan.evictions
-        found = _plan_round(sim, constraints, time_limit, left)
+        found = _plan_round(sim, broken, constraints, time_limit, left)
         if isinstance(found, str):
             plan.cannot = found
-            return
+            return rows
         if not found.evictions:
             if round_no == 1:
                 plan.proven, plan.minimum = True, 0
-            return
+            return rows
         plan.rounds = round_no
         if round_no == 1:
             plan.minimum, plan.proven = found.minimum, found.proven
         else:
             plan.proven = False  # the replay needed more than the optimum's evictions
-        fixes = {**_fixes(violations(sim.cluster, sim.profiles, constraints)), **fixes}
+        fixes = {**_fixes(broken), **fixes}
         for wave in _waves(sim.cluster, found.evictions):
             moves = _replay_wave(sim, wave, fixes, keys, plan.steps)
             plan.waves.append(moves)
             if any(m.refused for m in moves):
                 plan.proven = False
-        if not violations(sim.cluster, sim.profiles, constraints):
-            return
+        rows = spread_rows(sim.cluster, sim.profiles)
+        if not _broken(rows, constraints):
+            break
+    return rows
 
 
 def _descheduler_rounds(

@@ -19,6 +19,7 @@ from kubespread.solve.placement import (
     iter_clones,
     relaxed,
     solve,
+    solve_by_parts,
     verify,
     verify_groups,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "iter_clones",
     "relaxed",
     "solve",
+    "solve_by_parts",
     "verify",
     "verify_groups",
 ]
