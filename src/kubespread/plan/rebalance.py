@@ -92,6 +92,14 @@ class Move:
     target: str | None
     fixes: tuple[str, ...]
     refused: str = ""
+    #: the solver's target domains (of the keys the broken constraints name)
+    target_domains: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def as_planned(self) -> bool:
+        """The replacement landed in the domains the plan needs it in (a node of the same
+        zone is as good as the solver's, unless a hostname constraint is broken)."""
+        return self.target is None or (self.to_node is not None and self.to_domains == self.target_domains)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -103,6 +111,7 @@ class Move:
             "toDomains": self.to_domains,
             "replacement": self.replacement,
             "target": self.target,
+            "asPlanned": self.as_planned,
             "fixes": list(self.fixes),
         }
         if self.refused:
@@ -379,8 +388,13 @@ def _replay_wave(
         set(cluster.pods) - before, key=lambda k: (cluster.pods[k].metadata.creation_timestamp or "", k)
     ):
         fresh.setdefault(workload_of(cluster.pods[key]), []).append(key)
-    moves = []
+    # the solver's targets of a workload are interchangeable: each replacement takes a
+    # target in the domains it landed in where one is left
+    targets: dict[str, list[str | None]] = {}
     for key, target in wave:
+        targets.setdefault(origin[key][1], []).append(target)
+    moves = []
+    for key, _ in wave:
         node, workload, uid = origin[key]
         replacement = None
         if key not in refused:
@@ -390,6 +404,10 @@ def _replay_wave(
             elif key in cluster.pods and cluster.pods[key].metadata.uid != uid:
                 replacement = key  # a StatefulSet recreates the pod under its own name
         to = cluster.node_of(replacement) if replacement and replacement in cluster.pods else None
+        left = targets[workload]
+        landed = _domains(cluster, to, keys)
+        target = next((t for t in left if t is not None and _domains(cluster, t, keys) == landed), left[0])
+        left.remove(target)
         moves.append(
             Move(
                 pod=key,
@@ -402,6 +420,7 @@ def _replay_wave(
                 target=target,
                 fixes=fixes.get(workload, ()),
                 refused=refused.get(key, ""),
+                target_domains=_domains(cluster, target, keys),
             )
         )
     return moves
