@@ -193,7 +193,7 @@ def examples() -> None:
                 str(theirs["evictions"]),
                 "yes" if theirs["balanced"] else "no",
                 "yes" if theirs.get("loop") else "no",
-                ours.get("cannot", ""),
+                ours.get("cannot", "").removeprefix("cannot be balanced: "),
             )
     console.print(t)
 
