@@ -198,18 +198,19 @@ def examples() -> None:
     console.print(t)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1_000)
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--replicas", type=int, default=200)
     ap.add_argument("--only", choices=("scale", "examples"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.only in (None, "examples"):
         examples()
     if args.only in (None, "scale"):
         scale(args.nodes, args.workloads, args.replicas)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
