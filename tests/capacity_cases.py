@@ -10,7 +10,7 @@ from builders import cluster_of, make_node, make_pod
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler import Profile
-from kubespread.solve import VerificationError, verify
+from kubespread.solve import VerificationError, verify, verify_groups
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -89,7 +89,42 @@ def node_selector_ignored() -> tuple[ClusterState, Pod]:
     return cluster_of(nodes), pod.obj()
 
 
+def affinity_to_existing() -> tuple[ClusterState, Pod]:
+    """Required zone affinity to a db pod in zone a: only zone a's nodes take web."""
+    nodes = [
+        make_node("a1").zone("a").capacity(cpu="2"),
+        make_node("a2").zone("a").capacity(cpu="1"),
+        make_node("b1").zone("b").capacity(cpu="3"),
+    ]
+    pods = [make_pod("db").labels(app="db").node("a2")]
+    pod = make_pod("web").labels(app="web").req(cpu="1").pod_affinity(ZONE, {"matchLabels": {"app": "db"}})
+    return cluster_of(nodes, pods), pod.obj()
+
+
+def self_affinity() -> tuple[ClusterState, Pod]:
+    """Web's zone affinity to web itself and nothing running: the first pod may go anywhere;
+    in the final state every zone holding web holds two, so zone c's lone slot stays empty
+    (kube's first-pod rule applies only while no web pod exists)."""
+    nodes = [
+        make_node("a1").zone("a").capacity(cpu="2"),
+        make_node("b1").zone("b").capacity(cpu="3"),
+        make_node("c1").zone("c").capacity(cpu="1"),
+    ]
+    pod = make_pod("web").labels(app="web").req(cpu="1").pod_affinity(ZONE, WEB)
+    return cluster_of(nodes), pod.obj()
+
+
+def self_affinity_and_spread() -> tuple[ClusterState, Pod]:
+    """Hostname affinity to itself with a hostname spread of maxSkew 1: pairs per node."""
+    nodes = [make_node(f"n{i}").zone("a").capacity(cpu="3") for i in range(3)]
+    pod = make_pod("web").labels(app="web").req(cpu="1").pod_affinity(HOST, WEB).spread(1, HOST, selector=WEB)
+    return cluster_of(nodes), pod.obj()
+
+
 CASES: dict[str, Callable[[], tuple[ClusterState, Pod]]] = {
+    "affinity to an existing pod": affinity_to_existing,
+    "affinity to itself": self_affinity,
+    "affinity to itself and hostname spread": self_affinity_and_spread,
     "tainted zone honored": tainted_zone_honored,
     "nodeAffinityPolicy Ignore": node_selector_ignored,
     "two spreads": two_spreads,
@@ -115,3 +150,26 @@ def brute_force(cluster: ClusterState, template: Pod, profile: Profile, per_node
             continue
         best = total
     return best
+
+
+def brute_force_groups(
+    cluster: ClusterState, templates: list[Pod], profile: Profile, per_node: int, counts: list[int]
+) -> int:
+    """:func:`brute_force` for several templates at once: the largest total over every
+    vector of 0..per_node pods per (template, node), at most ``counts[i]`` of template i,
+    that the Filter accepts pod by pod (largest totals first: the first accepted wins)."""
+    names = [str(n) for n in cluster.node_names]
+    per_group = [
+        [v for v in itertools.product(range(per_node + 1), repeat=len(names)) if sum(v) <= limit]
+        for limit in counts
+    ]
+    states = sorted(itertools.product(*per_group), key=lambda s: -sum(sum(v) for v in s))
+    for state in states:
+        total = sum(sum(v) for v in state)
+        by_group = [{n: k for n, k in zip(names, v, strict=True) if k} for v in state]
+        try:
+            verify_groups(cluster, templates, profile, by_group)
+        except VerificationError:
+            continue
+        return total
+    return 0

@@ -136,13 +136,19 @@ def test_one_file_is_not_enough(cluster: str) -> None:
     assert "-f TEMPLATE" in stderr
 
 
-def test_required_pod_affinity_is_an_error_not_a_traceback(tmp_path: Path, cluster: str) -> None:
+def test_required_pod_affinity_is_modelled(tmp_path: Path, cluster: str) -> None:
+    """Zone affinity to itself with the zone and hostname spreads: the scheduler's first pod
+    goes to zone b; the second must join it (affinity) but the zone spread forbids b: 2
+    against c: 0, so greedy stops at 1. In the final state both zones hold web pods (each
+    pod has another in its zone): b 4 (2+2) and c 3 hold 7, every pod passing the Filter."""
     pod = web_pod()
-    term = {"labelSelector": WEB, "topologyKey": HOST}
+    term = {"labelSelector": WEB, "topologyKey": ZONE}
     pod["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    code, _, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", pod))
-    assert code == 1
-    assert "required pod affinity" in stderr and "Traceback" not in stderr
+    code, stdout, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", pod), "-o", "json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert (doc["greedy"], doc["maximum"], doc["proven"]) == (1, 7, True)
+    assert doc["perDomain"][ZONE] == {"b": 4, "c": 3}
 
 
 def test_scheduler_config_and_scheduler_name(tmp_path: Path, cluster: str) -> None:

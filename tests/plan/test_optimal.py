@@ -13,11 +13,12 @@ from ortools.sat.python import cp_model
 from typer.testing import CliRunner
 
 from capacity_cases import CASES
-from kubespread.api.core import Pod
 from kubespread.cli.app import app
 from kubespread.io.loader import load
 from kubespread.plan.capacity import maximum
-from kubespread.plan.optimal import _unbound, _without, optimal, pinned
+from kubespread.plan.optimal import optimal, pinned
+from kubespread.plan.workloads import cluster_without as _without
+from kubespread.plan.workloads import unbound as _unbound
 from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import place
@@ -82,29 +83,7 @@ def test_optimal_places_every_pod_greedy_strands_and_the_replay_reproduces_it(tm
     for n in solved.assignments.values():
         per_node[n] = per_node.get(n, 0) + 1
     assert sorted(per_node.values()) == [2, 2, 3]
-    # each pod passes kube-scheduler's Filter in the final state, with itself taken off
-    cluster = result.sim.cluster
-    members = set(solved.assignments)
-    base = _without(cluster, members)
-    profile = result.sim.profiles["default-scheduler"]
-    for key, n in solved.assignments.items():
-        base.add_pod(_unbound(cluster.pods[key]))
-        base.bind(key, n)
-    for key, n in solved.assignments.items():
-        pod = base.pods[key]
-        base.delete_pod(key)
-        assert n in schedule_one(_unbound(pod), base, profile).feasible
-        base.add_pod(pod)
-    # the bind order, replayed through the scheduler (pins as given), lands every pod there
-    replay = _without(cluster, members)
-    for entry in solved.bind_order:
-        pod: Pod = _unbound(cluster.pods[entry["pod"]])
-        if entry["pinned"]:
-            pod = pinned(pod, entry["node"])
-        decision = schedule_one(pod, replay, profile)
-        assert decision.selected == entry["node"] == solved.assignments[entry["pod"]]
-        replay.add_pod(pod)
-        replay.bind(pod.key, entry["node"])
+    _check_arrangement_and_bind_order(result, solved)
 
 
 def test_json_and_table(tmp_path: Path) -> None:
@@ -118,6 +97,7 @@ def test_json_and_table(tmp_path: Path) -> None:
     code, stdout = _run(*(a for f in files for a in ("-f", str(f))))
     assert code == 0
     assert "optimal (workload default/ReplicaSet/" in stdout and "bind order" in stdout
+    assert "pending workloads solved at once" in stdout
 
 
 def test_infeasible_is_proven_with_what_binds(tmp_path: Path) -> None:
@@ -144,9 +124,9 @@ def test_nothing_pending_means_nothing_to_solve(tmp_path: Path) -> None:
     assert code == 0 and json.loads(stdout)["optimal"] is None
 
 
-def test_one_workload_per_run_and_no_feasible_node(tmp_path: Path) -> None:
-    """Two bare pods no node admits: the first is solved (no node: an empty conflict, proven),
-    the second is named as left out."""
+def test_every_pending_workload_at_once_and_no_feasible_node(tmp_path: Path) -> None:
+    """Two bare pods no node admits: both are solved together (no node: an empty conflict,
+    proven)."""
     cluster = write(tmp_path / "cluster.yaml", [node("n0", "b")])
     pods = [
         {
@@ -159,8 +139,8 @@ def test_one_workload_per_run_and_no_feasible_node(tmp_path: Path) -> None:
     ]
     solved = optimal(place(load([cluster, write(tmp_path / "pods.yaml", pods)])))
     assert solved is not None and not solved.error
-    assert (solved.workload, solved.left_out) == ("default/Pod/a", ["default/Pod/b"])
-    assert (solved.pending, solved.conflict, solved.proven) == (["default/a"], [], True)
+    assert solved.workloads == ["default/Pod/a", "default/Pod/b"]
+    assert (solved.pending, solved.conflict, solved.proven) == (["default/a", "default/b"], [], True)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -174,9 +154,8 @@ def test_conflict_agrees_with_the_maximum(name: str) -> None:
     model = build_model(cluster, template, profile, best + 1)
     found = conflict(model)
     assert found
-    names = [RESOURCES]
-    names += [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
-    names += [f"pod anti-affinity {k}" for k in model.anti_keys]
+    names = model.constraint_names()
+    assert names[0] == RESOURCES
     members = [names.index(c) for c in found]
     assert _with_assumptions(model, members, 5)[0] == cp_model.INFEASIBLE
     for i in members:
@@ -205,3 +184,109 @@ def test_the_report_shows_greedy_and_optimal_per_zone_side_by_side(tmp_path: Pat
     # each zone's row in the page carries the same two numbers as the JSON
     for zone, (g, o) in per_zone.items():
         assert f"<td>{zone}</td><td>{g}</td><td>{o}</td>" in page.replace("\n", "").replace(" ", "")
+
+
+def _check_arrangement_and_bind_order(result: Any, solved: Any) -> None:
+    """Each pod passes the Filter in the final state with itself taken off, and the bind
+    order replayed through the scheduler (pins as given) lands every pod where it says."""
+    cluster = result.sim.cluster
+    profile = result.sim.profiles["default-scheduler"]
+    members = set(solved.assignments)
+    base = _without(cluster, members)
+    for key, n in solved.assignments.items():
+        base.add_pod(_unbound(cluster.pods[key]))
+        base.bind(key, n)
+    for key, n in solved.assignments.items():
+        pod = base.pods[key]
+        base.delete_pod(key)
+        assert n in schedule_one(_unbound(pod), base, profile).feasible, key
+        base.add_pod(pod)
+    again = _without(cluster, members)
+    assert [e["pod"] for e in solved.bind_order] and len(solved.bind_order) == len(members)
+    for entry in solved.bind_order:
+        pod = _unbound(cluster.pods[entry["pod"]])
+        if entry["pinned"]:
+            pod = pinned(pod, entry["node"])
+        assert schedule_one(pod, again, profile).selected == entry["node"] == solved.assignments[entry["pod"]]
+        again.add_pod(pod)
+        again.bind(pod.key, entry["node"])
+
+
+def _db(replicas: int) -> dict[str, Any]:
+    doc = _deployment(replicas, spreads=())
+    doc["metadata"]["name"] = "db"
+    doc["spec"]["selector"] = {"matchLabels": {"app": "db"}}
+    doc["spec"]["template"]["metadata"]["labels"] = {"app": "db"}
+    return doc
+
+
+def test_a_fully_placed_workload_moves_when_that_makes_room(tmp_path: Path) -> None:
+    """web (7, zone + hostname spread) and db (2, no rules) on 9 CPUs: the scheduler places
+    db wherever it scores best and strands web; web alone cannot get 7 around db's pods,
+    so the scope widens to every new pod, and all 9 fit."""
+    cluster = write(
+        tmp_path / "cluster.yaml",
+        [node("n0", "b", cpu="3"), node("n1", "c", cpu="3"), node("n2", "b", cpu="3")],
+    )
+    files = [cluster, write(tmp_path / "apps.yaml", [_db(2), _deployment(7)])]
+    result = place(load(files))
+    assert result.final.pending
+    solved = optimal(result)
+    assert solved is not None and not solved.error, solved
+    assert solved.scope == "all new pods" and not solved.pending and len(solved.assignments) == 9
+    assert len(solved.workloads) == 2
+    _check_arrangement_and_bind_order(result, solved)
+
+
+def test_two_pending_workloads_are_solved_together(tmp_path: Path) -> None:
+    """web (zone + hostname spread) and api (hostname anti-affinity to web, zone spread),
+    both left pending by the greedy run, are placed in one model."""
+    nodes = [node(f"n{i}", "bc"[i % 2], cpu="2") for i in range(4)]
+    api = _deployment(3, spreads=(ZONE,))
+    api["metadata"]["name"] = "api"
+    api["spec"]["selector"] = {"matchLabels": {"app": "api"}}
+    template = api["spec"]["template"]
+    template["metadata"]["labels"] = {"app": "api"}
+    template["spec"]["topologySpreadConstraints"][0]["labelSelector"] = {"matchLabels": {"app": "api"}}
+    template["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOST}
+            ]
+        }
+    }
+    files = [write(tmp_path / "cluster.yaml", nodes), write(tmp_path / "apps.yaml", [_deployment(5), api])]
+    result = place(load(files))
+    solved = optimal(result)
+    assert solved is not None and not solved.error, solved
+    placed = len(solved.assignments)
+    if not solved.pending:
+        assert placed == 8
+        _check_arrangement_and_bind_order(result, solved)
+        web_nodes = {n for k, n in solved.assignments.items() if "/web-" in k}
+        api_nodes = {n for k, n in solved.assignments.items() if "/api-" in k}
+        assert not web_nodes & api_nodes  # the anti-affinity holds both ways
+    else:
+        assert solved.proven and solved.conflict is not None
+
+
+def test_statefulset_pods_are_groups_of_one(tmp_path: Path) -> None:
+    """A StatefulSet's pods differ (names, hostnames, pod-index labels): each is its own
+    group, and the solver still places every one the greedy run strands."""
+    sts = _deployment(7)
+    sts["kind"] = "StatefulSet"
+    sts["spec"]["serviceName"] = "web"
+    sts["spec"]["podManagementPolicy"] = "Parallel"
+    files = [
+        write(
+            tmp_path / "cluster.yaml",
+            [node("n0", "b", cpu="3"), node("n1", "c", cpu="3"), node("n2", "b", cpu="3")],
+        ),
+        write(tmp_path / "sts.yaml", [sts]),
+    ]
+    result = place(load(files))
+    assert len(result.final.pending) == 2
+    solved = optimal(result)
+    assert solved is not None and not solved.error, solved
+    assert solved.workloads == ["default/StatefulSet/web"] and len(solved.assignments) == 7
+    _check_arrangement_and_bind_order(result, solved)

@@ -12,7 +12,7 @@ from capacity_cases import CASES, HOST, WEB, ZONE, brute_force
 from kubespread.api.core import Pod, Service
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler import default_profile
-from kubespread.solve import SolveError, VerificationError, build_model, solve, verify
+from kubespread.solve import VerificationError, build_model, solve, verify
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -29,17 +29,19 @@ def test_optimum_matches_brute_force_and_passes_the_filter(name: str) -> None:
 def test_identical_replicas_are_one_integer_per_feasible_node() -> None:
     cluster, template = CASES["anti-affinity and existing pods"]()
     model = build_model(cluster, template, default_profile(), 10)
-    # a1 holds a replica (anti-affinity), b1 is too small, b2 runs a pod that repels web
-    assert [n.name for n in model.nodes] == ["a2", "c1"]
-    assert model.anti_keys == [HOST]
-    assert [s.topology_key for s in model.spreads] == [ZONE]
+    # a1 holds a replica (anti-affinity), b2 runs a pod that repels web; b1 is too small:
+    # in the model with no room (relaxing resources may use it), for cpu
+    slots = {n.name: (n.capacity, n.limited_by) for n in model.groups[0].nodes}
+    assert slots == {"a2": (2, ("cpu",)), "b1": (0, ("cpu",)), "c1": (2, ("cpu",))}
+    assert model.groups[0].anti_keys == [HOST]
+    assert [s.topology_key for s in model.groups[0].spreads] == [ZONE]
 
 
 def test_resources_cap_each_node() -> None:
     cluster = cluster_of([make_node("a").capacity(cpu="2500m", pods="2"), make_node("b").capacity(cpu="3")])
     template = make_pod("web").labels(app="web").req(cpu="1").obj()
     model = build_model(cluster, template, default_profile(), 10)
-    caps = {n.name: (n.capacity, n.limited_by) for n in model.nodes}
+    caps = {n.name: (n.capacity, n.limited_by) for n in model.groups[0].nodes}
     assert caps == {"a": (2, ("cpu", "pods")), "b": (3, ("cpu",))}
     assert solve(model).placed == 5
 
@@ -52,11 +54,14 @@ def test_the_filter_rejects_an_arrangement_that_breaks_spread() -> None:
     assert not cluster.pods  # the hypothetical pods are gone again
 
 
-def test_required_pod_affinity_is_refused_not_guessed() -> None:
-    cluster = cluster_of([make_node("a1")])
-    template = make_pod("web").labels(app="web").pod_affinity(HOST, WEB).obj()
-    with pytest.raises(SolveError, match="required pod affinity"):
-        build_model(cluster, template, default_profile(), 3)
+def test_required_pod_affinity_is_modelled_with_the_first_pod_rule() -> None:
+    """Zone affinity to itself: 5 fit (a: 2, b: 3); zone c's single slot would hold a web
+    pod alone in its zone. On a cluster of one-slot zones only the first pod fits."""
+    cluster, template = CASES["affinity to itself"]()
+    placement = solve(build_model(cluster, template, default_profile(), 10))
+    assert placement.counts == {"a1": 2, "b1": 3} and placement.proven
+    lonely = cluster_of([make_node(f"{z}1").zone(z).capacity(cpu="1") for z in "abc"])
+    assert solve(build_model(lonely, template, default_profile(), 10)).placed == 1
 
 
 def random_instance(seed: int) -> tuple[ClusterState, Pod]:
@@ -111,7 +116,7 @@ def test_default_constraints_are_modelled_in_their_final_state() -> None:
     )
     template = make_pod("web").labels(app="web").req(cpu="1").obj()
     model = build_model(cluster, template, profile, 10)
-    assert [(s.topology_key, s.max_skew) for s in model.spreads] == [(HOST, 1)]
+    assert [(s.topology_key, s.max_skew) for s in model.groups[0].spreads] == [(HOST, 1)]
     placement = solve(model)
     verify(cluster, template, profile, placement.counts)
     assert placement.placed == 5 == brute_force(cluster, template, profile, per_node=2)

@@ -97,6 +97,7 @@ def _register() -> None:
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
     from kubespread.cli.live import controller_command, scheduler_command, webhook_app
+    from kubespread.cli.rebalance import rebalance_command
     from kubespread.cli.schedule import schedule_command
     from kubespread.cli.simulate import simulate_command
     from kubespread.cli.validate import validate_command
@@ -113,6 +114,7 @@ def _register() -> None:
         ("simulate", "Run a scenario over virtual time", simulate_command),
         ("diff", "Compare two versions' placements and spread", diff_command),
         ("capacity", "How many more replicas of a pod fit", capacity_command),
+        ("rebalance", "Plan the fewest evictions that bring spread within maxSkew", rebalance_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
         ("controller", "Run the WorkloadSpread controller", controller_command),
     ]

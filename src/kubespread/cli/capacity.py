@@ -195,7 +195,7 @@ def capacity_command(
     if len(files) < 2:
         err.print("error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE")
         raise typer.Exit(2)
-    from kubespread.plan.capacity import greedy, maximum
+    from kubespread.plan.capacity import greedy_counts, maximum
     from kubespread.solve import SolveError
 
     cluster_manifests = load_or_exit(files[:-1], validate=validate)
@@ -206,8 +206,9 @@ def capacity_command(
     profile = _profile(template, scheduler_config, validate)
     cluster = _cluster(cluster_manifests)
     try:
-        found = greedy(cluster, template, profile, max_count)
-        best = maximum(cluster, template, profile, max_count=max_count, time_limit=time_limit)
+        start = greedy_counts(cluster, template, profile, max_count)
+        found = sum(start.values())
+        best = maximum(cluster, template, profile, max_count=max_count, time_limit=time_limit, hint=start)
     except SolveError as e:
         raise _fail(str(e)) from None
     doc: dict[str, Any] = {

@@ -230,12 +230,12 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         out.print(Text("optimal: nothing pending", style="bold"))
         return
     short, _ = node_namer(list(result.sim.cluster.nodes))
-    out.print(Text(f"optimal (workload {solved.workload}, all its pods solved at once)", style="bold"))
+    what = "workload" if len(solved.workloads) == 1 else "workloads"
+    out.print(
+        Text(f"optimal ({what} {solved.title}, {solved.scope} solved at once)", style="bold"), soft_wrap=False
+    )
     if solved.error:
         out.print(Text.assemble(("not solved ", "red"), solved.error), soft_wrap=False)
-    for w in solved.left_out:
-        out.print(Text(f"left out (one workload per run): {w}", style="dim"), soft_wrap=False)
-    if solved.error:
         return
     if solved.pending:
         proven = "proven" if solved.proven else "not proven (time limit)"
@@ -245,7 +245,7 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         if solved.conflict:
             out.print(Text(f"  conflicting: {' + '.join(solved.conflict)}"), soft_wrap=False)
         elif solved.conflict == []:
-            out.print(Text("  conflicting: no node admits the workload's pods"), soft_wrap=False)
+            out.print(Text("  conflicting: no node admits some of the pods"), soft_wrap=False)
         return
     t = table("node", "zone", ("greedy", "right"), ("optimal", "right"))
     for name, zone, greedy_n, optimal_n in greedy_vs_optimal(result, solved):
@@ -285,7 +285,7 @@ def _optimal_tables(result: PlacementResult, solved: OptimalResult | None) -> li
         acc = zones.setdefault(zone, [0, 0])
         acc[0] += g
         acc[1] += o
-    title = f"Greedy vs optimal: {solved.workload}"
+    title = f"Greedy vs optimal: {solved.title}"
     return [
         (
             f"{title}, per zone",
@@ -361,7 +361,7 @@ def schedule_command(
         bool,
         typer.Option(
             "--optimal",
-            help="When pods stay pending, solve the first pending workload at once (CP-SAT): "
+            help="When pods stay pending, solve every pending workload at once (CP-SAT): "
             "place all where an arrangement exists, with a bind order the scheduler replays; "
             "else the most that fit and what binds.",
         ),

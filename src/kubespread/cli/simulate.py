@@ -182,6 +182,14 @@ def simulate_command(
     ] = "proposal",
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    dump: Annotated[
+        Path | None,
+        typer.Option(
+            "--dump",
+            metavar="FILE",
+            help="Write the final cluster as a kubectl List (input for schedule, rebalance).",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted.
@@ -257,6 +265,15 @@ def simulate_command(
                 err.print(f"error: {p}", markup=False, highlight=False)
             raise typer.Exit(1) from None
         bar.update(task, completed=len(loaded.steps))
+    if dump is not None and result.sim is not None:
+        from kubespread.io.dump import cluster_objects, dump_objects
+
+        try:
+            dump.write_text(dump_objects(cluster_objects(result.sim.cluster)))
+        except OSError as e:
+            err.print(f"error: cannot write {dump}: {e.strerror or e}", markup=False)
+            raise typer.Exit(1) from None
+        err.print(f"dump: {dump}", markup=False, highlight=False)
     doc = result.to_dict()
     if output is Output.table:
         _print_table(doc)

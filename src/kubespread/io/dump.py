@@ -9,8 +9,9 @@ from typing import Any
 import yaml
 
 from kubespread.api.meta import KubeObject
+from kubespread.cluster.state import OBJECT_KINDS, ClusterState
 
-__all__ = ["dump_data", "dump_objects", "dump_yaml", "to_list_manifest"]
+__all__ = ["cluster_objects", "dump_data", "dump_objects", "dump_yaml", "to_list_manifest"]
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -26,6 +27,17 @@ def dump_yaml(data: Any) -> str:
     return yaml.dump(
         data, Dumper=_NoAliasDumper, sort_keys=False, default_flow_style=False, allow_unicode=True
     )
+
+
+def cluster_objects(cluster: ClusterState) -> list[KubeObject]:
+    """Every object of a cluster as a kubectl dump lists them (namespaces and nodes first,
+    then workloads and the other kept kinds, then pods but finished ones): loading the dump
+    gives the same cluster back."""
+    objs: list[KubeObject] = [*cluster.namespaces.values(), *cluster.nodes.values()]
+    for kind in OBJECT_KINDS:
+        objs += list(cluster.objects(kind.KIND).values())
+    objs += [p for p in cluster.pods.values() if not p.is_finished]
+    return objs
 
 
 def to_list_manifest(objs: Iterable[KubeObject]) -> dict[str, Any]:

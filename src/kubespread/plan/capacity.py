@@ -10,7 +10,8 @@ Filter, and says which constraint families bind (relaxing one at a time and re-s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Final
 
 from kubespread.api.core import Pod
@@ -19,6 +20,7 @@ from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.solve import (
+    AFFINITY,
     ANTI_AFFINITY,
     FAMILIES,
     RESOURCES,
@@ -34,7 +36,7 @@ from kubespread.solve import (
     verify,
 )
 
-__all__ = ["DEFAULT_MAX", "CapacityResult", "binding_limits", "greedy", "maximum"]
+__all__ = ["DEFAULT_MAX", "CapacityResult", "binding_limits", "greedy", "greedy_counts", "maximum"]
 
 #: how many clones to try when no --max is given (cluster-capacity has no limit; a bound
 #: keeps a template that requests nothing from running forever)
@@ -58,7 +60,15 @@ class CapacityResult:
 def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX) -> int:
     """cluster-capacity: schedule clones one by one (each bound before the next) until one
     stays pending or ``max_count`` are placed; the cluster is left as it was."""
+    return sum(greedy_counts(cluster, template, profile, max_count).values())
+
+
+def greedy_counts(
+    cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX
+) -> dict[str, int]:
+    """:func:`greedy`'s clones per node (the solver starts its search from it)."""
     pods = iter_clones(template, max_count, set(cluster.pods))
+    counts: dict[str, int] = {}
     bound: list[Pod] = []
     with cluster.hypothetical():
         try:
@@ -69,14 +79,15 @@ def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: in
                 cluster.add(pod)
                 cluster.bind(pod.key, decision.selected)
                 bound.append(pod)
+                counts[decision.selected] = counts.get(decision.selected, 0) + 1
         finally:
             for pod in bound:
                 cluster.delete_pod(pod.key)
-    return len(bound)
+    return counts
 
 
 def _per_domain(model: PlacementModel, counts: dict[str, int], keys: list[str]) -> dict[str, dict[str, int]]:
-    labels = {n.name: n.labels for n in model.nodes}
+    labels = {n.name: n.labels for g in model.groups for n in g.nodes}
     out: dict[str, dict[str, int]] = {}
     for key in keys:
         row: dict[str, int] = {}
@@ -95,13 +106,25 @@ def _nodes(names: list[str], shown: int = 5) -> str:
     return f"{len(names)} nodes ({','.join(names[:shown])},...)"
 
 
-def binding_limits(model: PlacementModel, best: int, time_limit: float) -> list[str]:
-    """What binds at the maximum: each family whose removal lets more replicas fit."""
+def _has(model: PlacementModel, family: str) -> bool:
+    if family == SPREAD:
+        return any(g.spreads for g in model.groups)
+    if family == ANTI_AFFINITY:
+        return any(g.anti for g in model.groups)
+    if family == AFFINITY:
+        return any(g.affinity is not None for g in model.groups)
+    return True
+
+
+def binding_limits(
+    model: PlacementModel, best: int, time_limit: float, saturated: Collection[str] | None = None
+) -> list[str]:
+    """What binds at the maximum: each family whose removal lets more pods fit; for
+    resources, the resources that stop the ``saturated`` nodes (all nodes when None)."""
     out: list[str] = []
+    many = len(model.groups) > 1
     for family in FAMILIES:
-        if family == SPREAD and not model.spreads:
-            continue
-        if family == ANTI_AFFINITY and not model.anti_keys:
+        if not _has(model, family):
             continue
         loose = _try_solve(relaxed(model, family), time_limit)
         if loose is None:
@@ -110,32 +133,49 @@ def binding_limits(model: PlacementModel, best: int, time_limit: float) -> list[
         if loose.placed <= best:
             continue
         if family == RESOURCES:
-            full = [n for n in model.nodes if n.limited_by]
             by_resource: dict[str, list[str]] = {}
-            for n in full:
-                for r in n.limited_by:
-                    by_resource.setdefault(r, []).append(n.name)
+            for g in model.groups:
+                for n in g.nodes:
+                    if saturated is not None and n.name not in saturated:
+                        continue
+                    for r in n.limited_by:
+                        names = by_resource.setdefault(r, [])
+                        if n.name not in names:
+                            names.append(n.name)
             out.extend(f"{r} on {_nodes(names)}" for r, names in sorted(by_resource.items()))
             if not by_resource:
                 out.append("resources")
         elif family == SPREAD:
             out.extend(_binding_spreads(model, best, time_limit))
+        elif family == ANTI_AFFINITY:
+            out.extend(
+                dict.fromkeys((f"{g.name}: " if many else "") + t.name for g in model.groups for t in g.anti)
+            )
         else:
-            out.extend(f"pod anti-affinity {k}" for k in model.anti_keys)
+            out.extend(
+                (f"{g.name}: " if many else "") + g.affinity.name
+                for g in model.groups
+                if g.affinity is not None
+            )
     return out
 
 
 def _binding_spreads(model: PlacementModel, best: int, time_limit: float) -> list[str]:
     """The spread constraints whose removal alone lets more fit (all of them when only
     removing them together does)."""
-    names = [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
-    if len(model.spreads) == 1:
+    many = len(model.groups) > 1
+    each = [(gi, i) for gi, g in enumerate(model.groups) for i in range(len(g.spreads))]
+    names = [
+        (f"{model.groups[gi].name}: " if many else "") + model.groups[gi].spreads[i].name for gi, i in each
+    ]
+    if len(each) == 1:
         return names
     out = []
-    for i, name in enumerate(names):
-        spreads = model.spreads[:i] + model.spreads[i + 1 :]
-        loose = PlacementModel(model.count, model.nodes, spreads, model.anti_keys, model.relaxed)
-        found = _try_solve(loose, time_limit)
+    for (gi, i), name in zip(each, names, strict=True):
+        groups = list(model.groups)
+        g = groups[gi]
+        groups[gi] = replace(g, spreads=g.spreads[:i] + g.spreads[i + 1 :])
+        found = _try_solve(PlacementModel(groups, model.room, model.relaxed), time_limit)
         if found is None or found.placed > best:
             out.append(name if found is not None else f"{name}: not decided within the time limit")
     return out or names
@@ -160,29 +200,27 @@ def maximum(
     *,
     max_count: int = DEFAULT_MAX,
     time_limit: float = 10.0,
+    hint: dict[str, int] | None = None,
 ) -> CapacityResult:
     """The most copies of ``template`` the cluster holds (at most ``max_count``), proven when
-    CP-SAT reports OPTIMAL, re-checked with the scheduler's Filter."""
+    CP-SAT reports OPTIMAL, re-checked with the scheduler's Filter. ``hint``: greedy's
+    arrangement (:func:`greedy_counts`), a feasible start for the search."""
     model = build_model(cluster, template, profile, max_count)
-    # limitedBy names the resources of the nodes the optimum fills up
-    result = solve(model, time_limit=time_limit)
+    group = model.groups[0]
+    result = solve(model, time_limit=time_limit, hint=None if hint is None else [hint])
     verify(cluster, template, profile, result.counts)
-    saturated = set(result.saturated)
-    model_for_limits = PlacementModel(
-        model.count,
-        [n if n.name in saturated else type(n)(n.name, n.labels, n.capacity, ()) for n in model.nodes],
-        model.spreads,
-        model.anti_keys,
-    )
     limited_by: list[str] = []
     if result.placed >= max_count:
         limited_by.append(f"max {max_count}")
     elif result.proven:
-        limited_by = binding_limits(model_for_limits, result.placed, max(0.1, time_limit / 4))
-    if not model.nodes:
+        # limitedBy names the resources of the nodes the optimum fills up
+        limited_by = binding_limits(model, result.placed, max(0.1, time_limit / 4), set(result.saturated))
+    if not group.nodes:
         limited_by = ["no feasible node"]
-    keys = [s.topology_key for s in model.spreads] + model.anti_keys
-    if not keys and any(_ZONE in n.labels for n in model.nodes):
+    keys = [s.topology_key for s in group.spreads] + group.anti_keys
+    if group.affinity is not None:
+        keys += list(group.affinity.keys)
+    if not keys and any(_ZONE in n.labels for n in group.nodes):
         keys = [_ZONE]
     keys = [k for k in dict.fromkeys(keys) if k != LABEL_HOSTNAME] or [LABEL_HOSTNAME]
     return CapacityResult(

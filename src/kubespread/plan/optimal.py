@@ -1,39 +1,48 @@
-"""``kubespread schedule --optimal``: after the greedy run, one pending workload solved at once.
+"""``kubespread schedule --optimal``: after the greedy run, the new pods solved at once.
 
-When pods stay pending, the pods of one workload (one controller, one pod template: identical
-copies) are taken together, those the greedy scheduler placed and those it left pending, and
-placed by the CP-SAT count model (``kubespread.solve``) on the final cluster without them
-(every other pod fixed where it is). The arrangement is re-checked with the scheduler's own
-Filter (``solve.verify``).
+When pods stay pending, every workload with a pending pod is taken, with all of its pods of
+this run (those the greedy scheduler placed and those it left pending), and the pods are
+placed by the CP-SAT model (``kubespread.solve``) on the final cluster without them (every
+other pod fixed where it is). A workload's pods form groups of copies of one template: a
+ReplicaSet's replicas are one group, a rollout's two ReplicaSets two, each StatefulSet pod a
+group of its own. When that does not place them all, the scope widens to every pod of the
+run (a workload the scheduler placed in full may have to move to make room).
+The arrangement is re-checked with the scheduler's own Filter (``solve.verify_groups``).
 
 A **bind order** then makes the greedy scheduler land them exactly there: the pods are
 replayed one by one through ``schedule_one`` on a copy of that cluster; a pod goes where the
-scheduler sends it when that node still has room in the arrangement (copies are
-interchangeable), otherwise it is pinned with a required node affinity on ``metadata.name``
-to a node that still has room, and scheduled again. The replay must reproduce the
-arrangement node for node, or an error is raised.
+scheduler sends it when that node still has room for its group in the arrangement (copies
+are interchangeable), otherwise it is pinned with a required node affinity on
+``metadata.name`` to a node that still has room, and scheduled again; a pod no node takes
+yet waits for the others and is tried again. The replay must reproduce the arrangement node
+for node, or an error is raised.
 
 When no arrangement places them all, the most the model places is reported, ``proven`` when
 CP-SAT proved that no arrangement places them all, with the constraint families that bind
 (each one relaxed in turn) and a minimal conflicting set (``solve.conflict``: one assumption
 per constraint, the solver's infeasible subset shrunk until each member is needed).
-Only one workload is solved per run (the first pending one); others are named as left out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from kubespread.api.core import Pod
-from kubespread.cluster.state import OBJECT_KINDS, ClusterState
+from kubespread.cluster.state import ClusterState
 from kubespread.plan.capacity import binding_limits
+from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.placement import PlacementResult
-from kubespread.solve import SolveError, build_model, conflict, solve, verify
+from kubespread.solve import SolveError, build_groups, conflict, solve, verify_groups
 
-__all__ = ["OptimalResult", "ReplayError", "optimal", "pinned"]
+__all__ = ["OptimalResult", "ReplayError", "optimal", "pinned", "replay"]
+
+#: the scopes tried in turn
+PENDING_WORKLOADS: Final = "pending workloads"
+ALL_NEW_PODS: Final = "all new pods"
 
 
 class ReplayError(SolveError):
@@ -44,7 +53,8 @@ class ReplayError(SolveError):
 class OptimalResult:
     """The ``optimal`` block of ``schedule -o json``; ``error`` says why nothing was solved."""
 
-    workload: str = ""
+    workloads: list[str] = field(default_factory=list)
+    scope: str = PENDING_WORKLOADS
     assignments: dict[str, str] = field(default_factory=dict)
     greedy: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
@@ -52,12 +62,16 @@ class OptimalResult:
     bind_order: list[dict[str, Any]] = field(default_factory=list)
     limited_by: list[str] = field(default_factory=list)
     conflict: list[str] | None = None
-    left_out: list[str] = field(default_factory=list)
     error: str = ""
+
+    @property
+    def title(self) -> str:
+        return ", ".join(self.workloads)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "workload": self.workload,
+            "workloads": self.workloads,
+            "scope": self.scope,
             "assignments": self.assignments,
             "greedy": self.greedy,
             "pending": self.pending,
@@ -68,49 +82,9 @@ class OptimalResult:
             doc["limitedBy"] = self.limited_by
         if self.conflict is not None:
             doc["conflict"] = self.conflict
-        if self.left_out:
-            doc["leftOut"] = self.left_out
         if self.error:
             doc["error"] = self.error
         return doc
-
-
-def _template_key(pod: Pod) -> Any:
-    """What makes two pods interchangeable copies: labels, and the spec but for the node."""
-    data = pod.to_dict()
-    spec = dict(data.get("spec", {}))
-    spec.pop("nodeName", None)
-    return (pod.namespace, repr(sorted(pod.metadata.labels.items())), repr(spec))
-
-
-def _group_of(pod: Pod) -> tuple[str, str, str]:
-    ref = pod.metadata.controller_ref()
-    if ref is None:
-        return (pod.namespace, "Pod", pod.metadata.name)
-    return (pod.namespace, ref.kind, ref.name)
-
-
-def _without(cluster: ClusterState, drop: set[str]) -> ClusterState:
-    """A copy of the cluster: nodes, namespaces, kept objects and bound pods but ``drop``."""
-    copy = ClusterState()
-    for ns in cluster.namespaces.values():
-        copy.add_namespace(ns)
-    for node in cluster.nodes.values():
-        copy.add_node(node)
-    for kind in OBJECT_KINDS:
-        for obj in cluster.objects(kind.KIND).values():
-            copy.add_object(obj)
-    for key, pod in cluster.pods.items():
-        if key not in drop and cluster.node_of(key):
-            copy.add_pod(pod)
-    return copy
-
-
-def _unbound(pod: Pod) -> Pod:
-    data = pod.to_dict()
-    data.get("spec", {}).pop("nodeName", None)
-    data.pop("status", None)
-    return Pod.from_dict(data)
 
 
 def pinned(pod: Pod, node: str) -> Pod:
@@ -128,100 +102,168 @@ def pinned(pod: Pod, node: str) -> Pod:
 
 
 def replay(
-    cluster: ClusterState, pods: list[Pod], profile: Profile, counts: dict[str, int]
+    cluster: ClusterState,
+    pods: Sequence[Pod],
+    profile: Profile,
+    room: dict[tuple[int, str], int],
+    group_of: dict[str, int],
 ) -> list[dict[str, Any]]:
     """The bind order: each pod through ``schedule_one`` on ``cluster`` (bound there as it
-    goes), pinned where the scheduler's choice has no room left in ``counts``. Raises
-    ReplayError unless every pod lands and the result is ``counts`` exactly."""
-    room = dict(counts)
+    goes), pinned where the scheduler's choice has no room left for its group in ``room``
+    ((group, node) -> pods); a pod that lands nowhere yet is tried again after the others.
+    Raises ReplayError unless every pod lands and the result is ``room`` exactly."""
+    left = dict(room)
     order: list[dict[str, Any]] = []
-    for pod in pods:
-        decision = schedule_one(pod, cluster, profile)
-        chosen, pin = decision.selected, False
-        if chosen is None or room.get(chosen, 0) <= 0:
-            chosen = None
-            # every node with room: a pin can change what the Filter counts (spread's
-            # nodeAffinityPolicy Honor), so one the pod fails unpinned may take it pinned
-            for node in [n for n, k in room.items() if k > 0]:
-                again = schedule_one(pinned(pod, node), cluster, profile)
-                if again.selected == node:
-                    chosen, pin = node, True
-                    break
-            if chosen is None:
-                raise ReplayError(f"replay: the scheduler places {pod.key} on no node with room left")
-        cluster.add(pod)
-        cluster.bind(pod.key, chosen)
-        room[chosen] -= 1
-        order.append({"pod": pod.key, "node": chosen, "pinned": pin})
-    landed: dict[str, int] = {}
-    for entry in order:
-        landed[entry["node"]] = landed.get(entry["node"], 0) + 1
-    if landed != {n: k for n, k in counts.items() if k}:
-        raise ReplayError(f"replay lands {landed}, the arrangement is {counts}")
+    waiting = list(pods)
+    while waiting:
+        deferred: list[Pod] = []
+        for pod in waiting:
+            gi = group_of[pod.key]
+            landed = _land(cluster, pod, profile, gi, left)
+            if landed is None:
+                deferred.append(pod)
+                continue
+            node, pin = landed
+            cluster.add(pod)
+            cluster.bind(pod.key, node)
+            left[(gi, node)] -= 1
+            order.append({"pod": pod.key, "node": node, "pinned": pin})
+        if len(deferred) == len(waiting):
+            raise ReplayError(f"replay: the scheduler places {deferred[0].key} on no node with room left")
+        waiting = deferred
+    if any(left.values()):
+        raise ReplayError(f"replay leaves room unused: { ({k: v for k, v in left.items() if v}) }")
     return order
 
 
+def _land(
+    cluster: ClusterState, pod: Pod, profile: Profile, gi: int, left: dict[tuple[int, str], int]
+) -> tuple[str, bool] | None:
+    decision = schedule_one(pod, cluster, profile)
+    chosen = decision.selected
+    if chosen is not None and left.get((gi, chosen), 0) > 0:
+        return chosen, False
+    # every node with room: a pin can change what the Filter counts (spread's
+    # nodeAffinityPolicy Honor), so one the pod fails unpinned may take it pinned
+    for (g, node), k in left.items():
+        if g == gi and k > 0 and schedule_one(pinned(pod, node), cluster, profile).selected == node:
+            return node, True
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The pods solved together, grouped into copies of one template."""
+
+    members: list[str]
+    groups: list[list[str]]
+    names: list[str]
+
+
+def _scope(pods: Mapping[str, Pod], keys: list[str]) -> _Scope:
+    shapes: dict[Any, list[str]] = {}
+    for k in keys:
+        shapes.setdefault(template_key(pods[k]), []).append(k)
+    groups = list(shapes.values())
+    per_workload: dict[str, int] = {}
+    for g in groups:
+        w = workload_of(pods[g[0]])
+        per_workload[w] = per_workload.get(w, 0) + 1
+    names = []
+    for g in groups:
+        w = workload_of(pods[g[0]])
+        names.append(w if per_workload[w] == 1 else (g[0] if len(g) == 1 else f"{g[0]} (+{len(g) - 1})"))
+    return _Scope(keys, groups, names)
+
+
 def optimal(result: PlacementResult, *, time_limit: float = 10.0) -> OptimalResult | None:
-    """Solve the first pending workload at once (see the module notes); None when nothing is
-    pending."""
+    """Solve the pending workloads at once, then every new pod when that is not enough (see
+    the module notes); None when nothing is pending."""
     sim = result.sim
     cluster = sim.cluster
     pods = cluster.pods
-    pending_keys = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
-    pending_keys = [k for k in pending_keys if k in pods]
+    pending_keys = [k for k in (f"{p['namespace']}/{p['name']}" for p in result.final.pending) if k in pods]
     if not pending_keys:
         return None
-    groups: dict[tuple[str, str, str], list[str]] = {}
-    for key in pending_keys:
-        groups.setdefault(_group_of(pods[key]), []).append(key)
-    (namespace, kind, name), _ = next(iter(groups.items()))
-    out = OptimalResult(workload=f"{namespace}/{kind}/{name}")
-    out.left_out = [f"{ns}/{k}/{n}" for (ns, k, n) in list(groups)[1:]]
-    first = pods[groups[(namespace, kind, name)][0]]
-    shape = _template_key(first)
-    run_keys = {f"{p['namespace']}/{p['name']}" for p in result.placements}
-    members = [
+    run_order = [
         k
-        for k, p in pods.items()
-        if _group_of(p) == (namespace, kind, name) and (k in run_keys or k in pending_keys)
+        for k in dict.fromkeys([*(f"{p['namespace']}/{p['name']}" for p in result.placements), *pending_keys])
+        if k in pods and (k in pending_keys or cluster.node_of(k))
     ]
-    if any(_template_key(pods[k]) != shape for k in members):
-        out.error = "the workload's pods are not copies of one template (a rollout in progress?)"
+    workloads = list(dict.fromkeys(workload_of(pods[k]) for k in pending_keys))
+    first = [k for k in run_order if workload_of(pods[k]) in set(workloads)]
+    scopes = [(PENDING_WORKLOADS, first)]
+    if len(run_order) > len(first):
+        scopes.append((ALL_NEW_PODS, run_order))
+    out = OptimalResult()
+    for scope_name, keys in scopes:
+        out = _solve_scope(result, keys, scope_name, time_limit)
+        if out.error or not out.pending:
+            break
+    return out
+
+
+def _solve_scope(
+    result: PlacementResult, keys: list[str], scope_name: str, time_limit: float
+) -> OptimalResult:
+    sim = result.sim
+    cluster = sim.cluster
+    pods = cluster.pods
+    scope = _scope(pods, keys)
+    out = OptimalResult(
+        workloads=list(dict.fromkeys(workload_of(pods[k]) for k in keys)),
+        scope=scope_name,
+        greedy={k: cluster.node_of(k) for k in keys if cluster.node_of(k)},
+    )
+    schedulers = {pods[k].spec.scheduler_name or "default-scheduler" for k in keys}
+    if len(schedulers) > 1:
+        out.error = (
+            f"the pods name different schedulers ({', '.join(sorted(schedulers))}); solve one at a time"
+        )
         return out
-    out.greedy = {k: cluster.node_of(k) for k in members if cluster.node_of(k)}
-    profile = sim.profiles.get(first.spec.scheduler_name or "default-scheduler")
+    (scheduler,) = schedulers
+    profile = sim.profiles.get(scheduler)
     if profile is None:
-        out.error = f"no scheduler profile {first.spec.scheduler_name!r}"
+        out.error = f"no scheduler profile {scheduler!r}"
         return out
-    base = _without(cluster, set(members))
-    template = _unbound(first)
+    base = cluster_without(cluster, set(keys))
+    templates = [unbound(pods[g[0]]) for g in scope.groups]
+    wanted = [(name, t, len(g)) for name, t, g in zip(scope.names, templates, scope.groups, strict=True)]
+    hint = [_counts(out.greedy, g) for g in scope.groups]
     try:
-        model = build_model(base, template, profile, len(members))
-        answer = solve(model, time_limit=time_limit)
-        verify(base, template, profile, answer.counts)
+        model = build_groups(base, wanted, profile)
+        answer = solve(model, time_limit=time_limit, hint=hint)
+        verify_groups(base, templates, profile, answer.by_group)
     except SolveError as e:
         out.error = str(e)
         return out
     out.proven = answer.proven
-    if answer.placed < len(members):
-        out.pending = sorted(members)
+    if answer.placed < len(keys):
+        out.pending = sorted(keys)
         if answer.proven:
-            out.limited_by = binding_limits(model, answer.placed, max(0.1, time_limit / 4))
-        out.limited_by.insert(0, f"at most {answer.placed} of {len(members)} fit")
+            out.limited_by = binding_limits(
+                model, answer.placed, max(0.1, time_limit / 4), set(answer.saturated)
+            )
+        out.limited_by.insert(0, f"at most {answer.placed} of {len(keys)} fit")
         out.conflict = conflict(model, time_limit=time_limit)
         if out.conflict is not None:
             out.proven = True  # the assumptions' solve proved "all of them" infeasible
         return out
-    # the greedy run's placed pods first (in its order), then the pending ones
-    ordered = [
-        k
-        for k in dict.fromkeys([*(f"{p['namespace']}/{p['name']}" for p in result.placements), *pending_keys])
-        if k in set(members)
-    ]
+    group_of = {k: gi for gi, g in enumerate(scope.groups) for k in g}
+    room = {(gi, node): k for gi, counts in enumerate(answer.by_group) for node, k in counts.items()}
     try:
-        out.bind_order = replay(base, [_unbound(pods[k]) for k in ordered], profile, answer.counts)
+        out.bind_order = replay(base, [unbound(pods[k]) for k in keys], profile, room, group_of)
     except ReplayError as e:
         out.error = str(e)
         return out
     out.assignments = {e["pod"]: e["node"] for e in out.bind_order}
+    return out
+
+
+def _counts(greedy: dict[str, str], keys: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k in keys:
+        node = greedy.get(k)
+        if node:
+            out[node] = out.get(node, 0) + 1
     return out

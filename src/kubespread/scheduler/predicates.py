@@ -10,16 +10,28 @@ re-exported or wrapped here, each backed by the plugin code that decides schedul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from kubespread.api.core import Node, Pod
 from kubespread.api.resources import Resources
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels, pod_terms
+from kubespread.scheduler.plugins.interpodaffinity.common import (
+    AffinityTerm,
+    combined_count_key,
+    domain_sums,
+    namespace_labels,
+    pod_terms,
+)
 from kubespread.scheduler.plugins.nodeaffinity.common import RequiredNodeAffinity, required_node_affinity
 from kubespread.scheduler.plugins.noderesources.fit import insufficient_resources
 from kubespread.scheduler.profile import Profile
+
+if TYPE_CHECKING:
+    from kubespread.cluster.state import ClusterState
 
 __all__ = [
     "AffinityTerm",
@@ -28,6 +40,7 @@ __all__ = [
     "fits_resources",
     "namespace_labels",
     "node_filter",
+    "required_affinity_domains",
     "required_node_affinity",
     "required_pod_terms",
 ]
@@ -69,3 +82,22 @@ def required_pod_terms(pod: Pod) -> tuple[tuple[AffinityTerm, ...], tuple[Affini
     Filter sees them."""
     terms = pod_terms(pod)
     return terms.required_affinity, terms.required_anti_affinity
+
+
+def required_affinity_domains(
+    cluster: ClusterState, terms: Sequence[AffinityTerm]
+) -> dict[str, dict[str, int]]:
+    """Per term's topology key, the existing pods matching *all* the terms per domain (only
+    domains holding one): what InterPodAffinity's Filter counts for required affinity (a pod
+    counts only when it matches every term; terminating pods count)."""
+    ns, sel = combined_count_key([t.count_key(cluster) for t in terms])
+    if sel.nothing or (ns is not None and not ns):
+        per_node = np.zeros(cluster.num_nodes, dtype=np.int64)
+    else:
+        per_node = cluster.pod_counts(ns, sel, include_terminating=True)
+    out: dict[str, dict[str, int]] = {}
+    for t in terms:
+        _, sums = domain_sums(cluster, t.topology_key, per_node)
+        values = cluster.node_label_column(t.topology_key)[1]
+        out[t.topology_key] = {values[i]: int(n) for i, n in enumerate(sums.tolist()) if n > 0}
+    return out

@@ -51,7 +51,7 @@ the scheduler applies to it (no raw-only rows).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -135,6 +135,9 @@ class ConstraintView:
     allowed: tuple[str, ...]
     missing_key: tuple[str, ...]
     tainted_domains: dict[str, tuple[str, ...]]
+    #: per node id, whether the node's pods count (it carries every key of the constraints
+    #: counted together and the policies admit it): the solver's final-state counts need it
+    eligible: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def skew(self) -> int:
@@ -222,6 +225,7 @@ def constraint_views(
                     allowed=allowed,
                     missing_key=tuple(str(n) for n in node_names[codes < 0]),
                     tainted_domains=tainted,
+                    eligible=cc.eligible,
                 )
             )
     return views

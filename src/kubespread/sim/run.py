@@ -384,6 +384,21 @@ def _node(sim: Simulation, step: Step) -> None:
     getattr(sim.controller("nodelifecycle"), action)(name)
 
 
+#: the reason of the Warning event an ``evict`` step's eviction records
+EVICT_REASON: Final = "Evicted"
+
+
+def _evict(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+    """Every pod of the step through the Eviction API, in order, before the cluster settles
+    (one wave): a PodDisruptionBudget's refusal (429) is a rejection, not an error."""
+    for key in step.args["pods"]:
+        if key not in sim.cluster.pods:
+            raise StepError(f"pod {key} not found")
+        refused = sim.evict(key, reason=EVICT_REASON, message="evicted by the scenario (Eviction API)")
+        if refused is not None:
+            rejections.append({"object": f"Pod {key}", "message": refused.message})
+
+
 def run_step(sim: Simulation, step: Step) -> list[dict[str, str]]:
     """Carry out one step and let the cluster settle (``advance`` lets time pass instead).
     Returns the objects the API server refused."""
@@ -401,6 +416,8 @@ def run_step(sim: Simulation, step: Step) -> list[dict[str, str]]:
             _delete(sim, step)
         case "node":
             _node(sim, step)
+        case "evict":
+            _evict(sim, step, rejections)
         case "advance":
             sim.advance(step.seconds)
             return rejections

@@ -16,6 +16,7 @@
     - label: {kind: Pod, namespace: default, name: web-1, set: {tier: gold}, remove: [old]}
     - delete: {kind: Pod, namespace: default, name: web-1}
     - node: {name: node1, action: cordon}   # uncordon | drain | fail | recover | delete
+    - evict: {pods: [default/web-1, default/web-2]}  # the Eviction API: a PDB may refuse
     - advance: 90s                          # virtual time; controllers and timers run
 
 Paths are relative to the scenario file. Loading is all or nothing: every problem of the
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 API_VERSION: Final = "kubespread.io/v1alpha1"
-STEP_KINDS: Final = ("apply", "scale", "set", "label", "delete", "node", "advance")
+STEP_KINDS: Final = ("apply", "scale", "set", "label", "delete", "node", "evict", "advance")
 NODE_ACTIONS: Final = ("cordon", "uncordon", "drain", "fail", "recover", "delete")
 SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet", "CloneSet", "Job")
 
@@ -103,6 +104,8 @@ class Step:
                 return f"delete {ref}"
             case "node":
                 return f"{a['action']} node {a['name']}"
+            case "evict":
+                return f"evict {', '.join(a['pods'])}"
             case _:
                 return f"advance {_fmt_seconds(self.seconds)}"
 
@@ -298,6 +301,16 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
             problems.add(
                 f"{at}.action", f"must be one of {', '.join(NODE_ACTIONS)}, got {value.get('action')!r}"
             )
+        return step
+    if action == "evict":
+        _only(value, ("pods",), at, problems)
+        pods = value.get("pods")
+        if not isinstance(pods, list) or not pods:
+            problems.add(f"{at}.pods", "must be a non-empty list of namespace/name")
+        else:
+            for j, ref in enumerate(pods):
+                if not isinstance(ref, str) or ref.count("/") != 1 or "" in ref.split("/"):
+                    problems.add(f"{at}.pods[{j}]", f"must be namespace/name, got {ref!r}")
         return step
     if action == "scale":
         _only(value, ("kind", "namespace", "name", "replicas"), at, problems)

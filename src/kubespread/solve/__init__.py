@@ -1,38 +1,48 @@
-"""The placement model: a cluster plus N copies of a pod template as a CP-SAT model, with
+"""The placement model: a cluster plus groups of new pods as a CP-SAT model (OR-Tools), with
 node-local facts taken from the scheduler and every solution re-checked by its Filter."""
 
 from kubespread.solve.placement import (
+    AFFINITY,
     ANTI_AFFINITY,
     FAMILIES,
     RESOURCES,
     SPREAD,
+    Group,
     Placement,
     PlacementModel,
     SolveError,
     VerificationError,
+    build_groups,
     build_model,
     clones,
     conflict,
     iter_clones,
     relaxed,
     solve,
+    solve_by_parts,
     verify,
+    verify_groups,
 )
 
 __all__ = [
+    "AFFINITY",
     "ANTI_AFFINITY",
     "FAMILIES",
     "RESOURCES",
     "SPREAD",
+    "Group",
     "Placement",
     "PlacementModel",
     "SolveError",
     "VerificationError",
+    "build_groups",
     "build_model",
     "clones",
     "conflict",
     "iter_clones",
     "relaxed",
     "solve",
+    "solve_by_parts",
     "verify",
+    "verify_groups",
 ]

@@ -1,33 +1,49 @@
-"""N identical new pods on a cluster as a CP-SAT model: how many fit, and where.
+"""New pods on a cluster as a CP-SAT model: how many fit, and where.
 
-Replicas of one template are interchangeable, so the model has one integer per feasible node
-(how many new pods it gets) rather than a boolean per (pod, node): no symmetric solutions to
-explore. What decides a node's feasibility comes from the scheduler itself: the template,
-stripped of its spread constraints, is run through ``schedule_one`` on the cluster as it is
-(node-local filters, room for one pod, inter-pod (anti-)affinity against existing pods in
-both directions). What depends on how many new pods go where is modelled:
+The pods come in **groups** of interchangeable copies (one pod template: the replicas of a
+ReplicaSet, a rollout's two ReplicaSets as two groups, each StatefulSet pod a group of its
+own), so the model has one integer per (group, feasible node), how many of the group's pods
+the node gets, rather than a boolean per (pod, node): no symmetric solutions to explore.
 
-- resources: ``count * request <= allocatable - requested`` per resource, and the pod limit;
-- required anti-affinity among the new pods (a term that selects the template itself): at
-  most one new pod per domain of the term's key;
+What decides where a group *may* go comes from the scheduler itself: the template, stripped
+of its DoNotSchedule spread and its required pod affinity, is run through ``schedule_one`` on
+the cluster as it is (node-local filters, room for one pod, anti-affinity against existing
+pods in both directions). What depends on how many new pods go where is modelled:
+
+- resources: per node, the groups' requests summed stay within allocatable minus requested
+  (one group alone: an upper bound per node), the pod limit, host ports;
+- required anti-affinity among new pods: a term of group g that selects group h keeps h out
+  of every domain (of the term's key) holding a pod of g, both ways (kube checks the
+  incoming pod's terms and the existing pods' terms); g selecting itself: one per domain;
+- required pod affinity: each domain (of each term's key) holding a pod of g holds another
+  pod matching all of g's terms, existing or new, unless no such pod exists anywhere and g
+  matches its own terms (kube's first-pod rule);
 - DoNotSchedule topology spread in its final state, counted by the plugin's own PreFilter
-  (``views.constraint_views``): for every domain that receives a new pod,
-  ``matching(d) - global minimum <= maxSkew`` (the minimum is 0 below minDomains domains).
-  That is the Filter's ``matching + self-match - minimum`` for each new pod judged with
-  itself removed.
+  (``views.constraint_views``: existing matching pods per eligible domain, the nodes whose
+  pods count): for every node holding a pod of g, ``matching(d) - global minimum <=
+  maxSkew`` (the minimum is 0 below minDomains domains), new pods of every group the
+  selector matches counted. That is the Filter's ``matching + self-match - minimum`` for
+  each new pod judged with itself removed.
 
-Every arrangement is re-checked (:func:`verify`): each placed pod, taken off its node in the
-final state, must pass the profile's Filter there again; a mismatch raises.
+Every arrangement is re-checked (:func:`verify`): in the final state, one pod of each group
+on each node it uses is taken off and scheduled again; it must pass the Filter there.
+
+Rebalancing uses the same model with the pods running now as ``Group.keep`` (they may stay
+where they run whatever the filters say today, or be evicted and placed again) and
+``balance`` (every spread constraint within maxSkew over every eligible domain, the skew the
+tables show); the objective is then the most pods kept, i.e. the fewest evictions
+(:func:`solve_by_parts` splits the groups no rule links).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from kubespread.api.core import Pod
@@ -36,37 +52,51 @@ from kubespread.api.resources import pod_requests
 from kubespread.cluster.nodeinfo import NodeInfo, pod_host_ports
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import Status
-from kubespread.scheduler.predicates import namespace_labels, required_pod_terms
+from kubespread.scheduler.predicates import (
+    AffinityTerm,
+    namespace_labels,
+    required_affinity_domains,
+    required_pod_terms,
+)
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.views import profile_views
 
 __all__ = [
+    "AFFINITY",
     "ANTI_AFFINITY",
     "FAMILIES",
     "RESOURCES",
     "SPREAD",
+    "Group",
     "Placement",
     "PlacementModel",
     "SolveError",
     "VerificationError",
+    "build_groups",
     "build_model",
     "clones",
+    "components",
     "conflict",
+    "evictions",
     "iter_clones",
     "placed",
     "relaxed",
     "solve",
+    "solve_by_parts",
     "verify",
+    "verify_groups",
 ]
 
 #: the constraint families a model can leave out (to see which of them binds)
 RESOURCES: Final = "resources"
 SPREAD: Final = "spread"
 ANTI_AFFINITY: Final = "antiAffinity"
-FAMILIES: Final = (RESOURCES, SPREAD, ANTI_AFFINITY)
+AFFINITY: Final = "affinity"
+FAMILIES: Final = (RESOURCES, SPREAD, ANTI_AFFINITY, AFFINITY)
 
 _DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+_PODS: Final = "pods"
 
 
 class SolveError(Exception):
@@ -79,19 +109,56 @@ class VerificationError(SolveError):
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """One DoNotSchedule constraint in final-state form: existing matching pods per eligible
-    domain, the domains of the feasible nodes, and whether new pods count (self-match)."""
+    """One DoNotSchedule constraint of a group in final-state form: existing matching pods per
+    eligible domain, the nodes whose pods count, and the groups whose pods it matches."""
 
     topology_key: str
     max_skew: int
     min_domains: int
     existing: dict[str, int]
     self_match: int
+    counted: frozenset[str] = frozenset()
+    members: tuple[int, ...] = ()
+
+    @property
+    def name(self) -> str:
+        more = f" minDomains {self.min_domains}" if self.min_domains > 1 else ""
+        return f"topology spread {self.topology_key} maxSkew {self.max_skew}{more}"
+
+
+@dataclass(frozen=True, slots=True)
+class AntiTerm:
+    """A required anti-affinity term of a group and the groups whose pods it selects."""
+
+    topology_key: str
+    members: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"pod anti-affinity {self.topology_key}"
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityRule:
+    """A group's required pod affinity terms together: per term key, existing pods matching
+    all terms per domain; the groups whose pods match all terms; whether any such pod exists
+    (else the first-pod rule may apply) and whether the group matches its own terms."""
+
+    keys: tuple[str, ...]
+    existing: dict[str, dict[str, int]]
+    members: tuple[int, ...]
+    any_existing: bool
+    self_match: bool
+
+    @property
+    def name(self) -> str:
+        return f"pod affinity {','.join(dict.fromkeys(self.keys))}"
 
 
 @dataclass(frozen=True, slots=True)
 class NodeSlot:
-    """A feasible node: how many new pods its resources admit and what limits that."""
+    """A node a group may use: how many of its pods the free resources admit alone, and
+    what limits that."""
 
     name: str
     labels: dict[str, str]
@@ -99,31 +166,79 @@ class NodeSlot:
     limited_by: tuple[str, ...]
 
 
-@dataclass(slots=True)
-class PlacementModel:
-    """What the CP-SAT model is built from (plain data, so tests can brute-force it)."""
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Interchangeable new pods: a template, how many, where they may go, their rules."""
 
+    name: str
+    template: Pod
     count: int
     nodes: list[NodeSlot]
-    spreads: list[Spread]
-    anti_keys: list[str]
+    spreads: list[Spread] = field(default_factory=list)
+    anti: list[AntiTerm] = field(default_factory=list)
+    affinity: AffinityRule | None = None
+    request: dict[str, int] = field(default_factory=dict)
+    ports: frozenset[tuple[str, str, int]] = frozenset()
+    #: pods of the group running now, per node, that may stay (not in the cluster the model
+    #: was built on): a node keeps them whatever the filters say now (IgnoredDuringExecution)
+    keep: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def kept_now(self) -> int:
+        return sum(self.keep.values())
+
+    @property
+    def anti_keys(self) -> list[str]:
+        return sorted({t.topology_key for t in self.anti})
+
+
+@dataclass(slots=True)
+class PlacementModel:
+    """What the CP-SAT model is built from (plain data, so tests can brute-force it).
+    ``room``: free resources per node (only read when groups share a node)."""
+
+    groups: list[Group]
+    room: dict[str, dict[str, int]] = field(default_factory=dict)
     relaxed: frozenset[str] = frozenset()
+    #: every spread constraint within maxSkew over every eligible domain (the skew a table
+    #: shows), not only at the pods' own domains (the Filter's condition): rebalancing
+    balance: bool = False
+
+    @property
+    def count(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    def constraint_names(self) -> list[str]:
+        """The constraints :func:`conflict` can name, in its numbering (resources first)."""
+        return [name for name, _ in _guards(self)]
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """The solver's answer: new pods per node (nodes with none left out), whether the count
-    is proven maximal (CP-SAT OPTIMAL), and the solve time."""
+    """The solver's answer: new pods per node for each group (nodes with none left out),
+    whether the count is proven maximal (CP-SAT OPTIMAL), and the solve time."""
 
-    counts: dict[str, int]
+    by_group: list[dict[str, int]]
     proven: bool
     seconds: float
     status: str
-    saturated: tuple[str, ...] = field(default=())
+    saturated: tuple[str, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """New pods per node, all groups together."""
+        out: dict[str, int] = {}
+        for counts in self.by_group:
+            for node, k in counts.items():
+                out[node] = out.get(node, 0) + k
+        return out
 
     @property
     def placed(self) -> int:
-        return sum(self.counts.values())
+        return sum(sum(c.values()) for c in self.by_group)
+
+
+# ------------------------------------------------------------------ pods
 
 
 def clones(template: Pod, count: int, taken: Iterable[str] = ()) -> list[Pod]:
@@ -165,129 +280,486 @@ _NO_FILTERING_SPREAD: Final = {
     "labelSelector": {},
 }
 
+_REQUIRED_FORMS: Final = (
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "requiredDuringSchedulingRequiredDuringExecution",
+)
+
 
 def _stripped(template: Pod) -> Pod:
     """The template as a clone but with no DoNotSchedule spread (its own or the profile's
-    defaults): its feasible nodes are those every other filter admits on the cluster as it
-    is; the spread is modelled in its final state instead."""
+    defaults) and no required pod affinity: its feasible nodes are those every other filter
+    admits on the cluster as it is; spread and affinity are modelled in the final state."""
     data = template.to_dict()
     spec = data.setdefault("spec", {})
     spec["topologySpreadConstraints"] = [dict(_NO_FILTERING_SPREAD)]
     spec.pop("nodeName", None)
+    pod_affinity = (spec.get("affinity") or {}).get("podAffinity")
+    if pod_affinity:
+        for form in _REQUIRED_FORMS:
+            pod_affinity.pop(form, None)
     return Pod.from_dict(data)
 
 
-def _capacity(info: NodeInfo, template: Pod, count: int) -> tuple[int, tuple[str, ...]]:
-    """How many copies of the template fit the node's free resources, and the resources that
-    stop it there (NodeResourcesFit's comparison, repeated ``k`` times)."""
-    request = pod_requests(template)
+#: the filters that judge room on a node (resources, pod count, host ports)
+_ROOM_PLUGINS: Final = ("NodeResourcesFit", "NodePorts")
+
+
+def _weightless(template: Pod) -> Pod:
+    """:func:`_stripped` asking for no resources and no host ports: the nodes it admits are
+    those the template fails only for want of room."""
+    data = _stripped(template).to_dict()
+    spec = data.setdefault("spec", {})
+    for field_name in ("containers", "initContainers"):
+        for c in spec.get(field_name) or []:
+            c.pop("resources", None)
+            for port in c.get("ports") or []:
+                port.pop("hostPort", None)
+                port.pop("hostIP", None)
+    spec.pop("overhead", None)
+    spec.pop("resources", None)
+    return Pod.from_dict(data)
+
+
+def _request(template: Pod) -> dict[str, int]:
+    """The template's requests by resource name (only those above 0), one pod slot."""
+    r = pod_requests(template)
+    out = {"cpu": r.milli_cpu, "memory": r.memory, "ephemeral-storage": r.ephemeral_storage, **r.scalar}
+    return {_PODS: 1, **{k: v for k, v in out.items() if v > 0}}
+
+
+def _free(info: NodeInfo) -> dict[str, int]:
     alloc, used = info.allocatable, info.requested
-    limits: dict[str, int] = {"pods": alloc.allowed_pod_number - info.pod_count}
-    for name, want, have, taken in (
-        ("cpu", request.milli_cpu, alloc.milli_cpu, used.milli_cpu),
-        ("memory", request.memory, alloc.memory, used.memory),
-        ("ephemeral-storage", request.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage),
-    ):
-        if want > 0:
-            limits[name] = (have - taken) // want
-    for name, want in request.scalar.items():
-        if want > 0:
-            limits[name] = (alloc.scalar.get(name, 0) - used.scalar.get(name, 0)) // want
-    if pod_host_ports(template):
+    out = {
+        _PODS: alloc.allowed_pod_number - info.pod_count,
+        "cpu": alloc.milli_cpu - used.milli_cpu,
+        "memory": alloc.memory - used.memory,
+        "ephemeral-storage": alloc.ephemeral_storage - used.ephemeral_storage,
+    }
+    for name in set(alloc.scalar) | set(used.scalar):
+        out[name] = alloc.scalar.get(name, 0) - used.scalar.get(name, 0)
+    return out
+
+
+def _capacity(
+    free: Mapping[str, int], request: Mapping[str, int], ports: bool, count: int
+) -> tuple[int, tuple[str, ...]]:
+    """How many copies fit the node's free resources alone, and the resources that stop it
+    there (NodeResourcesFit's comparison, repeated ``k`` times)."""
+    limits = {name: free.get(name, 0) // want for name, want in request.items()}
+    if ports:
         limits["hostPort"] = 1
     cap = max(0, min(min(limits.values()), count))
     binding = tuple(sorted(n for n, v in limits.items() if v == cap))
     return cap, binding
 
 
+# ------------------------------------------------------------------ building
+
+
 def build_model(cluster: ClusterState, template: Pod, profile: Profile, count: int) -> PlacementModel:
-    """The model's data for ``count`` copies of ``template`` on ``cluster``."""
-    affinity, anti = required_pod_terms(template)
-    if affinity:
-        raise SolveError("required pod affinity is not modelled yet (only anti-affinity)")
-    decision = schedule_one(_stripped(template), cluster, profile)
-    feasible = set(decision.feasible)
-    views = [v for v in profile_views(cluster, template, profile) if v.when_unsatisfiable == _DO_NOT_SCHEDULE]
-    spreads = [
-        Spread(
-            topology_key=v.constraint.topology_key,
-            max_skew=v.constraint.max_skew,
-            min_domains=v.constraint.min_domains,
-            existing=dict(v.domains),
-            self_match=v.self_match,
+    """The model for ``count`` copies of one template on ``cluster``."""
+    return build_groups(cluster, [(template.key, template, count)], profile)
+
+
+def build_groups(
+    cluster: ClusterState,
+    wanted: Sequence[tuple[str, Pod, int]],
+    profile: Profile,
+    *,
+    keep: Sequence[Mapping[str, int]] | None = None,
+    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
+    balance: bool = False,
+) -> PlacementModel:
+    """The model for groups ``(name, template, count)`` on ``cluster`` (which holds none of
+    them): every group's rules against the cluster and against each other. ``keep``: per
+    group, its pods running now per node (taken out of ``cluster``), which may stay;
+    ``actions``: the whenUnsatisfiable values modelled as hard (ScheduleAnyway too when
+    rebalancing with every constraint); ``balance``: see :class:`PlacementModel`."""
+    templates = [t for _, t, _ in wanted]
+    ns_labels = {t.namespace: namespace_labels(cluster, t.namespace) for t in templates}
+    node_names = [str(n) for n in cluster.node_names.tolist()]
+    free = {n: _free(cluster.node_info(n)) for n in node_names}
+    groups: list[Group] = []
+    for gi, (name, template, count) in enumerate(wanted):
+        kept = dict(keep[gi]) if keep is not None else {}
+        affinity_terms, anti_terms = required_pod_terms(template)
+        decision = schedule_one(_stripped(template), cluster, profile)
+        feasible = set(decision.feasible)
+        if any(r.status.plugin in _ROOM_PLUGINS for r in decision.rejections.values()):
+            # nodes only full: in the model with no room, so that relaxing resources (what
+            # binds, a conflict) may use them
+            full = set(schedule_one(_weightless(template), cluster, profile).feasible) - feasible
+        else:
+            full = set()
+        spreads = _spreads(cluster, template, profile, templates, node_names, actions)
+        anti = []
+        for t in anti_terms:
+            members = tuple(
+                j
+                for j, h in enumerate(templates)
+                if t.matches(h.namespace, h.metadata.labels, ns_labels[h.namespace])
+            )
+            if members:
+                anti.append(AntiTerm(t.topology_key, members))
+        affinity = (
+            _affinity(cluster, template, affinity_terms, templates, ns_labels) if affinity_terms else None
         )
-        for v in views
-    ]
-    ns_labels = namespace_labels(cluster, template.namespace)
-    anti_keys = sorted(
-        {t.topology_key for t in anti if t.matches(template.namespace, template.metadata.labels, ns_labels)}
+        needed_keys = [s.topology_key for s in spreads] + (list(affinity.keys) if affinity else [])
+        request = _request(template)
+        ports = frozenset(pod_host_ports(template))
+        nodes: list[NodeSlot] = []
+        for node in node_names:
+            labels = dict(cluster.nodes[node].metadata.labels)
+            # the Filter rejects a node missing a DoNotSchedule key or an affinity term's key
+            admitted = node in feasible or node in full
+            if admitted and all(k in labels for k in needed_keys):
+                cap, binding = _capacity(free[node], request, bool(ports), count)
+                if node in full:
+                    cap = 0
+            else:
+                admitted, cap, binding = False, 0, ("filtered",)
+            if kept.get(node, 0) > cap:
+                cap = kept[node]
+            if cap > 0 or admitted:
+                nodes.append(NodeSlot(node, labels, cap, binding))
+        groups.append(Group(name, template, count, nodes, spreads, anti, affinity, request, ports, kept))
+    used = {n.name for g in groups for n in g.nodes}
+    room = {n: free[n] for n in node_names if n in used} if len(groups) > 1 else {}
+    return PlacementModel(groups, room, balance=balance)
+
+
+def _spreads(
+    cluster: ClusterState,
+    template: Pod,
+    profile: Profile,
+    templates: Sequence[Pod],
+    node_names: list[str],
+    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
+) -> list[Spread]:
+    out = []
+    for v in profile_views(cluster, template, profile):
+        if v.when_unsatisfiable not in actions:
+            continue
+        if v.defaulted and v.when_unsatisfiable != _DO_NOT_SCHEDULE:
+            continue  # a profile's soft default (System: zone 5, hostname 3) stays soft
+        c = v.constraint
+        members = tuple(
+            j
+            for j, h in enumerate(templates)
+            if h.namespace == template.namespace and c.selector.matches(h.metadata.labels)
+        )
+        mask = v.eligible if v.eligible is not None else np.ones(len(node_names), dtype=bool)
+        counted = frozenset(n for n, ok in zip(node_names, mask.tolist(), strict=True) if ok)
+        out.append(
+            Spread(c.topology_key, c.max_skew, c.min_domains, dict(v.domains), v.self_match, counted, members)
+        )
+    return out
+
+
+def _affinity(
+    cluster: ClusterState,
+    template: Pod,
+    terms: Sequence[AffinityTerm],
+    templates: Sequence[Pod],
+    ns_labels: Mapping[str, Mapping[str, str]],
+) -> AffinityRule:
+    """The group's required affinity: existing pods matching all terms per domain (the
+    Filter's own count), and the groups whose pods match all terms."""
+    existing = required_affinity_domains(cluster, terms)
+    members = tuple(
+        j
+        for j, h in enumerate(templates)
+        if all(t.matches(h.namespace, h.metadata.labels, ns_labels[h.namespace]) for t in terms)
     )
-    nodes: list[NodeSlot] = []
-    for name in cluster.node_names.tolist():
-        if name not in feasible:
-            continue
-        node = cluster.nodes[name]
-        labels = dict(node.metadata.labels)
-        # the Filter rejects a node missing a DoNotSchedule key, or outside every counted domain
-        if any(labels.get(s.topology_key) not in s.existing for s in spreads):
-            continue
-        cap, binding = _capacity(cluster.node_info(name), template, count)
-        if cap > 0:
-            nodes.append(NodeSlot(name, labels, cap, binding))
-    return PlacementModel(count=count, nodes=nodes, spreads=spreads, anti_keys=anti_keys)
+    me = templates.index(template)
+    any_existing = any(existing.values())
+    return AffinityRule(tuple(t.topology_key for t in terms), existing, members, any_existing, me in members)
 
 
 def relaxed(model: PlacementModel, family: str) -> PlacementModel:
     """The model without one constraint family (resources: every node takes them all)."""
-    if family == RESOURCES:
-        nodes = [NodeSlot(n.name, n.labels, model.count, ()) for n in model.nodes]
-        return PlacementModel(model.count, nodes, model.spreads, model.anti_keys, model.relaxed | {family})
-    if family == SPREAD:
-        return PlacementModel(model.count, model.nodes, [], model.anti_keys, model.relaxed | {family})
-    if family == ANTI_AFFINITY:
-        return PlacementModel(model.count, model.nodes, model.spreads, [], model.relaxed | {family})
-    raise ValueError(f"unknown constraint family {family!r}")
+    if family not in FAMILIES:
+        raise ValueError(f"unknown constraint family {family!r}")
+    groups = []
+    for g in model.groups:
+        if family == RESOURCES:
+            g = replace(
+                g, nodes=[NodeSlot(n.name, n.labels, g.count, ()) for n in g.nodes], ports=frozenset()
+            )
+        elif family == SPREAD:
+            g = replace(g, spreads=[])
+        elif family == ANTI_AFFINITY:
+            g = replace(g, anti=[])
+        else:
+            g = replace(g, affinity=None)
+        groups.append(g)
+    return PlacementModel(groups, model.room, model.relaxed | {family}, model.balance)
 
 
-def _domains(nodes: Sequence[NodeSlot], key: str) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for i, n in enumerate(nodes):
-        value = n.labels.get(key)
-        if value is not None:
-            out.setdefault(value, []).append(i)
+# ------------------------------------------------------------------ CP-SAT
+
+
+def _guards(model: PlacementModel) -> list[tuple[str, tuple[str, int, int]]]:
+    """Every constraint one assumption can switch: (name, (kind, group, index))."""
+    many = len(model.groups) > 1
+    out: list[tuple[str, tuple[str, int, int]]] = []
+    if RESOURCES not in model.relaxed:
+        out.append((RESOURCES, (RESOURCES, -1, 0)))
+    for gi, g in enumerate(model.groups):
+        prefix = f"{g.name}: " if many else ""
+        out += [(prefix + s.name, (SPREAD, gi, i)) for i, s in enumerate(g.spreads)]
+        out += [(prefix + t.name, (ANTI_AFFINITY, gi, i)) for i, t in enumerate(g.anti)]
+        if g.affinity is not None:
+            out.append((prefix + g.affinity.name, (AFFINITY, gi, 0)))
     return out
 
 
-def solve(model: PlacementModel, *, time_limit: float = 10.0, workers: int = 1) -> Placement:
-    """The most copies the model admits (CP-SAT, maximizing the number placed)."""
-    started = time.perf_counter()
-    nodes = model.nodes
-    if not nodes or model.count == 0:
-        return Placement({}, True, time.perf_counter() - started, "OPTIMAL")
-    m = cp_model.CpModel()
-    x = [m.new_int_var(0, n.capacity, f"x[{n.name}]") for n in nodes]
-    m.add(sum(x) <= model.count)
-    for key in model.anti_keys:
-        for members in _domains(nodes, key).values():
-            m.add(sum(x[i] for i in members) <= 1)
-    for s in model.spreads:
-        by_domain = _domains(nodes, s.topology_key)
-        big = sum(s.existing.values()) + model.count
-        totals: dict[str, Any] = {}  # CP-SAT linear expressions
-        for d, have in s.existing.items():
-            members = by_domain.get(d, [])
-            totals[d] = have + s.self_match * sum(x[i] for i in members) if members else have
-        low = m.new_int_var(0, big, f"min[{s.topology_key}]")
-        if len(s.existing) < s.min_domains:
-            m.add(low == 0)
+class _Builder:
+    """One CP-SAT model of a PlacementModel; with ``assume`` each constraint is guarded by a
+    literal (for :func:`conflict`), else all hold."""
+
+    def __init__(self, model: PlacementModel, *, exact: bool, assume: bool) -> None:
+        self.model = model
+        self.m = cp_model.CpModel()
+        self.lits: dict[tuple[str, int, int], Any] = {}
+        if assume:
+            for name, key in _guards(model):
+                self.lits[key] = self.m.new_bool_var(name)
+        self.assume = assume
+        self.x: list[dict[str, Any]] = []
+        self._used: dict[tuple[int, str], Any] = {}
+        self._by_value: dict[tuple[int, str], dict[str, list[str]]] = {}
+        res = self._guard((RESOURCES, -1, 0))
+        for gi, g in enumerate(model.groups):
+            xs: dict[str, Any] = {}
+            for n in g.nodes:
+                ub = g.count if assume else n.capacity
+                xs[n.name] = self.m.new_int_var(0, ub, f"x[{gi},{n.name}]")
+                if assume and RESOURCES not in model.relaxed:
+                    self.require(xs[n.name] <= n.capacity, res)
+            self.x.append(xs)
+            total = sum(xs.values())
+            self.require(total == g.count if exact else total <= g.count)
+        if RESOURCES not in model.relaxed:
+            self._shared_resources(res)
+        for gi, g in enumerate(model.groups):
+            for i, s in enumerate(g.spreads):
+                self._spread(gi, s, self._guard((SPREAD, gi, i)))
+            for i, t in enumerate(g.anti):
+                self._anti(gi, t, self._guard((ANTI_AFFINITY, gi, i)))
+            if g.affinity is not None:
+                self._affinity(gi, g.affinity, self._guard((AFFINITY, gi, 0)))
+
+    def _guard(self, key: tuple[str, int, int]) -> list[Any]:
+        lit = self.lits.get(key)
+        return [] if lit is None else [lit]
+
+    def require(self, cond: Any, enforce: Sequence[Any] = ()) -> None:
+        """Add ``cond`` when every literal of ``enforce`` holds; a constant condition (all
+        its terms known) that is false forbids ``enforce`` instead."""
+        if isinstance(cond, (bool, np.bool_)):
+            if not cond:
+                if enforce:
+                    self.m.add_bool_or([~lit for lit in enforce])
+                else:
+                    self.m.add_bool_or([])
+            return
+        ct = self.m.add(cond)
+        if enforce:
+            ct.only_enforce_if(list(enforce))
+
+    def nodes_of(self, gi: int, key: str) -> dict[str, list[str]]:
+        """The group's nodes by their value of ``key`` (nodes without it left out)."""
+        cache = self._by_value.get((gi, key))
+        if cache is None:
+            cache = {}
+            for n in self.model.groups[gi].nodes:
+                value = n.labels.get(key)
+                if value is not None:
+                    cache.setdefault(value, []).append(n.name)
+            self._by_value[(gi, key)] = cache
+        return cache
+
+    def used(self, gi: int, node: str) -> Any:
+        """A boolean: the group has a pod on the node."""
+        key = (gi, node)
+        if key not in self._used:
+            b = self.m.new_bool_var(f"u[{gi},{node}]")
+            v = self.x[gi][node]
+            self.m.add(v >= 1).only_enforce_if(b)
+            self.m.add(v == 0).only_enforce_if(~b)
+            self._used[key] = b
+        return self._used[key]
+
+    def arrives(self, gi: int, node: str, g: Group) -> Any:
+        """A boolean: a new pod of the group lands on the node (more than it keeps there)."""
+        kept = g.keep.get(node, 0)
+        if not kept:
+            return self.used(gi, node)
+        b = self.m.new_bool_var(f"new[{gi},{node}]")
+        v = self.x[gi][node]
+        self.m.add(v >= kept + 1).only_enforce_if(b)
+        self.m.add(v <= kept).only_enforce_if(~b)
+        return b
+
+    def kept(self) -> Any:
+        """The pods that stay where they run (per group and node, min(now, final))."""
+        out = []
+        for gi, g in enumerate(self.model.groups):
+            for node, now in g.keep.items():
+                v = self.x[gi].get(node)
+                if v is None or now <= 0:
+                    continue
+                s = self.m.new_int_var(0, now, f"kept[{gi},{node}]")
+                self.m.add(s <= v)
+                out.append(s)
+        return sum(out) if out else 0
+
+    def any_in(self, gi: int, nodes: Sequence[str], name: str) -> Any:
+        """A boolean: the group has a pod on one of the nodes."""
+        if len(nodes) == 1:
+            return self.used(gi, nodes[0])
+        b = self.m.new_bool_var(name)
+        total = sum(self.x[gi][n] for n in nodes)
+        self.m.add(total == 0).only_enforce_if(~b)
+        self.m.add(total >= 1).only_enforce_if(b)
+        return b
+
+    def domain_sum(
+        self, members: Iterable[int], key: str, value: str, only: frozenset[str] | None = None
+    ) -> Any:
+        """New pods of ``members`` on the nodes of one domain (those in ``only``, if given);
+        0 when no member may use one of them."""
+        terms = [
+            self.x[h][n]
+            for h in members
+            for n in self.nodes_of(h, key).get(value, ())
+            if only is None or n in only
+        ]
+        return sum(terms) if terms else 0
+
+    def _shared_resources(self, res: list[Any]) -> None:
+        """Nodes two or more groups may use: requests summed within the free room; host
+        ports held by two groups: one pod between them."""
+        users: dict[str, list[int]] = {}
+        for gi, g in enumerate(self.model.groups):
+            for n in g.nodes:
+                users.setdefault(n.name, []).append(gi)
+        groups = self.model.groups
+        for node, gis in users.items():
+            if len(gis) < 2:
+                continue
+            room = self.model.room.get(node, {})
+            for r in sorted({r for gi in gis for r in groups[gi].request}):
+                load = [groups[gi].request[r] * self.x[gi][node] for gi in gis if r in groups[gi].request]
+                if len(load) > 1:
+                    self.require(sum(load) <= room.get(r, 0), res)
+            for a, b in ((a, b) for i, a in enumerate(gis) for b in gis[i + 1 :]):
+                if _ports_clash(groups[a].ports, groups[b].ports):
+                    self.require(self.x[a][node] + self.x[b][node] <= 1, res)
+
+    def _spread(self, gi: int, s: Spread, lit: list[Any]) -> None:
+        key = s.topology_key
+        mine = self.nodes_of(gi, key)
+        totals: dict[str, Any] = {}
+        for d in set(s.existing) | set(mine):
+            totals[d] = s.existing.get(d, 0) + self.domain_sum(s.members, key, d, s.counted)
+        if len(s.existing) < s.min_domains or not s.existing:
+            low: Any = 0
         else:
-            for t in totals.values():
-                m.add(low <= t)
-        for d, members in by_domain.items():
-            used = m.new_bool_var(f"used[{s.topology_key}={d}]")
-            m.add(sum(x[i] for i in members) == 0).only_enforce_if(~used)
-            m.add(totals[d] - low <= s.max_skew).only_enforce_if(used)
-    m.maximize(sum(x))
+            big = sum(s.existing.values()) + self.model.count
+            low = self.m.new_int_var(0, big, f"min[{gi},{key}]")
+            for d in s.existing:
+                self.require(low <= totals[d], lit)
+        if self.model.balance:
+            # the skew over every eligible domain, as ``views`` shows it
+            for d in s.existing:
+                self.require(totals[d] - low <= s.max_skew, lit)
+        # a pod on a counted node is in its domain's total; one on another node is not
+        g = self.model.groups[gi]
+        for d, nodes in mine.items():
+            counted = [n for n in nodes if n in s.counted]
+            if counted and not self.model.balance:
+                here = self.any_in(gi, counted, f"in[{gi},{key}={d}]")
+                self.require(totals[d] - low <= s.max_skew, [here, *lit])
+            for n in nodes:
+                if n not in s.counted:
+                    # only a new pod is judged there (a kept one is not scheduled again)
+                    self.require(totals[d] + s.self_match - low <= s.max_skew, [self.arrives(gi, n, g), *lit])
+
+    def _anti(self, gi: int, t: AntiTerm, lit: list[Any]) -> None:
+        key = t.topology_key
+        others = [h for h in t.members if h != gi]
+        for d, mine in self.nodes_of(gi, key).items():
+            if gi in t.members:
+                self.require(sum(self.x[gi][n] for n in mine) <= 1, lit)
+            theirs = self.domain_sum(others, key, d) if others else 0
+            if isinstance(theirs, int):
+                continue
+            here = self.any_in(gi, mine, f"anti[{gi},{key}={d}]")
+            self.require(theirs == 0, [here, *lit])
+
+    def _affinity(self, gi: int, a: AffinityRule, lit: list[Any]) -> None:
+        need = 2 if a.self_match else 1  # judged with itself removed
+        lonely: list[Any] = []
+        if a.self_match and not a.any_existing:
+            # kube's first pod: no pod matching all terms anywhere, and it matches them
+            first = self.m.new_bool_var(f"first[{gi}]")
+            on_keyed = [
+                self.x[h][n.name]
+                for h in a.members
+                for n in self.model.groups[h].nodes
+                if any(k in n.labels for k in a.keys)
+            ]
+            self.require(sum(on_keyed) == 1, [first])
+            lonely = [~first]
+        for key in dict.fromkeys(a.keys):
+            for d, mine in self.nodes_of(gi, key).items():
+                here = self.any_in(gi, mine, f"aff[{gi},{key}={d}]")
+                total = a.existing.get(key, {}).get(d, 0) + self.domain_sum(a.members, key, d)
+                self.require(total >= need, [here, *lit, *lonely])
+
+
+def _ports_clash(a: frozenset[tuple[str, str, int]], b: frozenset[tuple[str, str, int]]) -> bool:
+    """Two host-port sets that cannot share a node (NodePorts' rule: same protocol and port,
+    and the same IP or either on 0.0.0.0)."""
+    for ip, proto, port in a:
+        for ip2, proto2, port2 in b:
+            if port == port2 and proto == proto2 and (ip == ip2 or "0.0.0.0" in (ip, ip2)):
+                return True
+    return False
+
+
+def solve(
+    model: PlacementModel,
+    *,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    hint: Sequence[Mapping[str, int]] | None = None,
+    max_moves: int | None = None,
+) -> Placement:
+    """The most new pods the model admits (CP-SAT, maximizing the number placed); with pods
+    to keep (``Group.keep``), every pod placed and the most of them kept where they run
+    (fewest evictions, at most ``max_moves``). ``hint``: a known arrangement per group
+    (greedy's, or where the pods run now), from which the search starts."""
+    started = time.perf_counter()
+    if not any(g.nodes for g in model.groups) or model.count == 0:
+        return Placement([{} for _ in model.groups], True, time.perf_counter() - started, "OPTIMAL")
+    moving = any(g.keep for g in model.groups)
+    b = _Builder(model, exact=moving, assume=False)
+    m = b.m
+    if moving:
+        kept = b.kept()
+        if max_moves is not None:
+            b.require(sum(g.kept_now for g in model.groups) - kept <= max_moves)
+        m.maximize(kept)
+    else:
+        m.maximize(sum(v for xs in b.x for v in xs.values()))
+    if hint is not None:
+        for xs, known in zip(b.x, hint, strict=True):
+            for node, v in xs.items():
+                m.add_hint(v, int(known.get(node, 0)))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = workers
@@ -296,56 +768,244 @@ def solve(model: PlacementModel, *, time_limit: float = 10.0, workers: int = 1) 
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise SolveError(f"the solver found no arrangement ({name}) within {time_limit:g} s")
-    counts = {n.name: int(solver.value(v)) for n, v in zip(nodes, x, strict=True)}
-    counts = {k: v for k, v in counts.items() if v}
-    saturated = tuple(n.name for n in nodes if counts.get(n.name, 0) == n.capacity)
-    return Placement(counts, status == cp_model.OPTIMAL, seconds, name, saturated)
+    by_group = [{n: int(solver.value(v)) for n, v in xs.items()} for xs in b.x]
+    by_group = [{n: k for n, k in c.items() if k} for c in by_group]
+    saturated = tuple(
+        n.name
+        for g, c in zip(model.groups, by_group, strict=True)
+        for n in g.nodes
+        if c.get(n.name, 0) == n.capacity
+    )
+    return Placement(by_group, status == cp_model.OPTIMAL, seconds, name, saturated)
+
+
+def components(model: PlacementModel) -> list[list[int]]:
+    """The groups in sets no rule links (a spread selecting, an anti-affinity or affinity
+    term matching a group of another set): only node resources couple two sets."""
+    parent = list(range(len(model.groups)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for gi, g in enumerate(model.groups):
+        linked = [m for s in g.spreads for m in s.members] + [m for t in g.anti for m in t.members]
+        if g.affinity is not None:
+            linked += list(g.affinity.members)
+        for h in linked:
+            parent[find(h)] = find(gi)
+    out: dict[int, list[int]] = {}
+    for gi in range(len(model.groups)):
+        out.setdefault(find(gi), []).append(gi)
+    return list(out.values())
+
+
+def evictions(model: PlacementModel, placement: Placement) -> int:
+    """Pods the arrangement takes off the nodes they run on (``Group.keep``)."""
+    return sum(
+        max(0, now - counts.get(node, 0))
+        for g, counts in zip(model.groups, placement.by_group, strict=True)
+        for node, now in g.keep.items()
+    )
+
+
+def _part(
+    model: PlacementModel, indices: Sequence[int], room: Mapping[str, Mapping[str, int]]
+) -> PlacementModel:
+    """The groups ``indices`` alone (rules renumbered), each node's capacity recomputed
+    from ``room``: what the other groups leave free."""
+    local = {g: i for i, g in enumerate(indices)}
+
+    def remap(members: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(local[m] for m in members if m in local)
+
+    groups = []
+    for gi in indices:
+        g = model.groups[gi]
+        nodes = []
+        for n in g.nodes:
+            free = room.get(n.name)
+            cap = n.capacity
+            if free is not None and RESOURCES not in model.relaxed:
+                cap, _ = _capacity(free, g.request, bool(g.ports), g.count)
+                cap = max(cap, g.keep.get(n.name, 0))
+            nodes.append(NodeSlot(n.name, n.labels, cap, n.limited_by))
+        groups.append(
+            replace(
+                g,
+                nodes=nodes,
+                spreads=[replace(sp, members=remap(sp.members)) for sp in g.spreads],
+                anti=[replace(t, members=remap(t.members)) for t in g.anti],
+                affinity=None
+                if g.affinity is None
+                else replace(g.affinity, members=remap(g.affinity.members)),
+            )
+        )
+    part_room = {n: dict(r) for n, r in room.items()} if len(indices) > 1 else {}
+    return PlacementModel(groups, part_room, model.relaxed, model.balance)
+
+
+def _merged(model: PlacementModel) -> PlacementModel:
+    """A relaxation of ``model``: no resources, and the nodes no rule tells apart made one
+    (the same value of every topology key a rule names, counted alike by every spread
+    constraint), holding the pods they hold together. Its fewest evictions bound the model's
+    from below (a merged node keeps min(sum now, sum final) >= the sum of each node's
+    min(now, final)), and it is small: a zone spread alone leaves one node per zone."""
+    keys = sorted(
+        {sp.topology_key for g in model.groups for sp in g.spreads}
+        | {t.topology_key for g in model.groups for t in g.anti}
+        | {k for g in model.groups if g.affinity is not None for k in g.affinity.keys}
+    )
+    every = [sp for g in model.groups for sp in g.spreads]
+
+    def signature(n: NodeSlot) -> tuple[Any, ...]:
+        return (tuple(n.labels.get(k) for k in keys), tuple(n.name in sp.counted for sp in every))
+
+    rep: dict[tuple[Any, ...], str] = {}
+    for g in model.groups:
+        for n in g.nodes:
+            rep.setdefault(signature(n), n.name)
+    counted = [{r for sig, r in rep.items() if sig[1][i]} for i in range(len(every))]
+    groups = []
+    i = 0
+    for g in model.groups:
+        nodes: dict[str, NodeSlot] = {}
+        keep: dict[str, int] = {}
+        for n in g.nodes:
+            r = rep[signature(n)]
+            nodes.setdefault(r, NodeSlot(r, n.labels, g.count, ()))
+            if g.keep.get(n.name):
+                keep[r] = keep.get(r, 0) + g.keep[n.name]
+        spreads = []
+        for sp in g.spreads:
+            spreads.append(replace(sp, counted=frozenset(counted[i])))
+            i += 1
+        groups.append(replace(g, nodes=list(nodes.values()), spreads=spreads, keep=keep, ports=frozenset()))
+    return PlacementModel(groups, {}, model.relaxed | {RESOURCES}, model.balance)
+
+
+def _charge(room: dict[str, dict[str, int]], g: Group, counts: Mapping[str, int], sign: int) -> None:
+    for node, k in counts.items():
+        free = room.get(node)
+        if free is None:
+            continue
+        for r, want in g.request.items():
+            free[r] = free.get(r, 0) - sign * want * k
+
+
+def solve_by_parts(model: PlacementModel, *, time_limit: float = 10.0) -> Placement:
+    """:func:`solve` for the fewest evictions, one set of linked groups at a time
+    (:func:`components`) when only node resources couple them: each set is solved with the
+    room the others leave (the sets solved so far where they were put, the rest where they
+    run), so the whole stays within every node's resources. The total is proven minimal when
+    each set's solve is, and it equals the sum of each set's minimum with resources relaxed
+    (a lower bound of the joint minimum); else it is an upper bound, ``proven`` false. One
+    set, or no pods to keep: the joint model."""
+    parts = components(model)
+    if len(parts) < 2 or not any(g.keep for g in model.groups) or not model.room:
+        return solve(model, time_limit=time_limit)
+    started = time.perf_counter()
+    room = {n: dict(r) for n, r in model.room.items()}
+    for g in model.groups:
+        _charge(room, g, g.keep, +1)  # every kept pod where it runs, to begin with
+    by_group: list[dict[str, int]] = [{} for _ in model.groups]
+    proven = True
+    bound = 0
+    total = 0
+    for indices in parts:
+        for gi in indices:
+            _charge(room, model.groups[gi], model.groups[gi].keep, -1)
+        sub = _part(model, indices, room)
+        found = solve(sub, time_limit=time_limit)
+        proven = proven and found.proven
+        for gi, counts in zip(indices, found.by_group, strict=True):
+            by_group[gi] = counts
+            _charge(room, model.groups[gi], counts, +1)
+        total += evictions(sub, found)
+        merged = _merged(sub)
+        loose = solve(merged, time_limit=time_limit)
+        proven = proven and loose.proven
+        bound += evictions(merged, loose)
+    seconds = time.perf_counter() - started
+    placement = Placement(by_group, proven and total == bound, seconds, "OPTIMAL" if proven else "FEASIBLE")
+    return placement
+
+
+# ------------------------------------------------------------------ checking
 
 
 @contextmanager
 def placed(cluster: ClusterState, pods: Sequence[Pod], counts: dict[str, int]) -> Iterator[list[Pod]]:
     """The cluster with the pods bound as ``counts`` says (in node order), taken off again on
     leaving; yields the pods bound."""
-    bound: list[Pod] = []
-    it = iter(pods)
+    with _bound(cluster, [(pods, counts)]) as bound:
+        yield bound[0]
+
+
+@contextmanager
+def _bound(
+    cluster: ClusterState, plan: Sequence[tuple[Sequence[Pod], Mapping[str, int]]]
+) -> Iterator[list[list[Pod]]]:
+    out: list[list[Pod]] = []
+    every: list[Pod] = []
     with cluster.hypothetical():
         try:
-            for node, k in counts.items():
-                for _ in range(k):
-                    pod = next(it)
-                    cluster.add(pod)
-                    cluster.bind(pod.key, node)
-                    bound.append(pod)
-            yield bound
+            for pods, counts in plan:
+                it = iter(pods)
+                mine: list[Pod] = []
+                for node, k in counts.items():
+                    for _ in range(k):
+                        pod = next(it)
+                        cluster.add(pod)
+                        every.append(pod)
+                        cluster.bind(pod.key, node)
+                        mine.append(pod)
+                out.append(mine)
+            yield out
         finally:
-            for pod in bound:
+            for pod in every:
                 cluster.delete_pod(pod.key)
 
 
 def verify(cluster: ClusterState, template: Pod, profile: Profile, counts: dict[str, int]) -> None:
-    """Re-check an arrangement with the scheduler: in the final state, one new pod per used
-    node (replicas are interchangeable) is taken off and scheduled again (``schedule_one``:
-    PreFilter and Filter against all the others); its node must be among the feasible ones.
-    Raises :class:`VerificationError` otherwise."""
-    pods = clones(template, sum(counts.values()), cluster.pods)
-    with placed(cluster, pods, counts) as bound:
-        by_node: dict[str, Pod] = {}
-        for pod in bound:
-            by_node.setdefault(cluster.node_of(pod.key), pod)
-        for node, pod in by_node.items():
-            cluster.delete_pod(pod.key)
-            try:
-                decision = schedule_one(pod, cluster, profile)
-            finally:
-                cluster.add(pod)
-                cluster.bind(pod.key, node)
-            if node not in decision.feasible:
-                rejection = decision.rejections.get(node)
-                why = "not reached" if rejection is None else _why(rejection.stage, rejection.status)
-                raise VerificationError(
-                    f"solver placed {counts[node]} pod(s) on {node} but the scheduler rejects one "
-                    f"there ({why})"
-                )
+    """:func:`verify_groups` for copies of one template."""
+    verify_groups(cluster, [template], profile, [counts])
+
+
+def verify_groups(
+    cluster: ClusterState, templates: Sequence[Pod], profile: Profile, by_group: Sequence[Mapping[str, int]]
+) -> None:
+    """Re-check an arrangement with the scheduler: in the final state, one pod of each group
+    on each node it uses (copies are interchangeable) is taken off and scheduled again
+    (``schedule_one``: PreFilter and Filter against all the others); its node must be among
+    the feasible ones. Raises :class:`VerificationError` otherwise."""
+    taken = set(cluster.pods)
+    plan: list[tuple[list[Pod], Mapping[str, int]]] = []
+    for template, counts in zip(templates, by_group, strict=True):
+        pods = clones(template, sum(counts.values()), taken)
+        taken |= {p.key for p in pods}
+        plan.append((pods, counts))
+    with _bound(cluster, plan) as bound:
+        for mine, (_, counts) in zip(bound, plan, strict=True):
+            by_node: dict[str, Pod] = {}
+            for pod in mine:
+                by_node.setdefault(cluster.node_of(pod.key), pod)
+            for node, pod in by_node.items():
+                cluster.delete_pod(pod.key)
+                try:
+                    decision = schedule_one(pod, cluster, profile)
+                finally:
+                    cluster.add(pod)
+                    cluster.bind(pod.key, node)
+                if node not in decision.feasible:
+                    rejection = decision.rejections.get(node)
+                    why = "not reached" if rejection is None else _why(rejection.stage, rejection.status)
+                    raise VerificationError(
+                        f"solver placed {counts[node]} pod(s) of {pod.metadata.labels or pod.key} on {node} "
+                        f"but the scheduler rejects one there ({why})"
+                    )
 
 
 def _why(stage: str, status: Status) -> str:
@@ -353,24 +1013,27 @@ def _why(stage: str, status: Status) -> str:
     return f"{stage} {status.plugin}: {reasons}"
 
 
+# ------------------------------------------------------------------ conflicts
+
+
 def conflict(model: PlacementModel, *, time_limit: float = 10.0) -> list[str] | None:
-    """A minimal set of constraints that together forbid placing all ``model.count`` copies,
-    None when an arrangement places them all (or the solver cannot tell in time). One CP-SAT
-    assumption guards each constraint (resources; each spread constraint; each anti-affinity
-    key); the solver's ``SufficientAssumptionsForInfeasibility`` is then shrunk by dropping
-    one at a time while what is left stays infeasible. [] when no node is feasible at all."""
-    names = [RESOURCES]
-    names += [f"topology spread {s.topology_key} maxSkew {s.max_skew}" for s in model.spreads]
-    names += [f"pod anti-affinity {k}" for k in model.anti_keys]
+    """A minimal set of constraints that together forbid placing every new pod, None when an
+    arrangement places them all (or the solver cannot tell in time). One CP-SAT assumption
+    guards each constraint (resources; each group's spread constraints, anti-affinity terms
+    and affinity); the solver's ``SufficientAssumptionsForInfeasibility`` is then shrunk by
+    dropping one at a time while what is left stays infeasible. [] when some group has no
+    feasible node at all."""
+    guards = _guards(model)
+    names = [name for name, _ in guards]
+    if model.count == 0:
+        return None
+    if any(g.count and not g.nodes for g in model.groups):
+        return []
 
     def infeasible(active: list[int]) -> tuple[bool, list[int]]:
         status, core = _with_assumptions(model, active, time_limit)
         return status == cp_model.INFEASIBLE, core
 
-    if model.count == 0:
-        return None
-    if not model.nodes:
-        return []
     bad, core = infeasible(list(range(len(names))))
     if not bad:
         return None
@@ -383,43 +1046,18 @@ def conflict(model: PlacementModel, *, time_limit: float = 10.0) -> list[str] | 
 
 
 def _with_assumptions(model: PlacementModel, active: list[int], time_limit: float) -> tuple[int, list[int]]:
-    """Solve "all copies placed" with the constraints numbered as in :func:`conflict`, those
-    in ``active`` assumed; (status, indices of a sufficient infeasible subset)."""
-    nodes = model.nodes
-    m = cp_model.CpModel()
-    lits = [m.new_bool_var(f"a{i}") for i in range(1 + len(model.spreads) + len(model.anti_keys))]
-    x = [m.new_int_var(0, model.count, f"x[{n.name}]") for n in nodes]
-    m.add(sum(x) == model.count)
-    for i, n in enumerate(nodes):
-        m.add(x[i] <= n.capacity).only_enforce_if(lits[0])
-    for j, s in enumerate(model.spreads, 1):
-        by_domain = _domains(nodes, s.topology_key)
-        big = sum(s.existing.values()) + model.count
-        totals: dict[str, Any] = {}
-        for d, have in s.existing.items():
-            members = by_domain.get(d, [])
-            totals[d] = have + s.self_match * sum(x[i] for i in members) if members else have
-        low = m.new_int_var(0, big, f"min[{j}]")
-        if len(s.existing) < s.min_domains:
-            m.add(low == 0).only_enforce_if(lits[j])
-        else:
-            for t in totals.values():
-                m.add(low <= t).only_enforce_if(lits[j])
-        for d, members in by_domain.items():
-            used = m.new_bool_var(f"used[{j}={d}]")
-            m.add(sum(x[i] for i in members) == 0).only_enforce_if(~used)
-            m.add(totals[d] - low <= s.max_skew).only_enforce_if([used, lits[j]])
-    for k, key in enumerate(model.anti_keys, 1 + len(model.spreads)):
-        for members in _domains(nodes, key).values():
-            m.add(sum(x[i] for i in members) <= 1).only_enforce_if(lits[k])
-    m.add_assumptions([lits[i] for i in active])
+    """Solve "every new pod placed" with the constraints numbered as in :func:`conflict`,
+    those in ``active`` assumed; (status, indices of a sufficient infeasible subset)."""
+    b = _Builder(model, exact=True, assume=True)
+    keys = [key for _, key in _guards(model)]
+    lits = [b.lits[k] for k in keys]
+    b.m.add_assumptions([lits[i] for i in active])
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 1
-    status = solver.solve(m)
+    status = solver.solve(b.m)
     core: list[int] = []
     if status == cp_model.INFEASIBLE:
-        core = [int(i) for i in solver.sufficient_assumptions_for_infeasibility()]
         index = {lit.index: i for i, lit in enumerate(lits)}
-        core = [index[i] for i in core if i in index]
+        core = [index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in index]
     return int(status), core

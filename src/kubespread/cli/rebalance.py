@@ -1,0 +1,232 @@
+"""``kubespread rebalance -f CLUSTER``: the fewest evictions that restore every spread
+constraint, in PodDisruptionBudget-safe waves, replayed through the scheduler before they
+are shown (``kubespread.plan.rebalance``); ``--strategy descheduler`` replays the
+descheduler's RemovePodsViolatingTopologySpreadConstraint instead, ``compare`` both."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from kubespread.cli.common import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    Output,
+    OutputOption,
+    ValidateOption,
+    err,
+    out,
+    print_data,
+)
+from kubespread.cli.schedule import SchedulerConfigOption, SeedOption, run_placement
+from kubespread.io.loader import Validation
+
+if TYPE_CHECKING:
+    from kubespread.plan.rebalance import RebalancePlan
+
+__all__ = ["rebalance_command"]
+
+
+class Constraints(StrEnum):
+    hard = "hard"
+    all = "all"
+
+
+class Strategy(StrEnum):
+    kubespread = "kubespread"
+    descheduler = "descheduler"
+    compare = "compare"
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
+    return value
+
+
+def _plan(
+    result: Any, strategy: str, constraints: Constraints, max_moves: int | None, time_limit: float, seed: int
+) -> RebalancePlan:
+    from kubespread.plan.rebalance import ALL, HARD, rebalance
+
+    actions = ALL if constraints is Constraints.all else HARD
+
+    def one_pass(cluster: Any, profiles: Any, wanted: tuple[str, ...]) -> list[str]:
+        from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
+
+        return descheduler_pass(cluster, profiles, DeschedulerArgs(constraints=wanted))
+
+    return rebalance(
+        result.sim,
+        constraints=actions,
+        max_moves=max_moves,
+        time_limit=time_limit,
+        strategy=strategy,
+        seed=seed,
+        descheduler=one_pass,
+    )
+
+
+def _where(node: str | None, domains: dict[str, str]) -> str:
+    if not node:
+        return "(pending)"
+    shown = [v for k, v in domains.items() if k != "kubernetes.io/hostname"]
+    return f"{node} ({', '.join(shown)})" if shown else node
+
+
+def _print(plan: RebalancePlan) -> None:
+    n = plan.evictions
+    waves = len(plan.waves)
+    head = f"rebalance ({plan.strategy}): {n} eviction{'s' if n != 1 else ''}"
+    head += f" in {waves} wave{'s' if waves != 1 else ''}"
+    if plan.strategy == "kubespread" and plan.minimum is not None:
+        head += ", proven minimal" if plan.proven else f" (the solver's minimum: {plan.minimum}; not proven)"
+    if plan.loop:
+        head += ", loops (the same placement again)"
+    out.print(Text(head, style="bold"), soft_wrap=True)
+    for i, wave in enumerate(plan.waves, 1):
+        t = Table(title=f"wave {i}", title_justify="left", box=None, pad_edge=False)
+        for col in ("pod", "from", "to", "fixes"):
+            t.add_column(col, no_wrap=True)
+        for m in wave:
+            to = f"refused: {m.refused}" if m.refused else _where(m.to_node, m.to_domains)
+            t.add_row(m.pod, _where(m.from_node, m.from_domains), to, ", ".join(m.fixes) or "-")
+        out.print(t)
+    if plan.before or plan.after:
+        t = Table(title="skew per constraint", title_justify="left", box=None, pad_edge=False)
+        for col in ("workload and key", "maxSkew", "before", "after", "domains after"):
+            t.add_column(col, no_wrap=True)
+        for key in sorted(set(plan.before) | set(plan.after)):
+            b, a = plan.before.get(key), plan.after.get(key)
+            row = a or b or {}
+            domains = ", ".join(f"{d}={c}" for d, c in (a or {}).get("domains", {}).items()) or "-"
+            t.add_row(
+                key,
+                str(row.get("maxSkew", "-")),
+                "-" if b is None else str(b["skew"]),
+                "-" if a is None else str(a["skew"]),
+                domains,
+            )
+        out.print(t)
+    if plan.pending:
+        out.print(
+            Text(f"pending after the replay: {', '.join(plan.pending)}", style="yellow"), soft_wrap=True
+        )
+    if plan.cannot:
+        out.print(Text(plan.cannot, style="red"), soft_wrap=True)
+    elif plan.balanced:
+        out.print(Text("every constraint within maxSkew after the replay", style="green"))
+
+
+def _write_scenario(path: Path, plan: RebalancePlan, seed: int, config: Path | None) -> None:
+    """The replay as a scenario (its cluster, the settled dump, beside it)."""
+    import yaml
+
+    from kubespread.io.dump import dump_objects
+
+    cluster_file = path.with_name(f"{path.stem}-cluster.yaml")
+    doc = plan.scenario(cluster_file.name, seed=seed, name=f"rebalance-{plan.strategy}")
+    if config is not None:
+        doc["scheduler"] = str(config.resolve())
+    try:
+        cluster_file.write_text(dump_objects(plan.dump))
+        header = (
+            f"# kubespread rebalance ({plan.strategy}): {plan.evictions} evictions"
+            f" in {len(plan.waves)} waves.\n"
+            f"#   kubespread simulate {path.name}\n"
+        )
+        path.write_text(header + yaml.safe_dump(doc, sort_keys=False))
+    except OSError as e:
+        err.print(f"error: cannot write {path}: {e.strerror or e}", markup=False)
+        raise typer.Exit(1) from None
+    err.print(f"scenario: {path} (cluster: {cluster_file.name})", markup=False, highlight=False)
+
+
+def rebalance_command(
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    output: OutputOption = Output.table,
+    constraints: Annotated[
+        Constraints,
+        typer.Option(
+            "--constraints", metavar="MODE", help="hard: DoNotSchedule constraints; all: ScheduleAnyway too."
+        ),
+    ] = Constraints.hard,
+    max_moves: Annotated[
+        int | None, typer.Option("--max-moves", metavar="N", min=0, help="Evict at most N pods.")
+    ] = None,
+    time_limit: Annotated[
+        float,
+        typer.Option(
+            "--time-limit", metavar="SECONDS", callback=_positive, help="Seconds the solver may take."
+        ),
+    ] = 10.0,
+    strategy: Annotated[
+        Strategy,
+        typer.Option(
+            "--strategy",
+            metavar="STRATEGY",
+            help="kubespread: the solver's plan; descheduler: the descheduler's plugin; compare: both.",
+        ),
+    ] = Strategy.kubespread,
+    apply_scenario: Annotated[
+        Path | None,
+        typer.Option("--apply-scenario", metavar="FILE", help="Write the replay as a scenario for simulate."),
+    ] = None,
+    scheduler_config: SchedulerConfigOption = None,
+    seed: SeedOption = 0,
+    validate: ValidateOption = Validation.STRICT,
+) -> None:
+    """Plan the fewest evictions that bring every topology spread constraint back within
+    maxSkew, in waves no PodDisruptionBudget forbids, and replay them through the scheduler."""
+    from kubespread.plan.rebalance import RebalanceError
+
+    result = run_placement(
+        files, scheduler_config, seed, False, kubeconfig, context, validate, command="rebalance"
+    )
+    names = ["kubespread", "descheduler"] if strategy is Strategy.compare else [strategy.value]
+    plans = {}
+    try:
+        for name in names:
+            plans[name] = _plan(result, name, constraints, max_moves, time_limit, seed)
+    except RebalanceError as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(1) from None
+    if apply_scenario is not None:
+        if len(plans) > 1:
+            for name, plan in plans.items():
+                _write_scenario(
+                    apply_scenario.with_name(f"{apply_scenario.stem}-{name}{apply_scenario.suffix}"),
+                    plan,
+                    seed,
+                    scheduler_config,
+                )
+        else:
+            _write_scenario(apply_scenario, next(iter(plans.values())), seed, scheduler_config)
+    if output is Output.table:
+        for i, plan in enumerate(plans.values()):
+            if i:
+                out.print()
+            _print(plan)
+        if len(plans) > 1:
+            ours, theirs = plans["kubespread"], plans["descheduler"]
+            out.print()
+            out.print(
+                f"kubespread {ours.evictions} evictions ({'balanced' if ours.balanced else 'not balanced'}); "
+                f"descheduler {theirs.evictions} ({'balanced' if theirs.balanced else 'not balanced'}"
+                f"{', loops' if theirs.loop else ''})",
+                soft_wrap=True,
+            )
+    elif len(plans) == 1:
+        print_data(next(iter(plans.values())).to_dict(), output)
+    else:
+        print_data({name: plan.to_dict() for name, plan in plans.items()}, output)
+    if any(p.cannot for p in plans.values() if p.strategy == "kubespread"):
+        raise typer.Exit(3)

@@ -1,0 +1,586 @@
+"""``kubespread rebalance``: the fewest evictions that bring every spread constraint back
+within maxSkew, in PodDisruptionBudget-safe waves, replayed before it is shown.
+
+Topology spread is enforced only when a pod is scheduled; running pods drift past maxSkew
+(a zone lost and back, a scale-down) and stay there. The planner:
+
+1. settles the cluster as given and dumps it: the **replay starts from that dump**, which is
+   what ``--apply-scenario`` writes beside the scenario, so ``kubespread simulate`` runs
+   exactly the replay shown;
+2. finds the workloads (the pods of one controller) whose running pods break a spread
+   constraint: the skew ``views`` computes (DoNotSchedule; ScheduleAnyway too with
+   ``constraints="all"``; a profile's soft default constraints never);
+3. solves for the final state on the solver layer (``kubespread.solve``): those workloads'
+   running pods may stay or be evicted (their controller recreates them and the scheduler
+   places the replacement), every other pod stays; every modelled constraint holds in the
+   final state with the skew within maxSkew over every eligible domain; the objective is
+   the fewest evictions (``proven`` when CP-SAT proved it). Pods a budget cannot let go
+   (a PDB allowing no disruption, or several PDBs: the Eviction API refuses those) stay;
+4. cuts the evictions into **waves**: within a wave no budget gives more than its
+   ``disruptionsAllowed``; the next wave starts once the replacements run;
+5. **replays** the waves in the simulation (the Eviction API, the controllers, kube-scheduler
+   v1.35's placement: the ``simulate`` engine) and reads where each replacement landed. When
+   the scheduler did not land a replacement where the optimum needs it and a constraint is
+   still broken, the planner plans again from the replayed state (more waves), up to
+   ``MAX_ROUNDS``; what is still broken then is reported.
+
+``strategy="descheduler"`` replays the descheduler's RemovePodsViolatingTopologySpread-
+Constraint instead (``plan.descheduler``): one pass per wave until a pass evicts nothing,
+the state repeats (a loop), or ``MAX_PASSES`` passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kubespread.api.core import Pod
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
+from kubespread.cluster.state import ClusterState
+from kubespread.controllers.disruption import pdbs_for_pod
+from kubespread.io.dump import cluster_objects
+from kubespread.io.loader import LoadedObject
+from kubespread.plan.workloads import cluster_without, template_key, workload_of
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.views import SpreadRow, spread_rows
+from kubespread.sim.engine import Simulation
+from kubespread.sim.run import run_step, simulate
+from kubespread.sim.scenario import API_VERSION, Scenario, Step
+from kubespread.solve import SolveError, build_groups, conflict, solve, solve_by_parts
+
+__all__ = [
+    "ALL",
+    "HARD",
+    "MAX_PASSES",
+    "MAX_ROUNDS",
+    "Move",
+    "RebalanceError",
+    "RebalancePlan",
+    "rebalance",
+    "violations",
+]
+
+HARD: Final = ("DoNotSchedule",)
+ALL: Final = ("DoNotSchedule", "ScheduleAnyway")
+#: planning rounds (plan, replay, plan again from the replayed state)
+MAX_ROUNDS: Final = 3
+#: descheduler passes replayed at most
+MAX_PASSES: Final = 6
+#: virtual seconds after each wave: the evicted pods' grace period (30 s by default) ends
+#: and the replacements run before the next wave asks the budgets again
+WAVE_SETTLE: Final = "60s"
+
+
+class RebalanceError(Exception):
+    """The input cannot be rebalanced as asked (one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One eviction of a wave and what came of it in the replay."""
+
+    pod: str
+    workload: str
+    from_node: str
+    from_domains: dict[str, str]
+    to_node: str | None
+    to_domains: dict[str, str]
+    replacement: str | None
+    target: str | None
+    fixes: tuple[str, ...]
+    refused: str = ""
+    #: the solver's target domains (of the keys the broken constraints name)
+    target_domains: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def as_planned(self) -> bool:
+        """The replacement landed in the domains the plan needs it in (a node of the same
+        zone is as good as the solver's, unless a hostname constraint is broken)."""
+        return self.target is None or (self.to_node is not None and self.to_domains == self.target_domains)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "pod": self.pod,
+            "workload": self.workload,
+            "from": self.from_node,
+            "fromDomains": self.from_domains,
+            "to": self.to_node,
+            "toDomains": self.to_domains,
+            "replacement": self.replacement,
+            "target": self.target,
+            "asPlanned": self.as_planned,
+            "fixes": list(self.fixes),
+        }
+        if self.refused:
+            doc["refused"] = self.refused
+        return doc
+
+
+@dataclass
+class RebalancePlan:
+    """The plan, replayed: waves of moves, skew per constraint before and after."""
+
+    strategy: str
+    constraints: tuple[str, ...]
+    waves: list[list[Move]] = field(default_factory=list)
+    proven: bool = False
+    minimum: int | None = None
+    before: dict[str, dict[str, Any]] = field(default_factory=dict)
+    after: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cannot: str = ""
+    #: pods of the workloads the plan touched left pending after the replay
+    pending: list[str] = field(default_factory=list)
+    rounds: int = 0
+    loop: bool = False
+    seconds: float = 0.0
+    #: the replay as a scenario (``--apply-scenario``): the dump it starts from and the steps
+    dump: list[KubeObject] = field(default_factory=list, repr=False)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def evictions(self) -> int:
+        return sum(1 for wave in self.waves for m in wave if not m.refused)
+
+    @property
+    def balanced(self) -> bool:
+        """Every considered constraint within maxSkew, and no replica left pending."""
+        return all(row["within"] for row in self.after.values()) and not self.pending
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "strategy": self.strategy,
+            "waves": [[m.to_dict() for m in wave] for wave in self.waves],
+            "evictions": self.evictions,
+            "proven": self.proven,
+            "balanced": self.balanced,
+            "before": self.before,
+            "after": self.after,
+            "rounds": self.rounds,
+            "pendingAfter": self.pending,
+            "seconds": round(self.seconds, 2),
+        }
+        if self.minimum is not None:
+            doc["minimum"] = self.minimum
+        if self.loop:
+            doc["loop"] = True
+        if self.cannot:
+            doc["cannot"] = self.cannot
+        return doc
+
+    def scenario(self, cluster_file: str, *, seed: int, name: str = "rebalance") -> dict[str, Any]:
+        """The replay as a Scenario document: the dump (``cluster_file``) and the waves."""
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "Scenario",
+            "metadata": {"name": name},
+            "seed": seed,
+            "cluster": [cluster_file],
+            "steps": self.steps,
+        }
+
+
+# ------------------------------------------------------------------ what is broken
+
+
+def _row_key(row: SpreadRow) -> str:
+    kind, name = row.workload or ("Pod", row.pod.split("/", 1)[-1])
+    return f"{row.namespace}/{kind}/{name} {row.topology_key}"
+
+
+def _considered(row: SpreadRow, actions: tuple[str, ...]) -> bool:
+    v = row.view
+    if v is None or v.when_unsatisfiable not in actions:
+        return False
+    return not (v.defaulted and v.when_unsatisfiable != "DoNotSchedule")
+
+
+def violations(
+    cluster: ClusterState, profiles: Mapping[str, Profile], actions: tuple[str, ...] = HARD
+) -> list[SpreadRow]:
+    """The rows (workload, constraint) whose skew is past maxSkew (``views.spread_rows``)."""
+    return _broken(spread_rows(cluster, profiles), actions)
+
+
+def _broken(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> list[SpreadRow]:
+    return [r for r in rows if _considered(r, actions) and r.view is not None and not r.view.within]
+
+
+def _skews(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if not _considered(r, actions):
+            continue
+        key = _row_key(r)
+        v = r.view
+        assert v is not None
+        out[key] = {
+            "maxSkew": v.constraint.max_skew,
+            "whenUnsatisfiable": v.when_unsatisfiable,
+            "skew": v.skew,
+            "within": v.within,
+            "domains": dict(v.domains),
+            "globalMinimum": v.min_match,
+        }
+    return out
+
+
+# ------------------------------------------------------------------ planning one round
+
+
+@dataclass(frozen=True, slots=True)
+class _Round:
+    evictions: list[tuple[str, str | None]]  # (pod, target node)
+    minimum: int
+    proven: bool
+
+
+def _running(pod: Pod, cluster: ClusterState) -> bool:
+    return bool(cluster.node_of(pod.key)) and not pod.is_terminating and not pod.is_finished
+
+
+def _plan_round(
+    sim: Simulation,
+    broken: Sequence[SpreadRow],
+    actions: tuple[str, ...],
+    time_limit: float,
+    max_moves: int | None,
+) -> _Round | str:
+    """The fewest evictions from the state ``sim`` is in (``broken``: its violations), or
+    why there is no plan."""
+    cluster = sim.cluster
+    if not broken:
+        return _Round([], 0, True)
+    movable_workloads = {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
+    bare = sorted({r.pod for r in broken if r.workload is None})
+    if not movable_workloads:
+        return f"cannot be balanced: {', '.join(bare)} has no controller (an evicted pod would not come back)"
+    budgets = {p.key: p for p in cluster.objects(PodDisruptionBudget.KIND).values()}
+    movable: list[Pod] = []
+    for pod in sorted(cluster.pods.values(), key=lambda p: p.key):
+        if workload_of(pod) not in movable_workloads or not _running(pod, cluster):
+            continue
+        covering = pdbs_for_pod(cluster, pod)
+        if len(covering) > 1 or any(_allowed(budgets.get(b.key, b)) <= 0 for b in covering):
+            continue  # the Eviction API refuses it: it stays (counted as an existing pod)
+        movable.append(pod)
+    if not movable:
+        return "cannot be balanced: every pod of the broken workloads is held by a PodDisruptionBudget"
+    schedulers = {p.spec.scheduler_name or DEFAULT_SCHEDULER_NAME for p in movable}
+    if len(schedulers) > 1:
+        names = ", ".join(sorted(schedulers))
+        return f"cannot be balanced in one model: the pods name several schedulers ({names})"
+    profile = sim.profiles.get(next(iter(schedulers)))
+    if profile is None:
+        return f"cannot be balanced: no scheduler profile {next(iter(schedulers))!r}"
+    shapes: dict[Any, list[Pod]] = {}
+    for pod in movable:
+        shapes.setdefault(template_key(pod), []).append(pod)
+    groups = list(shapes.values())
+    keep = [_per_node(cluster, g) for g in groups]
+    wanted = [(workload_of(g[0]), _template(g[0]), len(g)) for g in groups]
+    base = cluster_without(cluster, {p.key for p in movable})
+    model = build_groups(base, wanted, profile, keep=keep, actions=actions, balance=True)
+    try:
+        if max_moves is None:
+            answer = solve_by_parts(model, time_limit=time_limit)
+        else:
+            answer = solve(model, time_limit=time_limit, max_moves=max_moves)
+    except SolveError:
+        limit = f" within {max_moves} evictions" if max_moves is not None else ""
+        found = conflict(model, time_limit=time_limit) if max_moves is None else None
+        why = " + ".join(found) if found else "no arrangement of the running pods satisfies every constraint"
+        return f"cannot be balanced{limit}: {why}"
+    evictions: list[tuple[str, str | None]] = []
+    for pods, now, final in zip(groups, keep, answer.by_group, strict=True):
+        leaving: list[str] = []
+        arriving: list[str] = []
+        for node in sorted(set(now) | set(final)):
+            have, want = now.get(node, 0), final.get(node, 0)
+            if have > want:
+                here = [p for p in pods if cluster.node_of(p.key) == node]
+                # the youngest go first, as a ReplicaSet scaling down would pick them
+                here.sort(key=lambda p: (p.metadata.creation_timestamp or "", p.key), reverse=True)
+                leaving += [p.key for p in here[: have - want]]
+            arriving += [node] * max(0, want - have)
+        evictions += list(zip(leaving, arriving, strict=True))
+    minimum = len(evictions)
+    return _Round(evictions, minimum, answer.proven)
+
+
+def _allowed(pdb: KubeObject) -> int:
+    status = getattr(pdb, "status", None)
+    return int(getattr(status, "disruptions_allowed", 0) or 0)
+
+
+def _per_node(cluster: ClusterState, pods: Sequence[Pod]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in pods:
+        node = cluster.node_of(p.key)
+        out[node] = out.get(node, 0) + 1
+    return out
+
+
+def _template(pod: Pod) -> Pod:
+    data = pod.to_dict()
+    data.get("spec", {}).pop("nodeName", None)
+    data.pop("status", None)
+    return Pod.from_dict(data)
+
+
+def _waves(
+    cluster: ClusterState, evictions: Sequence[tuple[str, str | None]]
+) -> list[list[tuple[str, str | None]]]:
+    """Evictions cut so that within a wave no PDB gives more than its disruptionsAllowed."""
+    waves: list[list[tuple[str, str | None]]] = []
+    used: list[dict[str, int]] = []
+    for key, target in evictions:
+        covering = pdbs_for_pod(cluster, cluster.pods[key])
+        for i in range(len(waves)):
+            if all(used[i].get(b.key, 0) < _allowed(b) for b in covering):
+                break
+        else:
+            waves.append([])
+            used.append({})
+            i = len(waves) - 1
+        waves[i].append((key, target))
+        for b in covering:
+            used[i][b.key] = used[i].get(b.key, 0) + 1
+    return waves
+
+
+# ------------------------------------------------------------------ replay
+
+
+def _domains(cluster: ClusterState, node: str | None, keys: Sequence[str]) -> dict[str, str]:
+    if not node or node not in cluster.nodes:
+        return {}
+    labels = cluster.nodes[node].metadata.labels
+    return {k: labels[k] for k in keys if k in labels}
+
+
+def _replay_wave(
+    sim: Simulation,
+    wave: Sequence[tuple[str, str | None]],
+    fixes: Mapping[str, tuple[str, ...]],
+    keys: Sequence[str],
+    steps: list[dict[str, Any]],
+) -> list[Move]:
+    """Evict the wave through the Eviction API, let the cluster settle, and match each
+    evicted pod to the replacement its controller created (per workload, in order)."""
+    cluster = sim.cluster
+    before = set(cluster.pods)
+    origin = {
+        k: (cluster.node_of(k), workload_of(cluster.pods[k]), cluster.pods[k].metadata.uid) for k, _ in wave
+    }
+    pods = [k for k, _ in wave]
+    step_doc = {"evict": {"pods": pods}}
+    refused = {
+        r["object"].removeprefix("Pod "): r["message"]
+        for r in run_step(sim, Step(len(steps), "evict", {"pods": pods}))
+    }
+    run_step(sim, Step(len(steps) + 1, "advance", seconds=_seconds(WAVE_SETTLE)))
+    steps += [step_doc, {"advance": WAVE_SETTLE}]
+    fresh: dict[str, list[str]] = {}
+    for key in sorted(
+        set(cluster.pods) - before, key=lambda k: (cluster.pods[k].metadata.creation_timestamp or "", k)
+    ):
+        fresh.setdefault(workload_of(cluster.pods[key]), []).append(key)
+    # the solver's targets of a workload are interchangeable: each replacement takes a
+    # target in the domains it landed in where one is left
+    targets: dict[str, list[str | None]] = {}
+    for key, target in wave:
+        targets.setdefault(origin[key][1], []).append(target)
+    moves = []
+    for key, _ in wave:
+        node, workload, uid = origin[key]
+        replacement = None
+        if key not in refused:
+            queue = fresh.get(workload, [])
+            if queue:
+                replacement = queue.pop(0)
+            elif key in cluster.pods and cluster.pods[key].metadata.uid != uid:
+                replacement = key  # a StatefulSet recreates the pod under its own name
+        to = cluster.node_of(replacement) if replacement and replacement in cluster.pods else None
+        left = targets[workload]
+        landed = _domains(cluster, to, keys)
+        target = next((t for t in left if t is not None and _domains(cluster, t, keys) == landed), left[0])
+        left.remove(target)
+        moves.append(
+            Move(
+                pod=key,
+                workload=workload,
+                from_node=node,
+                from_domains=_domains(cluster, node, keys),
+                to_node=to or None,
+                to_domains=_domains(cluster, to, keys),
+                replacement=replacement,
+                target=target,
+                fixes=fixes.get(workload, ()),
+                refused=refused.get(key, ""),
+                target_domains=_domains(cluster, target, keys),
+            )
+        )
+    return moves
+
+
+def _seconds(text: str) -> float:
+    from kubespread.api.duration import parse_duration
+
+    value = parse_duration(text)
+    assert value is not None
+    return value
+
+
+def _fixes(rows: Sequence[SpreadRow]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        if r.workload and r.view is not None:
+            w = f"{r.namespace}/{r.workload[0]}/{r.workload[1]}"
+            out.setdefault(w, []).append(f"{r.topology_key} maxSkew {r.view.constraint.max_skew}")
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _start(dump: list[KubeObject], profiles: dict[str, Profile] | None, seed: int) -> Simulation:
+    """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
+    scenario = Scenario(
+        name="rebalance",
+        seed=seed,
+        profiles=profiles,
+        cluster=[LoadedObject(o, "<dump>") for o in dump],
+        steps=[],
+    )
+    result = simulate(scenario)
+    assert result.sim is not None
+    return result.sim
+
+
+def rebalance(
+    settled: Simulation,
+    *,
+    constraints: tuple[str, ...] = HARD,
+    max_moves: int | None = None,
+    time_limit: float = 10.0,
+    strategy: str = "kubespread",
+    seed: int = 0,
+    descheduler: Callable[[ClusterState, Mapping[str, Profile], tuple[str, ...]], list[str]] | None = None,
+) -> RebalancePlan:
+    """Plan and replay (see the module notes) from the cluster ``settled`` holds (what
+    ``place`` left). ``descheduler(cluster, profiles, constraints)`` gives one pass of the
+    baseline's evictions (``strategy="descheduler"``)."""
+    import time
+
+    started = time.perf_counter()
+    dump = cluster_objects(settled.cluster)
+    profiles = dict(settled.profiles)
+    sim = _start(dump, profiles, seed)
+    plan = RebalancePlan(strategy, constraints, dump=dump)
+    rows = spread_rows(sim.cluster, sim.profiles)
+    broken = _broken(rows, constraints)
+    plan.before = _skews(rows, constraints)
+    touched = {_row_key(r) for r in broken}
+    keys = list(dict.fromkeys(r.topology_key for r in broken))
+    fixes = _fixes(broken)
+    if strategy == "descheduler":
+        _descheduler_rounds(plan, sim, constraints, descheduler, fixes, keys)
+        rows = spread_rows(sim.cluster, sim.profiles)
+    else:
+        rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys)
+    plan.before = {k: v for k, v in plan.before.items() if k in touched or not v["within"]}
+    after = _skews(rows, constraints)
+    plan.after = {k: v for k, v in after.items() if k in plan.before or not v["within"]}
+    touched_workloads = {m.workload for wave in plan.waves for m in wave}
+    touched_workloads |= {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
+    plan.pending = sorted(
+        p.key
+        for p in sim.cluster.pods.values()
+        if not sim.cluster.node_of(p.key)
+        and not p.is_terminating
+        and not p.is_finished
+        and workload_of(p) in touched_workloads
+    )
+    if not plan.cannot and not plan.balanced:
+        still = [f"{k} skew {v['skew']} > {v['maxSkew']}" for k, v in plan.after.items() if not v["within"]]
+        if plan.pending:
+            still.append(f"{len(plan.pending)} pod(s) pending ({', '.join(plan.pending)})")
+        plan.cannot = f"still broken after the replay: {'; '.join(still)}"
+    plan.seconds = time.perf_counter() - started
+    return plan
+
+
+def _planner_rounds(
+    plan: RebalancePlan,
+    sim: Simulation,
+    rows: list[SpreadRow],
+    constraints: tuple[str, ...],
+    time_limit: float,
+    max_moves: int | None,
+    fixes: dict[str, tuple[str, ...]],
+    keys: list[str],
+) -> list[SpreadRow]:
+    """Plan, replay, and plan again while something is broken; the rows of the end state."""
+    for round_no in range(1, MAX_ROUNDS + 1):
+        broken = _broken(rows, constraints)
+        left = None if max_moves is None else max_moves - plan.evictions
+        found = _plan_round(sim, broken, constraints, time_limit, left)
+        if isinstance(found, str):
+            plan.cannot = found
+            return rows
+        if not found.evictions:
+            if round_no == 1:
+                plan.proven, plan.minimum = True, 0
+            return rows
+        plan.rounds = round_no
+        if round_no == 1:
+            plan.minimum, plan.proven = found.minimum, found.proven
+        else:
+            plan.proven = False  # the replay needed more than the optimum's evictions
+        fixes = {**_fixes(broken), **fixes}
+        for wave in _waves(sim.cluster, found.evictions):
+            moves = _replay_wave(sim, wave, fixes, keys, plan.steps)
+            plan.waves.append(moves)
+            if any(m.refused for m in moves):
+                plan.proven = False
+        rows = spread_rows(sim.cluster, sim.profiles)
+        if not _broken(rows, constraints):
+            break
+    return rows
+
+
+def _descheduler_rounds(
+    plan: RebalancePlan,
+    sim: Simulation,
+    constraints: tuple[str, ...],
+    descheduler: Callable[[ClusterState, Mapping[str, Profile], tuple[str, ...]], list[str]] | None,
+    fixes: dict[str, tuple[str, ...]],
+    keys: list[str],
+) -> None:
+    if descheduler is None:
+        raise RebalanceError("no descheduler model given")
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for passes in range(1, MAX_PASSES + 1):
+        evicted = descheduler(sim.cluster, sim.profiles, constraints)
+        if not evicted:
+            return
+        state = _placement_state(sim.cluster)
+        if state in seen:
+            plan.loop = True
+            return
+        seen.add(state)
+        plan.rounds = passes
+        plan.waves.append(_replay_wave(sim, [(k, None) for k in evicted], fixes, keys, plan.steps))
+    if descheduler(sim.cluster, sim.profiles, constraints):
+        plan.loop = True  # still evicting after MAX_PASSES passes
+
+
+def _placement_state(cluster: ClusterState) -> tuple[tuple[str, str], ...]:
+    """Where each workload's pods run, by count per node (pod names change on every pass)."""
+    counts: dict[tuple[str, str], int] = {}
+    for p in cluster.pods.values():
+        node = cluster.node_of(p.key)
+        if node and not p.is_terminating:
+            k = (workload_of(p), node)
+            counts[k] = counts.get(k, 0) + 1
+    return tuple(sorted((f"{w}@{n}", str(c)) for (w, n), c in counts.items()))
