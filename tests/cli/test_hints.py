@@ -104,3 +104,13 @@ def test_a_node_short_of_several_resources_counts_once(tmp_path: Path) -> None:
         in hint
     )
     assert "1 of them are at their pod limit (allocatable pods)" in hint
+
+
+def test_a_bound_pod_explained_elsewhere_says_where_it_runs(tmp_path: Path) -> None:
+    cluster = [node("n1", "a"), node("n2", "a"), node("n3", "a"), pod("solo", {}, node_name="n3")]
+    write(tmp_path / "cluster.yaml", cluster)
+    args = ["explain", "solo", "-f", str(tmp_path / "cluster.yaml"), "--no-progress"]
+    table = CliRunner().invoke(app, args)
+    assert table.stdout.splitlines()[0] == "default/solo runs on n3; scheduled now it would go to n1 (scored)"
+    doc = json.loads(CliRunner().invoke(app, [*args, "-o", "json"]).stdout)
+    assert (doc["runningOn"], doc["selectedNode"]) == ("n3", "n1")

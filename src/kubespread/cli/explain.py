@@ -123,6 +123,9 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
     if d["scheduled"]:
         how = "scored" if d["selectionReason"] == "scored" else "the only feasible node"
         head = f"{d['pod']} goes to {short(d['selectedNode'])} ({how})"
+        if d["runningOn"] and d["runningOn"] != d["selectedNode"]:
+            head = f"{d['pod']} runs on {short(d['runningOn'])}; scheduled now it would go to "
+            head += f"{short(d['selectedNode'])} ({how})"
     else:
         head = f"{d['pod']} is unschedulable"
     out.print(Text(head, style="bold"))

@@ -60,11 +60,14 @@ class Explanation:
     #: the preemptions to show for the pod (scheduler.views.preemption_entry): those a run
     #: made for it, then the one this decision would make
     preemptions: list[dict[str, Any]] = field(default_factory=list)
+    #: the node a bound pod runs on (it is explained as if scheduled now, without itself)
+    running_on: str | None = None
 
     def runs_on(self, node: str) -> None:
-        """For a bound pod explained as if scheduled now: say where it runs when that is
-        another of the tied best nodes (picked when it was placed), so the tie hint does not
-        read as if it should have gone elsewhere."""
+        """For a bound pod explained as if scheduled now: where it runs; the tie hint says so
+        when that is another of the tied best nodes (picked when it was placed), so it does not
+        read as if the pod should have gone elsewhere."""
+        self.running_on = node
         old = _tie_hint(self.decision)
         new = _tie_hint(self.decision, running_on=node)
         if old and old != new:
@@ -84,6 +87,7 @@ class Explanation:
             "spreadConstraints": [v.to_dict() for v in self.spread],
             "hints": self.hints,
             "preemptions": self.preemptions,
+            "runningOn": self.running_on,
         }
 
 
