@@ -22,6 +22,7 @@ from kubespread.cli.common import (
     err,
     load_or_exit,
     out,
+    positive_seconds,
     print_data,
     require_nodes,
     scheduler_profiles_or_exit,
@@ -50,18 +51,12 @@ MaxOption = Annotated[
 ]
 
 
-def _positive(value: float) -> float:
-    if value <= 0:
-        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
-    return value
-
-
 TimeLimitOption = Annotated[
     float,
     typer.Option(
         "--time-limit",
         metavar="SECONDS",
-        callback=_positive,
+        callback=positive_seconds,
         help="Seconds the solver may take for the maximum.",
     ),
 ]

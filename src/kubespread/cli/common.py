@@ -126,6 +126,20 @@ def at_least_one(value: int) -> int:
     return value
 
 
+def not_negative(value: int | None) -> int | None:
+    """A count that may be 0 (None: not given), said in words."""
+    if value is not None and value < 0:
+        raise typer.BadParameter(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_seconds(value: float) -> float:
+    """A time limit: more than 0 seconds."""
+    if value <= 0:
+        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
+    return value
+
+
 FilesOption = Annotated[
     list[Path],
     typer.Option(

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from kubespread.cli.common import (
@@ -21,8 +20,11 @@ from kubespread.cli.common import (
     OutputOption,
     ValidateOption,
     err,
+    not_negative,
     out,
+    positive_seconds,
     print_data,
+    table,
 )
 from kubespread.cli.schedule import SchedulerConfigOption, SeedOption, run_placement
 from kubespread.io.loader import Validation
@@ -42,12 +44,6 @@ class Strategy(StrEnum):
     kubespread = "kubespread"
     descheduler = "descheduler"
     compare = "compare"
-
-
-def _positive(value: float) -> float:
-    if value <= 0:
-        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
-    return value
 
 
 def _plan(
@@ -91,17 +87,20 @@ def _print(plan: RebalancePlan) -> None:
         head += ", loops (the same placement again)"
     out.print(Text(head, style="bold"), soft_wrap=True)
     for i, wave in enumerate(plan.waves, 1):
-        t = Table(title=f"wave {i}", title_justify="left", box=None, pad_edge=False)
-        for col in ("pod", "from", "to", "fixes"):
-            t.add_column(col, no_wrap=True)
+        t = table("pod", "from", "to", "fixes", title=f"wave {i}")
         for m in wave:
             to = f"refused: {m.refused}" if m.refused else _where(m.to_node, m.to_domains)
             t.add_row(m.pod, _where(m.from_node, m.from_domains), to, ", ".join(m.fixes) or "-")
         out.print(t)
     if plan.before or plan.after:
-        t = Table(title="skew per constraint", title_justify="left", box=None, pad_edge=False)
-        for col in ("workload and key", "maxSkew", "before", "after", "domains after"):
-            t.add_column(col, no_wrap=True)
+        t = table(
+            "workload and key",
+            ("maxSkew", "right"),
+            ("before", "right"),
+            ("after", "right"),
+            "domains after",
+            title="skew per constraint",
+        )
         for key in sorted(set(plan.before) | set(plan.after)):
             b, a = plan.before.get(key), plan.after.get(key)
             row = a or b or {}
@@ -160,12 +159,13 @@ def rebalance_command(
         ),
     ] = Constraints.hard,
     max_moves: Annotated[
-        int | None, typer.Option("--max-moves", metavar="N", min=0, help="Evict at most N pods.")
+        int | None,
+        typer.Option("--max-moves", metavar="N", callback=not_negative, help="Evict at most N pods."),
     ] = None,
     time_limit: Annotated[
         float,
         typer.Option(
-            "--time-limit", metavar="SECONDS", callback=_positive, help="Seconds the solver may take."
+            "--time-limit", metavar="SECONDS", callback=positive_seconds, help="Seconds the solver may take."
         ),
     ] = 10.0,
     strategy: Annotated[
