@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate examples/rebalance/README.md: each example's state, then the rebalance plan and
-the descheduler baseline, replayed (the same code as ``kubespread rebalance --strategy
+"""Regenerate examples/rebalance/README.md and states/: each example's state (the dump
+``kubespread simulate EXAMPLE --dump`` writes, in states/), then the rebalance plan and the
+descheduler baseline, replayed (the same code as ``kubespread rebalance --strategy
 compare``). Run it after changing the planner, the descheduler model or an example:
 
     .venv/bin/python scripts/make_rebalance_examples.py
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kubespread.io.dump import cluster_objects, dump_objects
 from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
 from kubespread.plan.rebalance import RebalancePlan, rebalance
 from kubespread.sim.run import simulate
@@ -22,7 +24,8 @@ INTRO = """\
 
 Each scenario here ends in a state where running pods are past a topology spread
 constraint's maxSkew, or where a balancer would think so, reproducing a descheduler issue.
-Run one, then plan:
+Run one, then plan (states/ holds each example's end state, so the second command alone
+also works: `kubespread rebalance -f examples/rebalance/states/min-domains.yaml`):
 
     kubespread simulate examples/rebalance/zone-outage-recovery.yaml --dump state.yaml
     kubespread rebalance -f state.yaml --strategy compare
@@ -69,6 +72,8 @@ def main() -> None:
     for path in sorted(FOLDER.glob("*.yaml")):
         result = simulate(load_scenario(path))
         assert result.sim is not None
+        (FOLDER / "states").mkdir(exist_ok=True)
+        (FOLDER / "states" / path.name).write_text(dump_objects(cluster_objects(result.sim.cluster)))
         ours = rebalance(result.sim)
         theirs = rebalance(
             result.sim,

@@ -24,10 +24,13 @@ from kubespread.cli.common import (
     out,
     positive_seconds,
     print_data,
+    short_kind,
+    short_ns,
     table,
 )
 from kubespread.cli.schedule import SchedulerConfigOption, SeedOption, run_placement
 from kubespread.io.loader import Validation
+from kubespread.report.plots import short_key
 
 if TYPE_CHECKING:
     from kubespread.plan.rebalance import RebalancePlan
@@ -69,6 +72,19 @@ def _plan(
     )
 
 
+def _fix(text: str) -> str:
+    """``zone maxSkew 1`` for ``topology.kubernetes.io/zone maxSkew 1``."""
+    key, _, rest = text.partition(" ")
+    return f"{short_key(key)} {rest}".strip()
+
+
+def _workload_and_key(key: str) -> tuple[str, str]:
+    """(``rs/web-b6c9d9ffd``, ``zone``) for ``default/ReplicaSet/web-b6c9d9ffd topology...zone``."""
+    ref, _, topology_key = key.partition(" ")
+    ns, kind, name = ref.split("/", 2)
+    return f"{short_kind(kind)}/{short_ns(ns, name)}", short_key(topology_key)
+
+
 def _where(node: str | None, domains: dict[str, str]) -> str:
     if not node:
         return "(pending)"
@@ -90,11 +106,14 @@ def _print(plan: RebalancePlan) -> None:
         t = table("pod", "from", "to", "fixes", title=f"wave {i}")
         for m in wave:
             to = f"refused: {m.refused}" if m.refused else _where(m.to_node, m.to_domains)
-            t.add_row(m.pod, _where(m.from_node, m.from_domains), to, ", ".join(m.fixes) or "-")
+            ns, name = m.pod.split("/", 1)
+            fixes = ", ".join(_fix(f) for f in m.fixes) or "-"
+            t.add_row(short_ns(ns, name), _where(m.from_node, m.from_domains), to, fixes)
         out.print(t)
     if plan.before or plan.after:
         t = table(
-            "workload and key",
+            "workload",
+            "key",
             ("maxSkew", "right"),
             ("before", "right"),
             ("after", "right"),
@@ -104,9 +123,11 @@ def _print(plan: RebalancePlan) -> None:
         for key in sorted(set(plan.before) | set(plan.after)):
             b, a = plan.before.get(key), plan.after.get(key)
             row = a or b or {}
-            domains = ", ".join(f"{d}={c}" for d, c in (a or {}).get("domains", {}).items()) or "-"
+            domains = " ".join(f"{d}={c}" for d, c in (a or {}).get("domains", {}).items()) or "-"
+            workload, short = _workload_and_key(key)
             t.add_row(
-                key,
+                workload,
+                short,
                 str(row.get("maxSkew", "-")),
                 "-" if b is None else str(b["skew"]),
                 "-" if a is None else str(a["skew"]),
