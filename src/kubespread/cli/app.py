@@ -36,6 +36,7 @@ def _root(
 def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
+    from kubespread.cli.audit import audit_command
     from kubespread.cli.bench import bench_command
     from kubespread.cli.capacity import capacity_command
     from kubespread.cli.evaluate import evaluate_command
@@ -57,6 +58,7 @@ def _register() -> None:
     app.command("simulate")(simulate_command)
     app.command("capacity")(capacity_command)
     app.command("rebalance")(rebalance_command)
+    app.command("audit")(audit_command)
     app.command("scheduler")(scheduler_command)
     app.command("controller")(controller_command)
     app.add_typer(webhook_app, name="webhook")
