@@ -362,9 +362,17 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
     }
 
 
-def _harm_order(record: Mapping[str, Any]) -> tuple[Any, ...]:
+def _harm_order(record: Mapping[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
+    """Most harm first; ties in the order of the keys given, then by value."""
     h = record["harm"]
-    return (-h["unavailable"], -h["pending"], -h["pdbsBroken"], -h["unrecovered"], record["key"], record["value"])
+    return (
+        -h["unavailable"],
+        -h["pending"],
+        -h["pdbsBroken"],
+        -h["unrecovered"],
+        keys.index(record["key"]),
+        record["value"],
+    )
 
 
 # ------------------------------------------------------------------ the audit
@@ -425,7 +433,7 @@ def audit_settled(
         if wl in running and _running(base, pod):
             running[wl] += 1
     records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy)
-    records.sort(key=_harm_order)
+    records.sort(key=lambda r: _harm_order(r, domains))
     for rank, record in enumerate(records, 1):
         record["rank"] = rank
     with _BASES_LOCK:
