@@ -57,7 +57,9 @@ def deployment(name: str, replicas: int, spec_extra: dict[str, Any]) -> dict[str
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
-                    "containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "100m"}}}],
+                    "containers": [
+                        {"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "100m"}}}
+                    ],
                     **spec_extra,
                 },
             },
@@ -88,7 +90,7 @@ def test_a_zone_failure_matches_simulate_by_hand(zone_audit: dict[str, Any]) -> 
     """examples/scenarios/zone-failure.yaml's cluster and Deployments, zone-c failed and 10
     minutes passed, as a scenario: the same replicas running and pending per workload."""
     scenario = load_scenario(EXAMPLES / "zone-failure.yaml")
-    scenario.steps = scenario.steps[:3] + [scenario.steps[3]]  # apply, fail c1, fail c2, advance
+    scenario.steps = scenario.steps[:4]  # apply, fail c1, fail c2, advance
     scenario.steps[3].seconds = AFTER
     final = simulate(scenario).final
     failed = {"c1", "c2"}
@@ -211,11 +213,15 @@ def test_bad_input_is_an_audit_error() -> None:
 
 @pytest.mark.slow
 def test_a_dask_cluster_gives_the_local_json() -> None:
-    distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (kubespread[audit-dask])")
+    distributed = pytest.importorskip(
+        "distributed", reason="Dask distributed is not installed (kubespread[audit-dask])"
+    )
     sim = place(zone_failure_input()).sim
     local = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=2)
     with (
-        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as c,
+        distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as c,
         distributed.Client(c) as client,
     ):
         remote = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, client=client)

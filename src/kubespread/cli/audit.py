@@ -187,7 +187,10 @@ def _print_vary(doc: dict[str, Any]) -> None:
         )
     else:
         out.print(
-            Text(f"no setting survives every {first} failure; least harm: {_changes(best['changes'])}", style="yellow"),
+            Text(
+                f"no setting survives every {first} failure; least harm: {_changes(best['changes'])}",
+                style="yellow",
+            ),
             soft_wrap=True,
         )
 
@@ -198,7 +201,9 @@ def _client(address: str | None) -> Any:
     try:
         from distributed import Client
     except ImportError:
-        err.print("error: --cluster needs Dask distributed: pip install 'kubespread[audit-dask]'", markup=False)
+        err.print(
+            "error: --cluster needs Dask distributed: pip install 'kubespread[audit-dask]'", markup=False
+        )
         raise typer.Exit(1) from None
     try:
         return Client(address, timeout=30)
@@ -221,7 +226,9 @@ def audit_command(
     ] = "topology.kubernetes.io/zone,kubernetes.io/hostname",
     after: Annotated[
         str,
-        typer.Option("--after", metavar="DURATION", help="Virtual time each failure lasts before the verdict."),
+        typer.Option(
+            "--after", metavar="DURATION", help="Virtual time each failure lasts before the verdict."
+        ),
     ] = "10m",
     limit: Annotated[
         int | None,

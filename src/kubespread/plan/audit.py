@@ -197,11 +197,11 @@ def _forked(fn: Callable[..., Any], *args: Any) -> Any:
             os.close(read)
             try:
                 data = pickle.dumps((True, fn(*args)))
-            except BaseException as e:  # noqa: BLE001 - reported to the parent
+            except BaseException as e:
                 data = pickle.dumps((False, f"{type(e).__name__}: {e}"))
             with os.fdopen(write, "wb") as f:
                 f.write(data)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             status = 1
         finally:
             os._exit(status)
@@ -324,7 +324,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
             pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
     budgets = _budgets(sim)
     skews = _skews(sim, set(desired))
-    workloads = []
+    workloads: list[dict[str, Any]] = []
     for wl, want in desired.items():
         have = running[wl]
         reasons = [
@@ -401,7 +401,11 @@ def _run_all(
 
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(processes, len(failures)), mp_context=context) as pool:
-        return list(pool.map(run_failure, [inp] * len(failures), failures, [after] * len(failures), [copy] * len(failures)))
+        return list(
+            pool.map(
+                run_failure, [inp] * len(failures), failures, [after] * len(failures), [copy] * len(failures)
+            )
+        )
 
 
 def audit_settled(
@@ -542,7 +546,9 @@ def patch_workloads(objects: Sequence[LoadedObject], changes: Mapping[str, Any])
     return out
 
 
-def _variant_summary(changes: Mapping[str, Any], doc: dict[str, Any] | None, error: str = "") -> dict[str, Any]:
+def _variant_summary(
+    changes: Mapping[str, Any], doc: dict[str, Any] | None, error: str = ""
+) -> dict[str, Any]:
     if doc is None:
         return {"changes": dict(changes), "error": error, "survives": False}
     first_key = doc["domains"][0]
