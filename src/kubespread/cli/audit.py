@@ -158,8 +158,8 @@ def _print_vary(doc: dict[str, Any]) -> None:
         box=None,
         pad_edge=False,
     )
-    for col in ("#", "setting", "survives", "failures not recovered", "pending", "unavailable"):
-        t.add_column(col, no_wrap=True)
+    for col in ("#", "setting", "survives", "not whole", "pending", "lost"):
+        t.add_column(col, no_wrap=col != "setting")
     for v in doc["variants"]:
         if "error" in v:
             t.add_row(str(v["rank"]), _changes(v["changes"]), "refused", "-", "-", "-", style="dim")

@@ -1,4 +1,4 @@
-"""The audit's report: a failure × workload heat map of availability (running / desired
+"""The audit's report: a failure-by-workload heat map of availability (running / desired
 after each failure), the ranking, and the pending reasons beside it, in the one-page HTML
 report ``schedule`` and ``simulate`` write (``report.html.write_report``)."""
 
@@ -29,7 +29,7 @@ def _label(record: Mapping[str, Any]) -> str:
 
 
 def _workload_label(key: str) -> str:
-    namespace, kind, name = key.split("/", 2)
+    namespace, _kind, name = key.split("/", 2)
     return name if namespace == "default" else f"{namespace}/{name}"
 
 
