@@ -40,16 +40,16 @@ def _after(value: str) -> float:
 
     seconds = parse_duration(value)
     if seconds is None:
-        raise typer.BadParameter(f"must be a duration such as 10m or 600s, got {value!r}")
+        raise typer.BadParameter(f"--after: must be a duration such as 10m or 600s, got {value!r}")
     if seconds <= 0:
-        raise typer.BadParameter(f"must be more than 0 seconds, got {value!r}")
+        raise typer.BadParameter(f"--after: must be more than 0 seconds, got {value!r}")
     return seconds
 
 
 def _domains(value: str) -> list[str]:
     keys = [k.strip() for k in value.split(",") if k.strip()]
     if not keys:
-        raise typer.BadParameter("give at least one node label key")
+        raise typer.BadParameter("--domains: give at least one node label key")
     return list(dict.fromkeys(keys))
 
 
