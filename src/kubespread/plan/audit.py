@@ -422,8 +422,9 @@ def audit_settled(
 ) -> dict[str, Any]:
     """Audit the cluster ``sim`` holds (what ``place`` left): the ``-o json`` document
     (``domains``, ``after``, ``workloads`` with desired/running before, ``failures`` ranked by
-    harm, ``seconds``: the failure runs' and the whole audit's wall time). ``config``: the scheduler configuration ``sim`` runs (its profiles
-    are rebuilt from it in every process)."""
+    harm, ``seconds``: the failure runs' and the whole audit's wall time). ``config``: the
+    scheduler configuration ``sim`` runs (its profiles are rebuilt from it in every process).
+    ``copy``: how each run gets a pristine base, ``fork`` (the default) or ``rebuild``."""
     if after <= 0:
         raise AuditError(f"--after must be more than 0 seconds, got {after:g}")
     started = time.perf_counter()
