@@ -228,3 +228,41 @@ def test_a_dask_cluster_gives_the_local_json() -> None:
         assert len(client.scheduler_info()["workers"]) == 2
     local.pop("seconds"), remote.pop("seconds")
     assert json.dumps(local, sort_keys=True) == json.dumps(remote, sort_keys=True)
+
+
+def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path: Path) -> None:
+    """The by-hand route in full: the settled snapshot dumped to YAML, a scenario file that
+    fails each zone's nodes and advances; ``simulate`` reads both from disk."""
+    import yaml
+
+    from kubespread.io.dump import cluster_objects, dump_objects
+
+    snapshot = Path(__file__).resolve().parents[2] / "examples" / "snapshot" / "cluster.yaml"
+    sim = place(load([str(snapshot)]).objects).sim
+    (tmp_path / "cluster.yaml").write_text(dump_objects(cluster_objects(sim.cluster)))
+    doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=2)
+    for record in doc["failures"]:
+        steps: list[dict[str, Any]] = [{"node": {"name": n, "action": "fail"}} for n in record["nodes"]]
+        steps.append({"advance": f"{AFTER:g}s"})
+        scenario = {
+            "apiVersion": "kubespread.io/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "by-hand"},
+            "cluster": ["cluster.yaml"],
+            "steps": steps,
+        }
+        path = tmp_path / f"{record['value']}.yaml"
+        path.write_text(yaml.safe_dump(scenario))
+        final = simulate(load_scenario(path)).final
+        failed = set(record["nodes"])
+        running: dict[str, int] = {}
+        for p in final.pods:
+            if p["node"] and p["node"] not in failed and not p["terminating"] and p["workload"]:
+                key = f"{p['namespace']}/{p['workload']['kind']}/{p['workload']['name']}"
+                running[key] = running.get(key, 0) + 1
+        got = {w["workload"]: w["running"] for w in record["workloads"]}
+        assert got == {k: running.get(k, 0) for k in got}, record["domain"]
+        pending = sorted(f"{p['namespace']}/{p['name']}" for p in final.pending)
+        audited = sorted(k for w in record["workloads"] for r in w["pendingReasons"] for k in r["pods"])
+        assert audited == pending, record["domain"]
+        assert record["harm"]["pending"] > 0  # every zone of the snapshot strands someone
