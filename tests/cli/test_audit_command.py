@@ -112,3 +112,27 @@ def test_a_cluster_without_nodes_is_refused() -> None:
     assert r.exit_code == 1
     assert "the input has no nodes" in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.slow  # starts a Dask LocalCluster
+def test_cluster_runs_on_dask_with_the_local_answer() -> None:
+    distributed = pytest.importorskip(
+        "distributed", reason="Dask distributed is not installed (kubespread[audit-dask])"
+    )
+    args = ["-f", NODES, "-f", DEPLOYMENTS, "--domains", ZONE, "-o", "json"]
+    local = json.loads(run(*args).stdout)
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        r = run(*args, "--cluster", cluster.scheduler_address)
+    assert r.exit_code == 0, r.output
+    remote = json.loads(r.stdout)
+    local.pop("seconds"), remote.pop("seconds")
+    assert remote == local
+
+
+def test_an_unreachable_cluster_is_a_clean_error() -> None:
+    r = run("-f", NODES, "--cluster", "bogus://nowhere")
+    assert r.exit_code == 1
+    assert "--cluster bogus://nowhere: cannot connect" in " ".join(r.output.split())
+    assert "Traceback" not in r.output
