@@ -178,10 +178,12 @@ def build_base(inp: AuditInput) -> Simulation:
 
 
 def base_of(inp: AuditInput) -> Simulation:
-    """This process's base for ``inp``, built on first use; never run itself (runs fork)."""
+    """This process's base for ``inp``, built on first use; never run itself (runs fork).
+    One base is kept per process (a long-lived Dask worker audits one cluster after another)."""
     with _BASES_LOCK:
         base = _BASES.get(inp.token)
         if base is None:
+            _BASES.clear()
             base = _BASES[inp.token] = build_base(inp)
         return base
 
@@ -395,9 +397,8 @@ def _run_all(
 ) -> list[dict[str, Any]]:
     if client is not None:
         shared = client.scatter(inp, broadcast=True)
-        futures = client.map(
-            run_failure, [shared] * len(failures), failures, [after] * len(failures), pure=False
-        )
+        n = len(failures)
+        futures = client.map(run_failure, [shared] * n, failures, [after] * n, [copy] * n, pure=False)
         return list(client.gather(futures))
     if copy == "fork":
         base_of(inp)  # built here, before the workers fork: they inherit it
@@ -405,7 +406,7 @@ def _run_all(
         return [run_failure(inp, f, after, copy) for f in failures]
     import multiprocessing
 
-    context = multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("fork" if copy == "fork" else None)
     n = len(failures)
     with ProcessPoolExecutor(max_workers=min(processes, n), mp_context=context) as pool:
         if copy == "fork":
@@ -432,6 +433,8 @@ def audit_settled(
     ``copy``: how each run gets a pristine base, ``fork`` (the default) or ``rebuild``."""
     if after <= 0:
         raise AuditError(f"--after must be more than 0 seconds, got {after:g}")
+    if copy == "fork" and not hasattr(os, "fork"):  # Windows: no fork, each run rebuilds
+        copy = "rebuild"
     started = time.perf_counter()
     inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed)
     base = base_of(inp) if copy == "fork" or client is None else build_base(inp)
