@@ -36,6 +36,7 @@ def test_json_has_every_zone_failure_ranked() -> None:
     assert set(strict) == {
         "workload",
         "desired",
+        "runningBefore",
         "running",
         "unavailable",
         "pending",

@@ -76,9 +76,9 @@ def _worst(record: dict[str, Any]) -> str:
     return ", ".join(shown) or "-"
 
 
-def _short_domain(record: dict[str, Any]) -> str:
+def _short_domain(record: dict[str, Any], short_value: Any) -> str:
     """``zone=eu-west-1a``: the key without its prefix (the header line names it whole)."""
-    return f"{record['key'].rsplit('/', 1)[-1]}={record['value']}"
+    return f"{record['key'].rsplit('/', 1)[-1]}={short_value(record['value'])}"
 
 
 def _recovery(record: dict[str, Any]) -> str:
@@ -90,6 +90,11 @@ def _recovery(record: dict[str, Any]) -> str:
 
 def failures_table(doc: dict[str, Any], title: str = "") -> Table:
     """One row per failure, most harmful first."""
+    from kubespread.cli.schedule import node_namer
+
+    namers = {}  # per key: node names without their shared DNS suffix
+    for key in dict.fromkeys(r["key"] for r in doc["failures"]):
+        namers[key] = node_namer(sorted({r["value"] for r in doc["failures"] if r["key"] == key}))
     t = Table(title=title or None, title_justify="left", box=None, pad_edge=False)
     for col in ("#", "failure", "nodes", "lost", "pending", "pdbs", "whole", "worst workloads"):
         t.add_column(col, no_wrap=col != "worst workloads", justify="right" if col == "#" else "left")
@@ -98,7 +103,7 @@ def failures_table(doc: dict[str, Any], title: str = "") -> Table:
         style = "red" if h["unrecovered"] else None
         t.add_row(
             str(r["rank"]),
-            _short_domain(r),
+            _short_domain(r, namers[r["key"]][0]),
             str(len(r["nodes"])),
             str(h["unavailable"]),
             str(h["pending"]),
@@ -108,6 +113,14 @@ def failures_table(doc: dict[str, Any], title: str = "") -> Table:
             style=style,
         )
     return t
+
+
+def _notes(doc: dict[str, Any]) -> list[str]:
+    from kubespread.cli.schedule import node_namer
+
+    keys = dict.fromkeys(r["key"] for r in doc["failures"])
+    names = (sorted({r["value"] for r in doc["failures"] if r["key"] == k}) for k in keys)
+    return [note for n in names if (note := node_namer(n)[1])]
 
 
 def _print_reasons(doc: dict[str, Any]) -> None:
@@ -133,6 +146,8 @@ def _print_audit(doc: dict[str, Any]) -> None:
         )
     )
     out.print(failures_table(doc))
+    for note in _notes(doc):
+        out.print(Text(note, style="dim"), soft_wrap=True)
     out.print(
         Text(
             "lost: replicas short of desired after the failure; pdbs: budgets broken; "

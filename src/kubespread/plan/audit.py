@@ -26,7 +26,8 @@ dump, same seed, same steps: the local and distributed runs give the same record
 desired, pending pods grouped by kube-scheduler's message with ``explain``'s hints for one
 of them, the PodDisruptionBudgets selecting its pods that are broken (currentHealthy <
 desiredHealthy), the time to recover (virtual seconds after the failure when the last of
-its running pods was bound, 0 when it lost none; None when still short), and the skew of
+its running pods was bound, 0 when it lost none; None when still short of desired, or of
+what ran before the failure when it was short already), and the skew of
 each of its spread constraints after (``scheduler.views.spread_rows``, the one home of
 skew). A failure's **harm**: replicas unavailable (summed), then pods pending, then broken
 budgets; failures are ranked by it.
@@ -259,6 +260,16 @@ def _running(sim: Simulation, pod: Pod) -> bool:
     return bool(node) and not pod.is_terminating and not pod.is_finished and sim.node_reachable(node)
 
 
+def running_replicas(sim: Simulation) -> dict[str, int]:
+    """``namespace/Kind/name`` → the workload's replicas running now (see ``_running``)."""
+    out: dict[str, int] = {}
+    for pod in sim.cluster.pods.values():
+        wl = _workload_key(sim, pod)
+        if wl is not None and _running(sim, pod):
+            out[wl] = out.get(wl, 0) + 1
+    return out
+
+
 def _pending(pod: Pod) -> bool:
     return not pod.spec.node_name and not pod.is_terminating and not pod.is_finished
 
@@ -305,6 +316,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
     read the record (the JSON's ``failures[]`` entry, rank left out)."""
     started = sim.now
     first_event = len(sim.events)
+    before = running_replicas(sim)
     steps = [Step(i, "node", {"name": n, "action": "fail"}) for i, n in enumerate(failure.nodes)]
     steps.append(Step(len(steps), "advance", seconds=after))
     for step in steps:
@@ -335,6 +347,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
     workloads: list[dict[str, Any]] = []
     for wl, want in desired.items():
         have = running[wl]
+        whole = have >= min(want, before.get(wl, 0))  # desired, or as many as before when short already
         reasons = [
             {"message": message, "pods": pods, "hints": _hints(sim, pods[0])}
             for message, pods in sorted(pending.get(wl, {}).items())
@@ -343,12 +356,13 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
             {
                 "workload": wl,
                 "desired": want,
+                "runningBefore": before.get(wl, 0),
                 "running": have,
                 "unavailable": max(want - have, 0),
                 "pending": sum(len(r["pods"]) for r in reasons),
                 "pendingReasons": reasons,
                 "pdbsBroken": sorted(b for b in budgets_of.get(wl, ()) if budgets[b]["broken"]),
-                "recoverySeconds": recovered_at[wl] if have >= want else None,
+                "recoverySeconds": recovered_at[wl] if whole else None,
                 "skew": skews.get(wl, []),
             }
         )
@@ -440,11 +454,7 @@ def audit_settled(
     base = base_of(inp) if copy == "fork" or client is None else build_base(inp)
     failures = failures_of(base, domains, limit=limit)
     desired = desired_replicas(base)
-    running = dict.fromkeys(desired, 0)
-    for pod in base.cluster.pods.values():
-        wl = _workload_key(base, pod)
-        if wl in running and _running(base, pod):
-            running[wl] += 1
+    running = running_replicas(base)
     ran = time.perf_counter()
     records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy)
     ran = time.perf_counter() - ran
@@ -457,7 +467,9 @@ def audit_settled(
         "domains": list(domains),
         "after": after,
         "seed": seed,
-        "workloads": [{"workload": wl, "desired": n, "running": running[wl]} for wl, n in desired.items()],
+        "workloads": [
+            {"workload": wl, "desired": n, "running": running.get(wl, 0)} for wl, n in desired.items()
+        ],
         "failures": records,
         "seconds": {"runs": round(ran, 2), "total": round(time.perf_counter() - started, 2)},
     }
