@@ -23,6 +23,7 @@ from kubespread.cli.common import (
     load_or_exit,
     out,
     print_data,
+    progress_bar,
     require_nodes,
     scheduler_profiles_or_exit,
 )
@@ -291,18 +292,27 @@ def audit_command(
         "processes": processes or os.cpu_count() or 1,
     }
     client = _client(cluster)
+    bar = progress_bar(True)
+    task = bar.add_task("failures", total=None)
+
+    def on_done(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total, refresh=True)
+
+    options["on_done"] = on_done
     try:
         if vary:
             config = _config(scheduler_config, validate)
             manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
             require_nodes(manifests, "audit")
-            doc = vary_audit(manifests.objects, grid, config=config, seed=seed, client=client, **options)
+            with bar:
+                doc = vary_audit(manifests.objects, grid, config=config, seed=seed, client=client, **options)
         else:
             result = run_placement(
                 files, scheduler_config, seed, False, kubeconfig, context, validate, command="audit"
             )
             config = _config(scheduler_config, validate)
-            doc = audit_settled(result.sim, config=config, seed=seed, client=client, **options)
+            with bar:
+                doc = audit_settled(result.sim, config=config, seed=seed, client=client, **options)
     except AuditError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(1) from None

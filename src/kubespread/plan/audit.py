@@ -408,24 +408,47 @@ def _run_all(
     processes: int,
     client: Any = None,
     copy: str = "fork",
+    on_done: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Every failure's record, in the order of ``failures``; ``on_done(done, total)`` after
+    each one finishes (in any order)."""
+    n = len(failures)
+    done = 0
+
+    def finished() -> None:
+        nonlocal done
+        done += 1
+        if on_done is not None:
+            on_done(done, n)
+
     if client is not None:
+        from distributed import as_completed
+
         shared = client.scatter(inp, broadcast=True)
-        n = len(failures)
         futures = client.map(run_failure, [shared] * n, failures, [after] * n, [copy] * n, pure=False)
+        for _ in as_completed(futures):  # type: ignore[no-untyped-call]
+            finished()
         return list(client.gather(futures))
     if copy == "fork":
         base_of(inp)  # built here, before the workers fork: they inherit it
-    if processes <= 1 or len(failures) <= 1:
-        return [run_failure(inp, f, after, copy) for f in failures]
+    if processes <= 1 or n <= 1:
+        records = []
+        for f in failures:
+            records.append(run_failure(inp, f, after, copy))
+            finished()
+        return records
     import multiprocessing
+    from concurrent.futures import as_completed as completed
 
     context = multiprocessing.get_context("fork" if copy == "fork" else None)
-    n = len(failures)
     with ProcessPoolExecutor(max_workers=min(processes, n), mp_context=context) as pool:
         if copy == "fork":
-            return list(pool.map(_run_inherited, [inp.token] * n, failures, [after] * n))
-        return list(pool.map(run_failure, [inp] * n, failures, [after] * n, [copy] * n))
+            jobs = [pool.submit(_run_inherited, inp.token, f, after) for f in failures]
+        else:
+            jobs = [pool.submit(run_failure, inp, f, after, copy) for f in failures]
+        for _ in completed(jobs):
+            finished()
+        return [job.result() for job in jobs]
 
 
 def audit_settled(
@@ -439,6 +462,7 @@ def audit_settled(
     processes: int = 1,
     client: Any = None,
     copy: str = "fork",
+    on_done: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Audit the cluster ``sim`` holds (what ``place`` left): the ``-o json`` document
     (``domains``, ``after``, ``workloads`` with desired/running before, ``failures`` ranked by
@@ -456,7 +480,7 @@ def audit_settled(
     desired = desired_replicas(base)
     running = running_replicas(base)
     ran = time.perf_counter()
-    records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy)
+    records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
     ran = time.perf_counter() - ran
     records.sort(key=lambda r: _harm_order(r, domains))
     for rank, record in enumerate(records, 1):
