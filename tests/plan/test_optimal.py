@@ -13,7 +13,6 @@ from ortools.sat.python import cp_model
 from typer.testing import CliRunner
 
 from capacity_cases import CASES
-from kubespread.api.core import Pod
 from kubespread.cli.app import app
 from kubespread.io.loader import load
 from kubespread.plan.capacity import maximum
@@ -84,29 +83,7 @@ def test_optimal_places_every_pod_greedy_strands_and_the_replay_reproduces_it(tm
     for n in solved.assignments.values():
         per_node[n] = per_node.get(n, 0) + 1
     assert sorted(per_node.values()) == [2, 2, 3]
-    # each pod passes kube-scheduler's Filter in the final state, with itself taken off
-    cluster = result.sim.cluster
-    members = set(solved.assignments)
-    base = _without(cluster, members)
-    profile = result.sim.profiles["default-scheduler"]
-    for key, n in solved.assignments.items():
-        base.add_pod(_unbound(cluster.pods[key]))
-        base.bind(key, n)
-    for key, n in solved.assignments.items():
-        pod = base.pods[key]
-        base.delete_pod(key)
-        assert n in schedule_one(_unbound(pod), base, profile).feasible
-        base.add_pod(pod)
-    # the bind order, replayed through the scheduler (pins as given), lands every pod there
-    replay = _without(cluster, members)
-    for entry in solved.bind_order:
-        pod: Pod = _unbound(cluster.pods[entry["pod"]])
-        if entry["pinned"]:
-            pod = pinned(pod, entry["node"])
-        decision = schedule_one(pod, replay, profile)
-        assert decision.selected == entry["node"] == solved.assignments[entry["pod"]]
-        replay.add_pod(pod)
-        replay.bind(pod.key, entry["node"])
+    _check_arrangement_and_bind_order(result, solved)
 
 
 def test_json_and_table(tmp_path: Path) -> None:

@@ -257,3 +257,17 @@ def test_cli_bad_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     assert code == 1 and "Traceback" not in stderr
     code, _, stderr = _cli("-f", str(EXAMPLES / "nodes-3-zones.yaml"), "--time-limit", "0")
     assert code == 2 and "--time-limit" in stderr
+
+
+def test_schedule_anyway_constraints_only_with_constraints_all() -> None:
+    """A ScheduleAnyway zone spread left at 3/3/0 (zone c cordoned during the rollout): the
+    hard plan leaves it; with every constraint the plan moves two pods, and the scheduler's
+    scoring (fewer matching pods, better) lands them in zone c."""
+    soft = _spread(ZONE, 1)
+    soft["whenUnsatisfiable"] = "ScheduleAnyway"
+    sim = _imbalanced(["c1", "c2"], [_deployment(6, [soft])])
+    hard = rebalance(sim)
+    assert (hard.evictions, hard.before) == (0, {})
+    every = rebalance(sim, constraints=("DoNotSchedule", "ScheduleAnyway"))
+    assert (every.evictions, every.proven, every.balanced) == (2, True, True)
+    assert [m.to_domains[ZONE] for m in every.waves[0]] == ["zone-c", "zone-c"]

@@ -198,3 +198,25 @@ def test_chromium_renders_the_report(tmp_path: Path) -> None:
     # the stacked bars' zone colours (the page's own CSS uses none of green or orange in area)
     assert count_colour(img, plots.TAB10[2], tolerance=12) > 2000
     assert count_colour(img, plots.TAB10[1], tolerance=12) > 2000
+
+
+def test_one_entry_per_distinct_message_with_the_steps_it_spans() -> None:
+    pending = [
+        {"namespace": "default", "name": "web-1", "message": "0/3 nodes are available: 3 Insufficient cpu."}
+    ]
+    other = [
+        {"namespace": "shop", "name": "db-0", "message": "0/3 nodes are available: 3 node(s) had taint."}
+    ]
+    steps_ = [
+        {"label": "apply", "pending": []},
+        {"label": "scale", "pending": pending},
+        {"label": "advance", "pending": pending + other},
+        {"label": "recover", "pending": []},
+        {"label": "fail", "pending": pending},
+    ]
+    page = render_report(title="t", steps=steps_)
+    section = page[page.index("<h2>Pending pods</h2>") :]
+    section = section[: section.index("</section>")]
+    assert section.count('<div class="msg">') == 2
+    assert "steps #1-#2, #4 (3 steps, from scale); pods: <code>web-1</code>" in section
+    assert "steps #2 (1 step, from advance); pods: <code>shop/db-0</code>" in section

@@ -239,7 +239,7 @@ def test_pods_per_domain_caps_panels_and_says_how_many_were_left_out() -> None:
 
 
 def test_pods_per_domain_lumps_the_quiet_domains_of_a_big_key_in_grey() -> None:
-    hosts = {f"ip-10-0-0-{i}.ec2.internal": (1 if i < 15 else 0) for i in range(30)}
+    hosts = {f"ip-10-0-0-{i}.ec2.internal": (1 if i < 22 else 0) for i in range(30)}
     big = [
         {
             "label": "s",
@@ -250,7 +250,7 @@ def test_pods_per_domain_lumps_the_quiet_domains_of_a_big_key_in_grey() -> None:
                     "topologyKey": "kubernetes.io/hostname",
                     "domains": hosts,
                     "skew": 1,
-                    "pods": 15,
+                    "pods": 22,
                     "constraints": [],
                 }
             ],
@@ -260,7 +260,7 @@ def test_pods_per_domain_lumps_the_quiet_domains_of_a_big_key_in_grey() -> None:
     assert fig is not None
     labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert len(labels) == plots.MAX_DOMAINS
-    assert "21 other domains" in labels
+    assert f"{30 - plots.MAX_DOMAINS + 1} other domains" in labels
     assert "ip-10-0-0-0" in labels  # hostnames shortened to their first label
     assert count_colour(pixels(pods_per_domain_png(big) or b""), plots.OTHER_COLOUR) > 500
 
@@ -445,3 +445,30 @@ def test_importing_the_report_package_does_not_import_matplotlib() -> None:
     code = "import sys, kubespread.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_many_domains_get_distinct_colours_none_grey() -> None:
+    """Up to MAX_DOMAINS - 1 domains of a key each get a colour of their own, none of them
+    the grey that stands for "other domains"."""
+    from matplotlib.colors import to_rgb
+
+    zones = {f"zone-{i:02d}": 1 for i in range(plots.MAX_DOMAINS)}
+    step = {
+        "label": "s",
+        "distribution": [
+            {
+                "workload": {"kind": "ReplicaSet", "namespace": "default", "name": "web"},
+                "owner": {"kind": "", "name": ""},
+                "topologyKey": "topology.kubernetes.io/zone",
+                "domains": zones,
+                "skew": 0,
+                "pods": len(zones),
+                "constraints": [],
+            }
+        ],
+    }
+    colours = plots._domain_colours(plots._panels([step]))
+    assert len(colours) == len(zones) and len(set(colours.values())) == len(zones)
+    for colour in colours.values():
+        r, g, b = to_rgb(colour)
+        assert max(r, g, b) - min(r, g, b) > 0.05, colour  # not a grey

@@ -102,37 +102,49 @@ def _steps_section(steps: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def _spans(indices: Sequence[int]) -> str:
+    """Step numbers as runs: ``#2-#5, #8``."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(f"#{r[0]}" if len(r) == 1 else f"#{r[0]}-#{r[-1]}" for r in runs)
+
+
 def _pending_section(steps: Sequence[Mapping[str, Any]]) -> str:
-    """Each step's pending pods, grouped by message (a ReplicaSet's pods usually share one)."""
+    """One entry per distinct message (a FitError says the same thing at every step a pod
+    stays pending): the steps it spans and the pods that got it, first seen first."""
     with_pending = [(i, s) for i, s in enumerate(steps) if s.get("pending")]
     if not with_pending:
         return "<section><h2>Pending pods</h2><p>No pod was left pending at any step.</p></section>"
-    few = sum(len(s["pending"]) for _, s in with_pending) <= 40
-    parts = ["<section><h2>Pending pods</h2>"]
+    seen: dict[str, tuple[list[int], dict[str, None], str]] = {}
     for i, step in with_pending:
-        by_message: dict[str, list[str]] = {}
         for p in step["pending"]:
             name = p.get("name", "")
             ns = p.get("namespace")
             full = f"{ns}/{name}" if ns and ns != "default" else str(name)
-            message = (
+            message = str(
                 p.get("message")
                 or "(no message: not tried yet, gated, or no scheduler with its schedulerName)"
             )
-            by_message.setdefault(str(message), []).append(full)
-        is_open = " open" if few or i == with_pending[-1][0] else ""
-        count = len(step["pending"])
+            at, pods, _ = seen.setdefault(message, ([], {}, _step_label(step, i)))
+            if not at or at[-1] != i:
+                at.append(i)
+            pods[full] = None
+    parts = ["<section><h2>Pending pods</h2>"]
+    for message, (at, pods, first_label) in seen.items():
+        names = list(pods)
+        listed = ", ".join(names[:_MAX_NAMES])
+        if len(names) > _MAX_NAMES:
+            listed += f" and {len(names) - _MAX_NAMES} more"
+        n = len(at)
         parts.append(
-            f"<details{is_open}><summary>#{_e(i)} {_e(_step_label(step, i))} ({count} pending)</summary>"
+            f'<div class="msg">{_e(message)}</div>'
+            f'<p class="pods">steps {_e(_spans(at))} ({n} step{"s" if n != 1 else ""}, from '
+            f"{_e(first_label)}); pods: <code>{_e(listed)}</code></p>"
         )
-        for message, names in by_message.items():
-            listed = ", ".join(names[:_MAX_NAMES])
-            if len(names) > _MAX_NAMES:
-                listed += f" and {len(names) - _MAX_NAMES} more"
-            parts.append(
-                f'<div class="msg">{_e(message)}</div><p class="pods">pods: <code>{_e(listed)}</code></p>'
-            )
-        parts.append("</details>")
     parts.append("</section>")
     return "".join(parts)
 

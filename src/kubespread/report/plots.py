@@ -31,7 +31,7 @@ MAX_NODES = 40
 #: series drawn in the skew chart before the rest are left out (tab20 has 18 that are not red)
 MAX_SERIES = 18
 #: a domain set larger than this is drawn as its busiest domains plus one grey "other"
-MAX_DOMAINS = 10
+MAX_DOMAINS = 16
 #: heatmap cells get their number written in them up to this many cells
 MAX_ANNOTATED_CELLS = 400
 
@@ -39,6 +39,13 @@ MAX_ANNOTATED_CELLS = 400
 TAB10 = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+#: one colour per domain: tab10's strong colours, then tab20's light ones, without the greys
+#: (grey is the "other domains" of a key with more than MAX_DOMAINS - 1): 18 distinct
+DOMAIN_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+    "#dbdb8d", "#9edae5",
 )  # fmt: skip
 OTHER_COLOUR = "#c7c7c7"
 FILTERED_COLOUR = "#d9d9d9"
@@ -216,7 +223,7 @@ def _domain_colours(panels: Iterable[_Panel]) -> dict[tuple[str, str], str]:
             busiest = sorted(domains, key=lambda d: (-peak[d], d))[: MAX_DOMAINS - 1]
             domains = sorted(busiest)
         for i, domain in enumerate(domains):
-            colours[(key, domain)] = TAB10[i % len(TAB10)]
+            colours[(key, domain)] = DOMAIN_COLOURS[i % len(DOMAIN_COLOURS)]
     return colours
 
 

@@ -27,6 +27,12 @@ pods in both directions). What depends on how many new pods go where is modelled
 
 Every arrangement is re-checked (:func:`verify`): in the final state, one pod of each group
 on each node it uses is taken off and scheduled again; it must pass the Filter there.
+
+Rebalancing uses the same model with the pods running now as ``Group.keep`` (they may stay
+where they run whatever the filters say today, or be evicted and placed again) and
+``balance`` (every spread constraint within maxSkew over every eligible domain, the skew the
+tables show); the objective is then the most pods kept, i.e. the fewest evictions
+(:func:`solve_by_parts` splits the groups no rule links).
 """
 
 from __future__ import annotations
