@@ -483,8 +483,7 @@ def audit_settled(
     records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
     ran = time.perf_counter() - ran
     records.sort(key=lambda r: _harm_order(r, domains))
-    for rank, record in enumerate(records, 1):
-        record["rank"] = rank
+    records = [{"rank": rank, **record} for rank, record in enumerate(records, 1)]
     with _BASES_LOCK:
         _BASES.pop(inp.token, None)
     return {
@@ -639,8 +638,7 @@ def vary_audit(
             continue
         variants.append(_variant_summary(changes, doc))
     variants.sort(key=_variant_order)
-    for rank, v in enumerate(variants, 1):
-        v["rank"] = rank
+    variants = [{"rank": rank, **v} for rank, v in enumerate(variants, 1)]
     best = next((v["changes"] for v in variants if "error" not in v), None)
     return {
         "domains": list(options.get("domains", DEFAULT_DOMAINS)),
