@@ -90,6 +90,7 @@ _wrap_help_at_spaces()
 def _register() -> None:
     """Commands import their modules lazily at registration, keeping --version fast."""
     from kubespread.cli.admit import admit_command
+    from kubespread.cli.audit import audit_command
     from kubespread.cli.bench import bench_command
     from kubespread.cli.capacity import capacity_command
     from kubespread.cli.diff import diff_command
@@ -115,6 +116,7 @@ def _register() -> None:
         ("diff", "Compare two versions' placements and spread", diff_command),
         ("capacity", "How many more replicas of a pod fit", capacity_command),
         ("rebalance", "Plan the fewest evictions that bring spread within maxSkew", rebalance_command),
+        ("audit", "Fail every zone, rack or node in turn and see what survives", audit_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
         ("controller", "Run the WorkloadSpread controller", controller_command),
     ]

@@ -19,6 +19,8 @@ REPORT_FILE = "report.html"
 _MAX_NAMES = 20
 
 Table = tuple[str, Sequence[str], Sequence[Sequence[Any]]]
+#: (png bytes or None, alt text, caption)
+Picture = tuple[bytes | None, str, str]
 
 _CSS = """
 *{box-sizing:border-box}
@@ -340,11 +342,14 @@ def render_report(
     steps: Sequence[Mapping[str, Any]],
     explanation: Mapping[str, Any] | None = None,
     tables: Sequence[Table] = (),
+    figures: Sequence[Picture] = (),
 ) -> str:
-    """The report page: header, the caller's tables, the steps, the pictures with how to read
-    them, the pending pods and why, and (given one) a pod's scheduling explanation.
+    """The report page: header, the caller's pictures and tables, the steps, the pictures
+    with how to read them, the pending pods and why, and (given one) a pod's scheduling
+    explanation.
 
-    ``tables`` are (title, column headers, rows); every cell is escaped."""
+    ``tables`` are (title, column headers, rows); every cell is escaped. ``figures`` are
+    (png, alt text, caption), shown first (``audit``'s heat map)."""
     from kubespread import __version__
     from kubespread.report import plots
 
@@ -357,6 +362,9 @@ def render_report(
         f'<p class="subtitle">{_e(subtitle)}</p>' if subtitle else "",
         "</header>",
     ]
+    drawn = [_figure(png, alt, caption) for png, alt, caption in figures]
+    if any(drawn):
+        parts.append("<section>" + "".join(drawn) + "</section>")
     for table_title, headers, rows in tables:
         parts.append(f"<section><h2>{_e(table_title)}</h2>{_table(headers, rows)}</section>")
     if steps:
@@ -405,11 +413,14 @@ def write_report(
     steps: Sequence[Mapping[str, Any]],
     explanation: Mapping[str, Any] | None = None,
     tables: Sequence[Table] = (),
+    figures: Sequence[Picture] = (),
 ) -> Path:
     """Write ``report.html`` into ``directory`` (created if missing) and return its path;
     nothing else is written, the pictures are inside the page."""
     path = Path(directory) / REPORT_FILE
-    page = render_report(title=title, subtitle=subtitle, steps=steps, explanation=explanation, tables=tables)
+    page = render_report(
+        title=title, subtitle=subtitle, steps=steps, explanation=explanation, tables=tables, figures=figures
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path

@@ -1,0 +1,332 @@
+"""``kubespread audit -f CLUSTER``: every zone, rack and node failed in turn on a copy of the
+settled cluster, ranked by harm (``kubespread.plan.audit``); ``--vary`` audits a grid of
+spread settings and names the one that survives every failure with the fewest pending pods."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from kubespread.cli.common import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    Output,
+    OutputOption,
+    ValidateOption,
+    err,
+    load_or_exit,
+    out,
+    print_data,
+    progress_bar,
+    require_nodes,
+    scheduler_profiles_or_exit,
+)
+from kubespread.cli.schedule import ReportOption, SchedulerConfigOption, SeedOption, run_placement
+from kubespread.io.loader import Validation
+
+__all__ = ["audit_command"]
+
+#: workloads named per failure in the table
+WORST_SHOWN = 2
+
+
+def _after(value: str) -> float:
+    from kubespread.api.duration import parse_duration
+
+    seconds = parse_duration(value)
+    if seconds is None:
+        raise typer.BadParameter(f"--after: must be a duration such as 10m or 600s, got {value!r}")
+    if seconds <= 0:
+        raise typer.BadParameter(f"--after: must be more than 0 seconds, got {value!r}")
+    return seconds
+
+
+def _domains(value: str) -> list[str]:
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    if not keys:
+        raise typer.BadParameter("--domains: give at least one node label key")
+    return list(dict.fromkeys(keys))
+
+
+def _config(path: Path | None, validate: Validation) -> Any:
+    """The KubeSchedulerConfiguration object (every run's process rebuilds its profiles)."""
+    if path is None:
+        return None
+    scheduler_profiles_or_exit(path, validate)  # exits 1 on a bad file
+    return load_or_exit([path], validate=validate).objects[0].obj
+
+
+def _short_workload(key: str) -> str:
+    """``shop/search`` for ``shop/Deployment/search`` (the JSON keeps the kind)."""
+    namespace, _, name = key.split("/", 2)
+    return f"{namespace}/{name}"
+
+
+def _worst(record: dict[str, Any]) -> str:
+    hurt = [w for w in record["workloads"] if w["unavailable"] or w["pending"]]
+    hurt.sort(key=lambda w: (-w["unavailable"], -w["pending"], w["workload"]))
+    shown = [f"{_short_workload(w['workload'])} {w['running']}/{w['desired']}" for w in hurt[:WORST_SHOWN]]
+    if len(hurt) > WORST_SHOWN:
+        shown.append(f"+{len(hurt) - WORST_SHOWN} more")
+    return ", ".join(shown) or "-"
+
+
+def _short_domain(record: dict[str, Any], short_value: Any) -> str:
+    """``zone=eu-west-1a``: the key without its prefix (the header line names it whole)."""
+    return f"{record['key'].rsplit('/', 1)[-1]}={short_value(record['value'])}"
+
+
+def _recovery(record: dict[str, Any]) -> str:
+    times = [w["recoverySeconds"] for w in record["workloads"]]
+    if any(t is None for t in times):
+        return "never"
+    return f"{max(times, default=0):g}s"
+
+
+def failures_table(doc: dict[str, Any], title: str = "") -> Table:
+    """One row per failure, most harmful first."""
+    from kubespread.cli.schedule import node_namer
+
+    namers = {}  # per key: node names without their shared DNS suffix
+    for key in dict.fromkeys(r["key"] for r in doc["failures"]):
+        namers[key] = node_namer(sorted({r["value"] for r in doc["failures"] if r["key"] == key}))
+    t = Table(title=title or None, title_justify="left", box=None, pad_edge=False)
+    for col in ("#", "failure", "nodes", "lost", "pending", "pdbs", "whole", "worst workloads"):
+        t.add_column(col, no_wrap=col != "worst workloads", justify="right" if col == "#" else "left")
+    for r in doc["failures"]:
+        h = r["harm"]
+        style = "red" if h["unrecovered"] else None
+        t.add_row(
+            str(r["rank"]),
+            _short_domain(r, namers[r["key"]][0]),
+            str(len(r["nodes"])),
+            str(h["unavailable"]),
+            str(h["pending"]),
+            str(h["pdbsBroken"]),
+            _recovery(r),
+            _worst(r),
+            style=style,
+        )
+    return t
+
+
+def _notes(doc: dict[str, Any]) -> list[str]:
+    from kubespread.cli.schedule import node_namer
+
+    keys = dict.fromkeys(r["key"] for r in doc["failures"])
+    names = (sorted({r["value"] for r in doc["failures"] if r["key"] == k}) for k in keys)
+    return [note for n in names if (note := node_namer(n)[1])]
+
+
+def _print_reasons(doc: dict[str, Any]) -> None:
+    """The pending reasons of the most harmful failure (the others' are in the JSON and report)."""
+    worst = next((r for r in doc["failures"] if r["harm"]["pending"]), None)
+    if worst is None:
+        return
+    out.print(Text(f"pending after {worst['domain']} fails:", style="bold"))
+    for w in worst["workloads"]:
+        for reason in w["pendingReasons"]:
+            out.print(f"  {w['workload']}: {len(reason['pods'])} pending: {reason['message']}", markup=False)
+            for hint in reason["hints"][:2]:
+                out.print(Text(f"    hint: {hint}", style="dim"))
+
+
+def _print_audit(doc: dict[str, Any]) -> None:
+    n = len(doc["failures"])
+    out.print(
+        Text(
+            f"audit: {n} failure{'s' if n != 1 else ''} of {', '.join(doc['domains'])}, "
+            f"{doc['after']:g}s each",
+            style="bold",
+        )
+    )
+    out.print(failures_table(doc))
+    for note in _notes(doc):
+        out.print(Text(note, style="dim"), soft_wrap=True)
+    out.print(
+        Text(
+            "lost: replicas short of desired after the failure; pdbs: budgets broken; "
+            "whole: when the last replacement ran (never: still short)",
+            style="dim",
+        )
+    )
+    _print_reasons(doc)
+    survived = sum(1 for r in doc["failures"] if not r["harm"]["unrecovered"])
+    style = "green" if survived == n else "yellow"
+    out.print(Text(f"every workload whole again after {survived} of {n} failures", style=style))
+
+
+def _changes(changes: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in changes.items()) or "(as given)"
+
+
+def _print_vary(doc: dict[str, Any]) -> None:
+    first = doc["domains"][0]
+    t = Table(
+        title=f"settings ranked: survives every {first} failure, then fewest pending",
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+    )
+    for col in ("#", "setting", "survives", "not whole", "pending", "lost"):
+        t.add_column(col, no_wrap=col != "setting")
+    for v in doc["variants"]:
+        if "error" in v:
+            t.add_row(str(v["rank"]), _changes(v["changes"]), "refused", "-", "-", "-", style="dim")
+            continue
+        t.add_row(
+            str(v["rank"]),
+            _changes(v["changes"]),
+            "yes" if v["survives"] else "no",
+            str(v["failed"]),
+            str(v["pending"]),
+            str(v["unavailable"]),
+            style="green" if v["survives"] else None,
+        )
+    out.print(t)
+    for v in doc["variants"]:
+        if "error" in v:
+            out.print(Text(f"{_changes(v['changes'])}: {v['error']}", style="dim"), soft_wrap=True)
+    best = doc["variants"][0] if doc["variants"] and "error" not in doc["variants"][0] else None
+    if best is None:
+        out.print(Text("no setting could be audited", style="red"))
+    elif best["survives"]:
+        out.print(
+            Text(f"best: {_changes(best['changes'])}: survives every {first} failure", style="green"),
+            soft_wrap=True,
+        )
+    else:
+        out.print(
+            Text(
+                f"no setting survives every {first} failure; least harm: {_changes(best['changes'])}",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+
+
+def _client(address: str | None) -> Any:
+    if address is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:
+        err.print(
+            "error: --cluster needs Dask distributed: pip install 'kubespread[audit-dask]'", markup=False
+        )
+        raise typer.Exit(1) from None
+    try:
+        return Client(address, timeout=30)
+    except (OSError, TimeoutError, ValueError) as e:
+        err.print(f"error: --cluster {address}: cannot connect: {e}", markup=False)
+        raise typer.Exit(1) from None
+
+
+def audit_command(
+    files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    domains: Annotated[
+        str,
+        typer.Option(
+            "--domains",
+            metavar="KEY,KEY",
+            help="Node label keys whose domains fail in turn (every zone, every node, ...).",
+        ),
+    ] = "topology.kubernetes.io/zone,kubernetes.io/hostname",
+    after: Annotated[
+        str,
+        typer.Option(
+            "--after", metavar="DURATION", help="Virtual time each failure lasts before the verdict."
+        ),
+    ] = "10m",
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", metavar="N", min=1, help="Fail at most the first N domains of each key."),
+    ] = None,
+    vary: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--vary",
+            metavar="KEY=V1,V2",
+            help="Audit every combination: maxSkew, whenUnsatisfiable, nodeTaintsPolicy, "
+            "nodeAffinityPolicy, minDomains (every workload's spread constraints) or replicas. Repeatable.",
+        ),
+    ] = None,
+    processes: Annotated[
+        int | None,
+        typer.Option("--processes", metavar="N", min=1, help="Local processes (default: the CPU count)."),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option("--cluster", metavar="ADDRESS", help="Run on this Dask scheduler (tcp://host:8786)."),
+    ] = None,
+    output: OutputOption = Output.table,
+    report: ReportOption = None,
+    scheduler_config: SchedulerConfigOption = None,
+    seed: SeedOption = 0,
+    validate: ValidateOption = Validation.STRICT,
+) -> None:
+    """Fail every zone, rack and node in turn (the node controller's taints and evictions on
+    the virtual clock) and show which workloads lose replicas, stay pending and why, break
+    PodDisruptionBudgets or recover, failures ranked by harm."""
+    from kubespread.plan.audit import AuditError, audit_settled, parse_vary, vary_audit
+
+    keys = _domains(domains)
+    seconds = _after(after)
+    try:
+        grid = parse_vary(vary or [])
+    except AuditError as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(2) from None
+    options: dict[str, Any] = {
+        "domains": keys,
+        "after": seconds,
+        "limit": limit,
+        "processes": processes or os.cpu_count() or 1,
+    }
+    client = _client(cluster)
+    bar = progress_bar(True)
+    task = bar.add_task("failures", total=None)
+
+    def on_done(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total, refresh=True)
+
+    options["on_done"] = on_done
+    try:
+        if vary:
+            config = _config(scheduler_config, validate)
+            manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+            require_nodes(manifests, "audit")
+            with bar:
+                doc = vary_audit(manifests.objects, grid, config=config, seed=seed, client=client, **options)
+        else:
+            result = run_placement(
+                files, scheduler_config, seed, False, kubeconfig, context, validate, command="audit"
+            )
+            config = _config(scheduler_config, validate)
+            with bar:
+                doc = audit_settled(result.sim, config=config, seed=seed, client=client, **options)
+    except AuditError as e:
+        err.print(f"error: {e}", markup=False)
+        raise typer.Exit(1) from None
+    finally:
+        if client is not None:
+            client.close()
+    if report is not None:
+        from kubespread.report.audit import write_audit_report
+
+        path = write_audit_report(report, doc)
+        err.print(f"report: {path}", markup=False, highlight=False)
+    if output is not Output.table:
+        print_data(doc, output)
+    elif vary:
+        _print_vary(doc)
+    else:
+        _print_audit(doc)

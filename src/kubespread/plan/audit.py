@@ -1,0 +1,648 @@
+"""``kubespread audit``: every failure domain failed in turn, on a copy of one settled cluster.
+
+A failure of a domain (a zone, a rack, a node: one value of a node label) is every node of
+that domain failed at t=0 by the node lifecycle controller (``unreachable`` taints, pods not
+Ready, NoExecute evictions after each pod's tolerationSeconds, 300 s by default), then the
+clock advanced by ``after`` so that the controllers recreate the evicted pods and
+kube-scheduler v1.35 places them: the ``simulate`` engine, steps for steps the scenario a
+person would write by hand (``node: {name, action: fail}`` per node, then ``advance``).
+
+**One settle, many runs.** The input is settled once (``sim.placement.place``, as
+``schedule`` settles it) and dumped (``io.dump.cluster_objects``); the base simulation is
+rebuilt from that dump exactly as ``simulate`` builds a scenario's cluster (as
+``plan.rebalance`` does), once per process. Each run needs a pristine copy of the base:
+``copy.deepcopy`` is not exact (timers and index listeners are closures over the original
+simulation, so the copy's callbacks act on the base), a Simulation does not pickle for the
+same reason, and rebuilding from the dump per run re-settles the whole cluster. So each run
+is a **fork** of the process holding the base (copy-on-write: nothing is copied up front);
+the child runs the failure and sends back the record (plain data, pickled). The runs are
+spread over a ``concurrent.futures.ProcessPoolExecutor`` (fork start method: the workers
+inherit the base) or, with a Dask ``Client``, over a Dask cluster: the dump is scattered
+once, each worker process rebuilds the base on its first task, then forks per run. Same
+dump, same seed, same steps: the local and distributed runs give the same records.
+
+**Per workload** (Deployment, StatefulSet, or a ReplicaSet no Deployment owns; desired =
+``spec.replicas``): replicas running (bound to a reachable node, not terminating) against
+desired, pending pods grouped by kube-scheduler's message with ``explain``'s hints for one
+of them, the PodDisruptionBudgets selecting its pods that are broken (currentHealthy <
+desiredHealthy), the time to recover (virtual seconds after the failure when the last of
+its running pods was bound, 0 when it lost none; None when still short of desired, or of
+what ran before the failure when it was short already), and the skew of
+each of its spread constraints after (``scheduler.views.spread_rows``, the one home of
+skew). A failure's **harm**: replicas unavailable (summed), then pods pending, then broken
+budgets; failures are ranked by it.
+
+**What-ifs** (``vary``): a grid of changes to every workload's pod template spread
+constraints (maxSkew, whenUnsatisfiable, nodeTaintsPolicy, nodeAffinityPolicy, minDomains)
+or replicas, applied to the input before it is settled (a stored Deployment then rolls to
+the new template while settling); each combination is audited, and ranked: those that
+survive every failure of the first key (every workload whole again) first, then the fewest
+pending pods, then the fewest unavailable replicas.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
+from kubespread.api.core import Pod
+from kubespread.api.meta import KubeObject
+from kubespread.api.policy import PodDisruptionBudget
+from kubespread.api.schedconfig import KubeSchedulerConfiguration
+from kubespread.controllers.disruption import pdbs_for_pod
+from kubespread.io.dump import cluster_objects
+from kubespread.io.loader import LoadedObject
+from kubespread.scheduler.config import profiles_from_config
+from kubespread.scheduler.views import spread_rows, top_owner
+from kubespread.sim.engine import Simulation
+from kubespread.sim.placement import NoProfile, PlacementError, explain_key, place
+from kubespread.sim.run import run_step, simulate
+from kubespread.sim.scenario import Scenario, Step
+
+__all__ = [
+    "DEFAULT_AFTER",
+    "DEFAULT_DOMAINS",
+    "VARY_KEYS",
+    "AuditError",
+    "AuditInput",
+    "Failure",
+    "audit",
+    "audit_settled",
+    "failures_of",
+    "parse_vary",
+    "patch_workloads",
+    "run_failure",
+    "vary_audit",
+]
+
+DEFAULT_DOMAINS: Final = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
+#: virtual seconds a failure lasts before the verdict (the default tolerationSeconds, 300 s,
+#: plus time for the replacements)
+DEFAULT_AFTER: Final = 600.0
+#: what ``vary`` may change, and how a value is read
+VARY_KEYS: Final[dict[str, Callable[[str], Any]]] = {}
+_WORKLOAD_KINDS: Final = (Deployment.KIND, StatefulSet.KIND, ReplicaSet.KIND)
+#: what a failure record keeps of each spread row (``views.ConstraintView.to_dict``)
+_SKEW_FIELDS: Final = (
+    "topologyKey",
+    "whenUnsatisfiable",
+    "maxSkew",
+    "minDomains",
+    "nodeTaintsPolicy",
+    "skew",
+    "withinMaxSkew",
+    "domains",
+)
+
+
+class AuditError(Exception):
+    """The audit cannot run as asked (one line, for the user)."""
+
+
+# ------------------------------------------------------------------ failures
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failure domain: the nodes carrying ``key=value``, all failed at once."""
+
+    key: str
+    value: str
+    nodes: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.key}={self.value}"
+
+
+def failures_of(sim: Simulation, keys: Sequence[str], *, limit: int | None = None) -> list[Failure]:
+    """Every domain of each key (the first ``limit`` per key, by value), in key order. A key
+    no node carries is an AuditError."""
+    nodes = sim.cluster.nodes
+    if not nodes:
+        raise AuditError("the cluster has no nodes: there is nothing to fail")
+    out: list[Failure] = []
+    for key in keys:
+        domains: dict[str, list[str]] = {}
+        for name in sorted(nodes):
+            value = nodes[name].metadata.labels.get(key)
+            if value is not None:
+                domains.setdefault(value, []).append(name)
+        if not domains:
+            raise AuditError(f"--domains: no node carries the label {key!r}")
+        values = sorted(domains)[:limit] if limit is not None else sorted(domains)
+        out += [Failure(key, v, tuple(domains[v])) for v in values]
+    return out
+
+
+# ------------------------------------------------------------------ the base, per process
+
+
+@dataclass(frozen=True)
+class AuditInput:
+    """What every run starts from, picklable (sent once to a Dask cluster): the settled
+    cluster's dump, the scheduler configuration and the seed. ``token`` names the base a
+    process builds from it."""
+
+    dump: tuple[KubeObject, ...]
+    config: KubeSchedulerConfiguration | None = None
+    seed: int = 0
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+_BASES: dict[str, Simulation] = {}
+_BASES_LOCK = threading.Lock()
+
+
+def build_base(inp: AuditInput) -> Simulation:
+    """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
+    profiles = profiles_from_config(inp.config) if inp.config is not None else None
+    scenario = Scenario(
+        name="audit",
+        seed=inp.seed,
+        profiles=profiles,
+        cluster=[LoadedObject(o, "<dump>") for o in inp.dump],
+        steps=[],
+    )
+    result = simulate(scenario)
+    assert result.sim is not None
+    return result.sim
+
+
+def base_of(inp: AuditInput) -> Simulation:
+    """This process's base for ``inp``, built on first use; never run itself (runs fork).
+    One base is kept per process (a long-lived Dask worker audits one cluster after another)."""
+    with _BASES_LOCK:
+        base = _BASES.get(inp.token)
+        if base is None:
+            _BASES.clear()
+            base = _BASES[inp.token] = build_base(inp)
+        return base
+
+
+def _forked(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a forked child, its result (pickled) sent back through a pipe: the
+    child's changes to inherited objects never reach this process."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        status = 0
+        try:
+            os.close(read)
+            try:
+                data = pickle.dumps((True, fn(*args)))
+            except BaseException as e:
+                data = pickle.dumps((False, f"{type(e).__name__}: {e}"))
+            with os.fdopen(write, "wb") as f:
+                f.write(data)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise AuditError("a failure run died without an answer")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise AuditError(f"a failure run failed: {value}")
+    return value
+
+
+def _run_inherited(token: str, failure: Failure, after: float) -> dict[str, Any]:
+    """A pool worker's run: the base was built before the worker forked, so only its token
+    crosses the process boundary (pickling the dump per task would cost more than the run)."""
+    return _forked(failure_record, _BASES[token], failure, after)  # type: ignore[no-any-return]
+
+
+def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fork") -> dict[str, Any]:
+    """One failure's record (see the module notes), from a pristine copy of the base:
+    ``copy="fork"`` forks this process's base, ``"rebuild"`` builds a new one from the dump."""
+    if copy == "rebuild":
+        return failure_record(build_base(inp), failure, after)
+    return _forked(failure_record, base_of(inp), failure, after)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ one run
+
+
+def _workload_key(sim: Simulation, pod: Pod) -> str | None:
+    kind, name = top_owner(sim.cluster, pod)
+    return f"{pod.namespace}/{kind}/{name}" if kind else None
+
+
+def desired_replicas(sim: Simulation) -> dict[str, int]:
+    """``namespace/Kind/name`` → spec.replicas of every Deployment, StatefulSet and
+    ReplicaSet that no controller owns."""
+    out: dict[str, int] = {}
+    for kind in _WORKLOAD_KINDS:
+        for obj in sim.cluster.objects(kind).values():
+            if obj.metadata.controller_ref() is not None:
+                continue
+            replicas = getattr(obj.spec, "replicas", None)  # type: ignore[attr-defined]
+            out[f"{obj.namespace}/{kind}/{obj.metadata.name}"] = 1 if replicas is None else int(replicas)
+    return dict(sorted(out.items()))
+
+
+def _running(sim: Simulation, pod: Pod) -> bool:
+    node = sim.cluster.node_of(pod.key)
+    return bool(node) and not pod.is_terminating and not pod.is_finished and sim.node_reachable(node)
+
+
+def running_replicas(sim: Simulation) -> dict[str, int]:
+    """``namespace/Kind/name`` → the workload's replicas running now (see ``_running``)."""
+    out: dict[str, int] = {}
+    for pod in sim.cluster.pods.values():
+        wl = _workload_key(sim, pod)
+        if wl is not None and _running(sim, pod):
+            out[wl] = out.get(wl, 0) + 1
+    return out
+
+
+def _pending(pod: Pod) -> bool:
+    return not pod.spec.node_name and not pod.is_terminating and not pod.is_finished
+
+
+def _hints(sim: Simulation, key: str) -> list[str]:
+    try:
+        return list(explain_key(sim, key).hints)
+    except (NoProfile, KeyError):
+        return []
+
+
+def _skews(sim: Simulation, keys: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in spread_rows(sim.cluster, sim.profiles):
+        if row.view is None or row.owner is None:
+            continue
+        key = f"{row.namespace}/{row.owner[0]}/{row.owner[1]}"
+        if key not in keys:
+            continue
+        view = row.view.to_dict()
+        out.setdefault(key, []).append({k: view[k] for k in _SKEW_FIELDS})
+    return out
+
+
+def _budgets(sim: Simulation) -> dict[str, dict[str, Any]]:
+    """Every PodDisruptionBudget by ``namespace/name`` with its health as the disruption
+    controller last wrote it."""
+    out = {}
+    for key, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
+        assert isinstance(pdb, PodDisruptionBudget)
+        st = pdb.status
+        out[key] = {
+            "name": key,
+            "currentHealthy": st.current_healthy,
+            "desiredHealthy": st.desired_healthy,
+            "broken": (st.current_healthy or 0) < (st.desired_healthy or 0),
+        }
+    return out
+
+
+def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str, Any]:
+    """Fail ``failure``'s nodes on ``sim`` (changed in place), advance ``after`` seconds, and
+    read the record (the JSON's ``failures[]`` entry, rank left out)."""
+    started = sim.now
+    first_event = len(sim.events)
+    before = running_replicas(sim)
+    steps = [Step(i, "node", {"name": n, "action": "fail"}) for i, n in enumerate(failure.nodes)]
+    steps.append(Step(len(steps), "advance", seconds=after))
+    for step in steps:
+        run_step(sim, step)
+    desired = desired_replicas(sim)
+    bound_at: dict[str, float] = {}
+    for e in sim.events[first_event:]:
+        if e.reason == "Scheduled" and e.kind == "Pod":
+            bound_at[f"{e.namespace or 'default'}/{e.name}"] = e.time - started
+    running: dict[str, int] = dict.fromkeys(desired, 0)
+    recovered_at: dict[str, float] = dict.fromkeys(desired, 0.0)
+    pending: dict[str, dict[str, list[str]]] = {}
+    budgets_of: dict[str, set[str]] = {}
+    for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.key):
+        wl = _workload_key(sim, pod)
+        if wl not in desired:
+            continue
+        if wl not in budgets_of:
+            budgets_of[wl] = {f"{b.namespace}/{b.metadata.name}" for b in pdbs_for_pod(sim.cluster, pod)}
+        if _running(sim, pod):
+            running[wl] += 1
+            recovered_at[wl] = max(recovered_at[wl], bound_at.get(pod.key, 0.0))
+        elif _pending(pod):
+            message = sim.pending_reasons.get(pod.key, "")
+            pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
+    budgets = _budgets(sim)
+    skews = _skews(sim, set(desired))
+    workloads: list[dict[str, Any]] = []
+    for wl, want in desired.items():
+        have = running[wl]
+        whole = have >= min(want, before.get(wl, 0))  # desired, or as many as before when short already
+        reasons = [
+            {"message": message, "pods": pods, "hints": _hints(sim, pods[0])}
+            for message, pods in sorted(pending.get(wl, {}).items())
+        ]
+        workloads.append(
+            {
+                "workload": wl,
+                "desired": want,
+                "runningBefore": before.get(wl, 0),
+                "running": have,
+                "unavailable": max(want - have, 0),
+                "pending": sum(len(r["pods"]) for r in reasons),
+                "pendingReasons": reasons,
+                "pdbsBroken": sorted(b for b in budgets_of.get(wl, ()) if budgets[b]["broken"]),
+                "recoverySeconds": recovered_at[wl] if whole else None,
+                "skew": skews.get(wl, []),
+            }
+        )
+    broken = [b for b in budgets.values() if b["broken"]]
+    harm = {
+        "unavailable": sum(w["unavailable"] for w in workloads),
+        "pending": sum(w["pending"] for w in workloads),
+        "pdbsBroken": len(broken),
+        "unrecovered": sum(1 for w in workloads if w["recoverySeconds"] is None),
+    }
+    return {
+        "domain": failure.name,
+        "key": failure.key,
+        "value": failure.value,
+        "nodes": list(failure.nodes),
+        "harm": harm,
+        "pdbsBroken": broken,
+        "workloads": workloads,
+    }
+
+
+def _harm_order(record: Mapping[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
+    """Most harm first; ties in the order of the keys given, then by value."""
+    h = record["harm"]
+    return (
+        -h["unavailable"],
+        -h["pending"],
+        -h["pdbsBroken"],
+        -h["unrecovered"],
+        keys.index(record["key"]),
+        record["value"],
+    )
+
+
+# ------------------------------------------------------------------ the audit
+
+
+def _run_all(
+    inp: AuditInput,
+    failures: Sequence[Failure],
+    after: float,
+    *,
+    processes: int,
+    client: Any = None,
+    copy: str = "fork",
+    on_done: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every failure's record, in the order of ``failures``; ``on_done(done, total)`` after
+    each one finishes (in any order)."""
+    n = len(failures)
+    done = 0
+
+    def finished() -> None:
+        nonlocal done
+        done += 1
+        if on_done is not None:
+            on_done(done, n)
+
+    if client is not None:
+        from distributed import as_completed
+
+        shared = client.scatter(inp, broadcast=True)
+        futures = client.map(run_failure, [shared] * n, failures, [after] * n, [copy] * n, pure=False)
+        for _ in as_completed(futures):  # type: ignore[no-untyped-call]
+            finished()
+        return list(client.gather(futures))
+    if copy == "fork":
+        base_of(inp)  # built here, before the workers fork: they inherit it
+    if processes <= 1 or n <= 1:
+        records = []
+        for f in failures:
+            records.append(run_failure(inp, f, after, copy))
+            finished()
+        return records
+    import multiprocessing
+    from concurrent.futures import as_completed as completed
+
+    context = multiprocessing.get_context("fork" if copy == "fork" else None)
+    with ProcessPoolExecutor(max_workers=min(processes, n), mp_context=context) as pool:
+        if copy == "fork":
+            jobs = [pool.submit(_run_inherited, inp.token, f, after) for f in failures]
+        else:
+            jobs = [pool.submit(run_failure, inp, f, after, copy) for f in failures]
+        for _ in completed(jobs):
+            finished()
+        return [job.result() for job in jobs]
+
+
+def audit_settled(
+    sim: Simulation,
+    *,
+    domains: Sequence[str] = DEFAULT_DOMAINS,
+    after: float = DEFAULT_AFTER,
+    config: KubeSchedulerConfiguration | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    processes: int = 1,
+    client: Any = None,
+    copy: str = "fork",
+    on_done: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Audit the cluster ``sim`` holds (what ``place`` left): the ``-o json`` document
+    (``domains``, ``after``, ``workloads`` with desired/running before, ``failures`` ranked by
+    harm, ``seconds``: the failure runs' and the whole audit's wall time). ``config``: the
+    scheduler configuration ``sim`` runs (its profiles are rebuilt from it in every process).
+    ``copy``: how each run gets a pristine base, ``fork`` (the default) or ``rebuild``."""
+    if after <= 0:
+        raise AuditError(f"--after must be more than 0 seconds, got {after:g}")
+    if copy == "fork" and not hasattr(os, "fork"):  # Windows: no fork, each run rebuilds
+        copy = "rebuild"
+    started = time.perf_counter()
+    inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed)
+    base = base_of(inp) if copy == "fork" or client is None else build_base(inp)
+    failures = failures_of(base, domains, limit=limit)
+    desired = desired_replicas(base)
+    running = running_replicas(base)
+    ran = time.perf_counter()
+    records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
+    ran = time.perf_counter() - ran
+    records.sort(key=lambda r: _harm_order(r, domains))
+    records = [{"rank": rank, **record} for rank, record in enumerate(records, 1)]
+    with _BASES_LOCK:
+        _BASES.pop(inp.token, None)
+    return {
+        "domains": list(domains),
+        "after": after,
+        "seed": seed,
+        "workloads": [
+            {"workload": wl, "desired": n, "running": running.get(wl, 0)} for wl, n in desired.items()
+        ],
+        "failures": records,
+        "seconds": {"runs": round(ran, 2), "total": round(time.perf_counter() - started, 2)},
+    }
+
+
+def audit(
+    objects: Sequence[LoadedObject],
+    *,
+    config: KubeSchedulerConfiguration | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> dict[str, Any]:
+    """Settle ``objects`` as ``schedule`` does, then :func:`audit_settled`. PlacementError
+    when the input does not make a cluster."""
+    profiles = profiles_from_config(config) if config is not None else None
+    result = place(objects, profiles=profiles, seed=seed)
+    return audit_settled(result.sim, config=config, seed=seed, **options)
+
+
+# ------------------------------------------------------------------ what-ifs
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def read(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise ValueError(f"must be at least {low}")
+        return value
+
+    return read
+
+
+def _one_of(*allowed: str) -> Callable[[str], str]:
+    def read(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return text
+
+    return read
+
+
+VARY_KEYS.update(
+    {
+        "maxSkew": _int_at_least(1),
+        "whenUnsatisfiable": _one_of("DoNotSchedule", "ScheduleAnyway"),
+        "nodeTaintsPolicy": _one_of("Honor", "Ignore"),
+        "nodeAffinityPolicy": _one_of("Honor", "Ignore"),
+        "minDomains": _int_at_least(1),
+        "replicas": _int_at_least(0),
+    }
+)
+
+
+def parse_vary(specs: Iterable[str]) -> list[dict[str, Any]]:
+    """``["maxSkew=1,2", "nodeTaintsPolicy=Honor,Ignore"]`` → every combination, in order
+    (``[{}]`` for none). AuditError names the bad part."""
+    axes: dict[str, list[Any]] = {}
+    for spec in specs:
+        key, sep, values = spec.partition("=")
+        key = key.strip()
+        if not sep or not values.strip():
+            raise AuditError(f"--vary {spec!r}: expected KEY=VALUE[,VALUE...]")
+        read = VARY_KEYS.get(key)
+        if read is None:
+            raise AuditError(f"--vary {spec!r}: unknown key {key!r} (one of {', '.join(VARY_KEYS)})")
+        try:
+            parsed = [read(v.strip()) for v in values.split(",")]
+        except ValueError as e:
+            raise AuditError(f"--vary {spec!r}: {e}") from None
+        axes.setdefault(key, [])
+        axes[key] += [v for v in parsed if v not in axes[key]]
+    return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+
+
+def patch_workloads(objects: Sequence[LoadedObject], changes: Mapping[str, Any]) -> list[LoadedObject]:
+    """The input with ``changes`` applied to every workload no controller owns (Deployment,
+    StatefulSet, ReplicaSet): ``replicas`` to spec.replicas, the others to each spread
+    constraint of its pod template."""
+    if not changes:
+        return list(objects)
+    out = []
+    for lo in objects:
+        obj = lo.obj
+        if obj.kind not in _WORKLOAD_KINDS or obj.metadata.controller_ref() is not None:
+            out.append(lo)
+            continue
+        data = obj.to_dict()
+        spec = data.setdefault("spec", {})
+        for key, value in changes.items():
+            if key == "replicas":
+                spec["replicas"] = value
+                continue
+            pod_spec = spec.get("template", {}).get("spec", {})
+            for c in pod_spec.get("topologySpreadConstraints") or []:
+                c[key] = value
+        out.append(LoadedObject(type(obj).from_dict(data), lo.source, lo.line))
+    return out
+
+
+def _variant_summary(
+    changes: Mapping[str, Any], doc: dict[str, Any] | None, error: str = ""
+) -> dict[str, Any]:
+    if doc is None:
+        return {"changes": dict(changes), "error": error, "survives": False}
+    first_key = doc["domains"][0]
+    records = [r for r in doc["failures"] if r["key"] == first_key]
+    return {
+        "changes": dict(changes),
+        "survives": all(r["harm"]["unrecovered"] == 0 for r in records),
+        "failed": sum(1 for r in records if r["harm"]["unrecovered"]),
+        "pending": sum(r["harm"]["pending"] for r in records),
+        "unavailable": sum(r["harm"]["unavailable"] for r in records),
+        "audit": doc,
+    }
+
+
+def _variant_order(v: Mapping[str, Any]) -> tuple[Any, ...]:
+    if "error" in v:
+        return (2, 0, 0)
+    return (0 if v["survives"] else 1, v["pending"], v["unavailable"])
+
+
+def vary_audit(
+    objects: Sequence[LoadedObject],
+    grid: Sequence[Mapping[str, Any]],
+    *,
+    config: KubeSchedulerConfiguration | None = None,
+    seed: int = 0,
+    on_variant: Callable[[int, int, Mapping[str, Any]], None] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Audit each combination of ``grid`` (see the module notes): ``{"domains", "after",
+    "variants": [...ranked], "best"}``; a combination the API server refuses is kept with
+    its ``error``."""
+    variants = []
+    for i, changes in enumerate(grid):
+        if on_variant is not None:
+            on_variant(i, len(grid), changes)
+        try:
+            doc = audit(patch_workloads(objects, changes), config=config, seed=seed, **options)
+        except PlacementError as e:
+            variants.append(_variant_summary(changes, None, "; ".join(e.problems)))
+            continue
+        variants.append(_variant_summary(changes, doc))
+    variants.sort(key=_variant_order)
+    variants = [{"rank": rank, **v} for rank, v in enumerate(variants, 1)]
+    best = next((v["changes"] for v in variants if "error" not in v), None)
+    return {
+        "domains": list(options.get("domains", DEFAULT_DOMAINS)),
+        "after": options.get("after", DEFAULT_AFTER),
+        "variants": variants,
+        "best": best,
+    }

@@ -1,0 +1,268 @@
+"""The failure-domain audit (``kubespread.plan.audit``): its verdict for a zone failure is
+what ``simulate`` gives for the same failure written by hand; failures are ranked by harm;
+``vary`` finds the setting that survives; the fork copy, the rebuilt copy and a Dask cluster
+all give the same records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubespread.io.loader import LoadedObject, load, load_data
+from kubespread.plan.audit import (
+    AuditError,
+    audit,
+    audit_settled,
+    parse_vary,
+    patch_workloads,
+    vary_audit,
+)
+from kubespread.sim.placement import place
+from kubespread.sim.run import simulate
+from kubespread.sim.scenario import load_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+AFTER = 600.0
+
+
+def zone_failure_input() -> list[LoadedObject]:
+    m = load([str(EXAMPLES / "nodes-3-zones.yaml"), str(EXAMPLES / "zone-failure-deployments.yaml")])
+    assert not m.errors
+    return m.objects
+
+
+def node(name: str, zone: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {HOST: name, ZONE: zone}},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def deployment(name: str, replicas: int, spec_extra: dict[str, Any]) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "app:1", "resources": {"requests": {"cpu": "100m"}}}
+                    ],
+                    **spec_extra,
+                },
+            },
+        },
+    }
+
+
+def objects(*docs: dict[str, Any]) -> list[LoadedObject]:
+    m = load_data(list(docs), "<test>")
+    assert not m.errors, m.errors
+    return m.objects
+
+
+def by_workload(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {w["workload"].rsplit("/", 1)[-1]: w for w in record["workloads"]}
+
+
+def record_of(doc: dict[str, Any], domain: str) -> dict[str, Any]:
+    return next(r for r in doc["failures"] if r["domain"] == domain)
+
+
+@pytest.fixture(scope="module")
+def zone_audit() -> dict[str, Any]:
+    return audit(zone_failure_input(), domains=[ZONE], after=AFTER, processes=1)
+
+
+def test_a_zone_failure_matches_simulate_by_hand(zone_audit: dict[str, Any]) -> None:
+    """examples/scenarios/zone-failure.yaml's cluster and Deployments, zone-c failed and 10
+    minutes passed, as a scenario: the same replicas running and pending per workload."""
+    scenario = load_scenario(EXAMPLES / "zone-failure.yaml")
+    scenario.steps = scenario.steps[:4]  # apply, fail c1, fail c2, advance
+    scenario.steps[3].seconds = AFTER
+    final = simulate(scenario).final
+    failed = {"c1", "c2"}
+    running: dict[str, int] = {}
+    for p in final.pods:
+        if p["node"] and p["node"] not in failed and not p["terminating"]:
+            running[p["workload"]["name"]] = running.get(p["workload"]["name"], 0) + 1
+    pending: dict[str, int] = {}
+    for p in final.pending:
+        name = p["name"].split("-")[0] if not p["name"].startswith("min-domains") else "min-domains"
+        pending[name] = pending.get(name, 0) + 1
+
+    got = by_workload(record_of(zone_audit, f"{ZONE}=zone-c"))
+    for name in ("strict", "honor", "min-domains"):
+        assert got[name]["running"] == running.get(name, 0), name
+        assert got[name]["pending"] == pending.get(name, 0), name
+    # the example's story: strict and min-domains strand 2 replacements, honor spreads 3/3
+    assert (got["strict"]["running"], got["strict"]["pending"]) == (4, 2)
+    assert (got["min-domains"]["running"], got["min-domains"]["pending"]) == (4, 2)
+    assert (got["honor"]["running"], got["honor"]["pending"]) == (6, 0)
+    assert got["honor"]["skew"][0]["domains"] == {"zone-a": 3, "zone-b": 3}
+    assert got["honor"]["recoverySeconds"] == 300.0  # the default tolerationSeconds
+    assert got["strict"]["recoverySeconds"] is None
+    reason = got["strict"]["pendingReasons"][0]
+    assert "didn't match pod topology spread constraints" in reason["message"]
+    assert any("maxSkew" in h for h in reason["hints"])
+
+
+def test_every_zone_is_failed_and_the_harm_adds_up(zone_audit: dict[str, Any]) -> None:
+    assert [r["domain"] for r in zone_audit["failures"]] == [f"{ZONE}=zone-{z}" for z in "abc"]
+    for r in zone_audit["failures"]:
+        assert r["harm"] == {"unavailable": 4, "pending": 4, "pdbsBroken": 0, "unrecovered": 2}
+    assert {w["workload"]: w["desired"] for w in zone_audit["workloads"]} == {
+        "default/Deployment/honor": 6,
+        "default/Deployment/min-domains": 6,
+        "default/Deployment/strict": 6,
+    }
+
+
+def test_failures_are_ranked_by_harm() -> None:
+    """web may only run in zone-a: zone-a's failure strands it; zone-b's harms nothing."""
+    web = deployment("web", 2, {"nodeSelector": {ZONE: "zone-a"}})
+    doc = audit(objects(node("b1", "zone-b"), node("a1", "zone-a"), web), domains=[ZONE, HOST], after=AFTER)
+    assert [r["domain"] for r in doc["failures"]][:2] == [f"{ZONE}=zone-a", f"{HOST}=a1"]
+    first = doc["failures"][0]
+    assert first["rank"] == 1 and first["harm"]["unavailable"] == 2 and first["harm"]["pending"] == 2
+    assert "node affinity" in first["workloads"][0]["pendingReasons"][0]["message"]
+    last = doc["failures"][-1]
+    assert last["harm"] == {"unavailable": 0, "pending": 0, "pdbsBroken": 0, "unrecovered": 0}
+    assert by_workload(last)["web"]["recoverySeconds"] == 0.0
+
+
+def test_a_broken_budget_is_reported() -> None:
+    web = deployment("web", 2, {"nodeSelector": {ZONE: "zone-a"}})
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    doc = audit(objects(node("a1", "zone-a"), node("b1", "zone-b"), web, pdb), domains=[ZONE], after=AFTER)
+    first = doc["failures"][0]
+    assert first["domain"] == f"{ZONE}=zone-a"
+    assert [b["name"] for b in first["pdbsBroken"]] == ["default/web"]
+    assert by_workload(first)["web"]["pdbsBroken"] == ["default/web"]
+    assert doc["failures"][1]["pdbsBroken"] == []
+
+
+def test_fork_and_rebuild_give_the_same_records() -> None:
+    """The fork of the settled base is exact: the same as a simulation rebuilt per run."""
+    sim = place(zone_failure_input()).sim
+    forked = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=2, copy="fork")
+    rebuilt = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=1, copy="rebuild")
+    forked.pop("seconds"), rebuilt.pop("seconds")
+    assert json.dumps(forked, sort_keys=True) == json.dumps(rebuilt, sort_keys=True)
+
+
+def test_vary_picks_the_setting_that_survives() -> None:
+    strict = [lo for lo in zone_failure_input() if lo.obj.kind == "Node" or lo.obj.metadata.name == "strict"]
+    grid = parse_vary(["nodeTaintsPolicy=Ignore,Honor"])
+    doc = vary_audit(strict, grid, domains=[ZONE], after=AFTER, processes=2)
+    ranked = [(v["changes"], v["survives"], v["pending"]) for v in doc["variants"]]
+    assert ranked == [({"nodeTaintsPolicy": "Honor"}, True, 0), ({"nodeTaintsPolicy": "Ignore"}, False, 6)]
+    assert doc["best"] == {"nodeTaintsPolicy": "Honor"}
+
+
+def test_parse_vary_makes_the_grid_and_refuses_bad_parts() -> None:
+    assert parse_vary([]) == [{}]
+    assert parse_vary(["maxSkew=1,2", "replicas=3"]) == [
+        {"maxSkew": 1, "replicas": 3},
+        {"maxSkew": 2, "replicas": 3},
+    ]
+    for bad in ("maxSkew=0", "colour=red", "maxSkew", "nodeTaintsPolicy=honour", "minDomains=x"):
+        with pytest.raises(AuditError):
+            parse_vary([bad])
+
+
+def test_patch_touches_only_workloads_no_controller_owns() -> None:
+    inp = zone_failure_input()
+    patched = patch_workloads(inp, {"maxSkew": 2, "replicas": 4})
+    for before, after in zip(inp, patched, strict=True):
+        if before.obj.kind != "Deployment":
+            assert after is before
+            continue
+        d = after.obj.to_dict()["spec"]
+        assert d["replicas"] == 4
+        assert {c["maxSkew"] for c in d["template"]["spec"]["topologySpreadConstraints"]} == {2}
+
+
+def test_bad_input_is_an_audit_error() -> None:
+    sim = place(zone_failure_input()).sim
+    with pytest.raises(AuditError, match="no node carries the label 'rack'"):
+        audit_settled(sim, domains=["rack"])
+    with pytest.raises(AuditError, match="--after"):
+        audit_settled(sim, domains=[ZONE], after=0)
+    empty = place(objects(deployment("web", 1, {}))).sim
+    with pytest.raises(AuditError, match="no nodes"):
+        audit_settled(empty, domains=[ZONE])
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_local_json() -> None:
+    distributed = pytest.importorskip(
+        "distributed", reason="Dask distributed is not installed (kubespread[audit-dask])"
+    )
+    sim = place(zone_failure_input()).sim
+    local = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=2)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as c,
+        distributed.Client(c) as client,
+    ):
+        remote = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, client=client)
+        assert len(client.scheduler_info()["workers"]) == 2
+    local.pop("seconds"), remote.pop("seconds")
+    assert json.dumps(local, sort_keys=True) == json.dumps(remote, sort_keys=True)
+
+
+def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path: Path) -> None:
+    """The by-hand route in full: the settled snapshot dumped to YAML, a scenario file that
+    fails each zone's nodes and advances; ``simulate`` reads both from disk."""
+    import yaml
+
+    from kubespread.io.dump import cluster_objects, dump_objects
+
+    snapshot = Path(__file__).resolve().parents[2] / "examples" / "snapshot" / "cluster.yaml"
+    sim = place(load([str(snapshot)]).objects).sim
+    (tmp_path / "cluster.yaml").write_text(dump_objects(cluster_objects(sim.cluster)))
+    doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=2)
+    for record in doc["failures"]:
+        steps: list[dict[str, Any]] = [{"node": {"name": n, "action": "fail"}} for n in record["nodes"]]
+        steps.append({"advance": f"{AFTER:g}s"})
+        scenario = {
+            "apiVersion": "kubespread.io/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "by-hand"},
+            "cluster": ["cluster.yaml"],
+            "steps": steps,
+        }
+        path = tmp_path / f"{record['value']}.yaml"
+        path.write_text(yaml.safe_dump(scenario))
+        final = simulate(load_scenario(path)).final
+        failed = set(record["nodes"])
+        running: dict[str, int] = {}
+        for p in final.pods:
+            if p["node"] and p["node"] not in failed and not p["terminating"] and p["workload"]:
+                key = f"{p['namespace']}/{p['workload']['kind']}/{p['workload']['name']}"
+                running[key] = running.get(key, 0) + 1
+        got = {w["workload"]: w["running"] for w in record["workloads"]}
+        assert got == {k: running.get(k, 0) for k in got}, record["domain"]
+        pending = sorted(f"{p['namespace']}/{p['name']}" for p in final.pending)
+        audited = sorted(k for w in record["workloads"] for r in w["pendingReasons"] for k in r["pods"])
+        assert audited == pending, record["domain"]
+        assert record["harm"]["pending"] > 0  # every zone of the snapshot strands someone
