@@ -19,6 +19,7 @@ from kubespread.cli.common import (
     Output,
     OutputOption,
     ValidateOption,
+    at_least_one,
     err,
     load_or_exit,
     out,
@@ -228,6 +229,10 @@ def _client(address: str | None) -> Any:
         raise typer.Exit(1) from None
 
 
+def _at_least_one(value: int | None) -> int | None:
+    return None if value is None else at_least_one(value)
+
+
 def audit_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
@@ -236,8 +241,8 @@ def audit_command(
         str,
         typer.Option(
             "--domains",
-            metavar="KEY,KEY",
-            help="Node label keys whose domains fail in turn (every zone, every node, ...).",
+            metavar="KEYS",
+            help="Node label keys (comma-separated) whose domains fail in turn: every zone, every node.",
         ),
     ] = "topology.kubernetes.io/zone,kubernetes.io/hostname",
     after: Annotated[
@@ -248,20 +253,30 @@ def audit_command(
     ] = "10m",
     limit: Annotated[
         int | None,
-        typer.Option("--limit", metavar="N", min=1, help="Fail at most the first N domains of each key."),
+        typer.Option(
+            "--limit",
+            metavar="N",
+            callback=_at_least_one,
+            help="Fail at most the first N domains of each key.",
+        ),
     ] = None,
     vary: Annotated[
         list[str] | None,
         typer.Option(
             "--vary",
-            metavar="KEY=V1,V2",
-            help="Audit every combination: maxSkew, whenUnsatisfiable, nodeTaintsPolicy, "
+            metavar="CHANGE",
+            help="FIELD=V1,V2; audit every combination: maxSkew, whenUnsatisfiable, nodeTaintsPolicy, "
             "nodeAffinityPolicy, minDomains (every workload's spread constraints) or replicas. Repeatable.",
         ),
     ] = None,
     processes: Annotated[
         int | None,
-        typer.Option("--processes", metavar="N", min=1, help="Local processes (default: the CPU count)."),
+        typer.Option(
+            "--processes",
+            metavar="N",
+            callback=_at_least_one,
+            help="Local processes (default: the CPU count).",
+        ),
     ] = None,
     cluster: Annotated[
         str | None,
