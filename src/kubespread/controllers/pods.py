@@ -8,6 +8,7 @@ meaning of "active", "ready" and "available", as kube-controller-manager's share
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -145,11 +146,14 @@ def is_available(pod: Pod, min_ready_seconds: int, now: float, ready: ReadyTimes
 
 class OwnedPods:
     """Pods by the uid of their controller (of one kind), kept current from cluster events so a
-    sync reads its pods without scanning the cluster."""
+    sync reads its pods without scanning the cluster. Each owner's keys are kept sorted as
+    they come and go, so reading them in order costs no sort."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._by_owner: dict[str, dict[str, Pod]] = {}
+        #: owner uid -> its pods' keys, sorted (the same set as ``_by_owner[uid]``)
+        self._keys: dict[str, list[str]] = {}
         self._owner_of: dict[str, str] = {}
 
     def seed(self, pods: Iterable[Pod]) -> None:
@@ -162,25 +166,39 @@ class OwnedPods:
             self._set(key, cluster.pods.get(key))
 
     def _set(self, key: str, pod: Pod | None) -> None:
-        old_owner = self._owner_of.pop(key, None)
+        ref = pod.metadata.controller_ref() if pod is not None else None
+        owner = ref.uid if ref is not None and ref.kind == self.kind and ref.uid else None
+        old_owner = self._owner_of.get(key)
+        if old_owner is not None and old_owner == owner:
+            self._by_owner[owner][key] = pod  # type: ignore[assignment]  # a new version, same owner
+            return
         if old_owner is not None:
+            del self._owner_of[key]
             owned = self._by_owner.get(old_owner)
             if owned is not None:
                 owned.pop(key, None)
+                keys = self._keys[old_owner]
+                i = bisect.bisect_left(keys, key)
+                if i < len(keys) and keys[i] == key:
+                    del keys[i]
                 if not owned:
                     del self._by_owner[old_owner]
-        if pod is None:
+                    del self._keys[old_owner]
+        if pod is None or owner is None:
             return
-        ref = pod.metadata.controller_ref()
-        if ref is None or ref.kind != self.kind or not ref.uid:
-            return
-        self._owner_of[key] = ref.uid
-        self._by_owner.setdefault(ref.uid, {})[key] = pod
+        self._owner_of[key] = owner
+        self._by_owner.setdefault(owner, {})[key] = pod
+        bisect.insort(self._keys.setdefault(owner, []), key)
 
     def pods(self, uid: str) -> list[Pod]:
         """The pods controlled by ``uid``, by key (a deterministic order)."""
         owned = self._by_owner.get(uid)
-        return [owned[k] for k in sorted(owned)] if owned else []
+        return [owned[k] for k in self._keys[uid]] if owned else []
+
+    def unordered(self, uid: str) -> Iterable[Pod]:
+        """The pods controlled by ``uid``, in no particular order (for counting)."""
+        owned = self._by_owner.get(uid)
+        return owned.values() if owned else ()
 
 
 class PodOwnerController:

@@ -158,6 +158,26 @@ def deletion_order(
     for p in related:
         if is_active(p):
             on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
+    if first == 1 and pods:
+        # The one pod to delete (a Deployment's rollout scales its old ReplicaSet down one
+        # pod at a time): heapq.nsmallest(1) is min(), which keeps the first pod no later
+        # pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the
+        # least (assigned, phase, not-ready, cost, -rank) can win, and among them min()
+        # meets the same comparisons in the same order: the full facts of those only.
+        def prefix(p: Pod) -> tuple[bool, int, bool, int, int]:
+            return (
+                bool(p.spec.node_name),
+                _PHASE_ORDINAL.get(p.status.phase, 0),
+                is_ready(p),
+                deletion_cost(p) if use_cost else 0,
+                -on_node.get(p.spec.node_name, 0),
+            )
+
+        prefixes = [prefix(p) for p in pods]
+        least = min(prefixes)
+        pods = [p for p, k in zip(pods, prefixes, strict=True) if k == least]
+        if len(pods) == 1:
+            return pods
     facts: dict[str, _Facts] = {}
     for p in pods:
         since = ready.since(p)
@@ -323,7 +343,7 @@ class ReplicaSetController:
         for other in sim.cluster.objects(ReplicaSet.KIND).values():
             other_ref = other.metadata.controller_ref()
             if other.metadata.namespace == namespace and other_ref is not None and other_ref.uid == ref.uid:
-                related.extend(self.pods.pods(other.metadata.uid))
+                related.extend(self.pods.unordered(other.metadata.uid))  # counted per node only
         return related
 
     def _delete(self, rs: ReplicaSet, active: list[Pod], count: int) -> None:
