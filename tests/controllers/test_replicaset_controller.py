@@ -222,3 +222,45 @@ def test_min_ready_seconds_delays_availability() -> None:
     assert (status["readyReplicas"], status["availableReplicas"]) == (2, 0)
     sim.advance(15)
     assert sim.cluster.get("ReplicaSet", "default/web").status["availableReplicas"] == 2
+
+
+def test_one_victim_is_the_one_the_full_ranking_picks() -> None:
+    """deletion_order(first=1) ranks only the pods that can win, with facts kept across calls;
+    it must pick what min() over the full comparator picks (the same pods, in the same order;
+    names repeat across trials, so a cached fact of another pod object must not be reused),
+    whatever the mix of nodes, readiness, costs, creation and ready times."""
+    import functools
+    import random
+
+    from kubespread.controllers import replicaset as rs_module
+
+    def reference(pods: list, related: list, now: float, ready: ReadyTimes) -> str:
+        """min() with the comparator itself, read off two-pod rankings (names are distinct,
+        so of two pods exactly one goes first)."""
+
+        def compare(a: Any, b: Any) -> int:
+            return -1 if rs_module.deletion_order([a, b], related, now, ready)[0] is a else 1
+
+        return min(pods, key=functools.cmp_to_key(compare)).metadata.name
+
+    rng = random.Random(7)
+    cache: dict = {}
+    for trial in range(60):
+        ready = ReadyTimes()
+        pods = []
+        for i in range(rng.randint(1, 12)):
+            node = rng.choice(["", "n1", "n2", "n3"])
+            annotations = {ANNOTATION_POD_DELETION_COST: str(rng.choice([0, 0, 5]))}
+            p = owned_pod(f"p-{i:02d}", node, created=rng.choice([0, 1, 400, 900]), **annotations)
+            if node and rng.random() < 0.3:
+                p.set("status.conditions", [{"type": "Ready", "status": "False"}])
+            if node and rng.random() < 0.5:
+                stamp = timestamp(rng.choice([100, 101, 600]))
+                p.set(
+                    "status.conditions",
+                    [{"type": "Ready", "status": "True", "lastTransitionTime": stamp}],
+                )
+            pods.append(p.obj())
+        related = [*pods, owned_pod(f"r{trial}", "n1").obj()]
+        got = deletion_order(pods, related, 1000, ready, first=1, cache=cache)
+        assert [p.metadata.name for p in got] == [reference(pods, related, 1000, ready)]

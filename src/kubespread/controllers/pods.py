@@ -409,6 +409,10 @@ def spec_changed(event: ClusterEvent) -> bool:
     old, new = event.old, event.obj
     if old is None:
         return True
+    if old.spec is not new.spec and getattr(old.spec, "replicas", None) != getattr(
+        new.spec, "replicas", None
+    ):
+        return True  # a scale: no need to compare the rest
     return (
         (old.spec is not new.spec and old.spec.to_dict() != new.spec.to_dict())
         or old.metadata.labels != new.metadata.labels

@@ -24,7 +24,7 @@ from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.timestamps import virtual_seconds
-from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
     ReadyTimes,
@@ -133,6 +133,69 @@ def _less(a: _Facts, b: _Facts) -> bool:
     return False
 
 
+@dataclass(slots=True, frozen=True)
+class _Later:
+    """A pod's facts for criteria 6-8 and the name (what stays fixed for one pod object)."""
+
+    ready: bool
+    ready_since: float | None
+    restarts: tuple[int, int]
+    created: float | None
+    uid: str
+    name: str
+
+
+def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]) -> _Later:
+    key = p.key
+    hit = cache.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    facts = _Later(
+        is_ready(p),
+        ready.since(p),
+        _max_restarts(p),
+        virtual_seconds(p.metadata.creation_timestamp),
+        p.metadata.uid,
+        p.metadata.name,
+    )
+    cache[key] = (p, facts)
+    return facts
+
+
+def _least(pods: Sequence[Pod], ready: ReadyTimes, now: float, cache: dict[str, tuple[Pod, _Later]]) -> Pod:
+    """min() over pods equal on criteria 1-5 (see :func:`deletion_order`): the first pod that
+    no later one is less than, with :func:`_less`'s comparisons from criterion 6 on."""
+    buckets: dict[float, int] = {}
+
+    def bucket(t: float) -> int:
+        b = buckets.get(t)
+        if b is None:
+            b = buckets[t] = _log_rank(t, now)
+        return b
+
+    def newer_first(t1: float | None, t2: float | None, uid1: str, uid2: str) -> bool:
+        if t1 is None or t2 is None:
+            return t1 is None
+        return _newer_first(t1, t2, bucket(t1), bucket(t2), uid1, uid2)
+
+    def less(a: _Later, b: _Later) -> bool:
+        if a.ready and b.ready and a.ready_since != b.ready_since:
+            return newer_first(a.ready_since, b.ready_since, a.uid, b.uid)
+        if a.restarts != b.restarts:
+            return a.restarts > b.restarts
+        if a.created != b.created:
+            return newer_first(a.created, b.created, a.uid, b.uid)
+        return False
+
+    best = pods[0]
+    bf = _later_facts(best, ready, cache)
+    for p in pods[1:]:
+        f = _later_facts(p, ready, cache)
+        if less(f, bf) or (not less(bf, f) and f.name < bf.name):
+            best, bf = p, f
+    return best
+
+
 def deletion_order(
     pods: Sequence[Pod],
     related: Sequence[Pod],
@@ -141,6 +204,7 @@ def deletion_order(
     *,
     first: int | None = None,
     use_cost: bool = True,
+    cache: dict[str, tuple[Pod, _Later]] | None = None,
 ) -> list[Pod]:
     """``pods`` ordered the way ActivePodsWithRanks sorts them, first deleted first:
 
@@ -151,7 +215,8 @@ def deletion_order(
     ties within a bucket broken by uid. Pods equal on all of these go by name. ``first``: only
     that many from the front (what getPodsToDelete keeps of the sorted list). ``use_cost=False``
     leaves 4 out: the order of controller.ActivePods, which the WorkloadSpread controller ranks
-    pods by when it decides their deletion cost.
+    pods by when it decides their deletion cost. ``cache``: a caller's memory of
+    :class:`_Later` per pod key (the pod object it was read from kept with it), across calls.
     """
     ready = ready if ready is not None else ReadyTimes()
     on_node: dict[str, int] = {}
@@ -176,8 +241,7 @@ def deletion_order(
         prefixes = [prefix(p) for p in pods]
         least = min(prefixes)
         pods = [p for p, k in zip(pods, prefixes, strict=True) if k == least]
-        if len(pods) == 1:
-            return pods
+        return [_least(pods, ready, now, cache if cache is not None else {})]
     facts: dict[str, _Facts] = {}
     for p in pods:
         since = ready.since(p)
@@ -231,6 +295,8 @@ class ReplicaSetController:
         #: ReplicaSet uid -> [active, ready, fully labelled] over its claimed pods
         self._counts: dict[str, list[int]] = {}
         self._selectors = SelectorCache()
+        #: deletion_order's facts per pod, across syncs
+        self._later: dict[str, tuple[Pod, _Later]] = {}
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
@@ -249,6 +315,8 @@ class ReplicaSetController:
             self.pods.observe(event, sim.cluster)
             self.ready.observe(event, sim.now)
             self._claim(event.obj.key)
+            if event.type is EventType.DELETED:
+                self._later.pop(event.obj.key, None)
             for pod in (event.obj, event.old):
                 key = owner_key(pod, ReplicaSet.KIND) if pod is not None else None
                 if key is not None:
@@ -350,7 +418,9 @@ class ReplicaSetController:
         sim = self.sim
         assert sim is not None
         if count < len(active):
-            victims = deletion_order(active, self._related(rs), sim.now, self.ready, first=count)
+            victims = deletion_order(
+                active, self._related(rs), sim.now, self.ready, first=count, cache=self._later
+            )
         else:
             victims = active
         for pod in victims:
