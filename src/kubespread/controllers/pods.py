@@ -297,6 +297,31 @@ class SelectorCache:
         self._compiled.pop(uid, None)
 
 
+#: template object id -> (the template, its manifest): a ReplicaSet's thousand pods read
+#: their template's manifest once (stored templates are replaced, never changed in place)
+_TEMPLATE_DICTS: dict[int, tuple[PodTemplateSpec, dict[str, Any]]] = {}
+
+
+def _clone(v: Any) -> Any:
+    """A manifest value's own copy: dicts and lists anew, scalars shared."""
+    if isinstance(v, dict):
+        return {k: _clone(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clone(x) for x in v]
+    return v
+
+
+def _template_dict(template: PodTemplateSpec) -> dict[str, Any]:
+    """``template.to_dict()``, read once per template object and copied for each pod."""
+    hit = _TEMPLATE_DICTS.get(id(template))
+    if hit is None or hit[0] is not template:
+        if len(_TEMPLATE_DICTS) >= 1024:
+            _TEMPLATE_DICTS.clear()
+        hit = _TEMPLATE_DICTS[id(template)] = (template, template.to_dict())
+    copied: dict[str, Any] = _clone(hit[1])
+    return copied
+
+
 def pod_from_template(
     template: PodTemplateSpec,
     owner: KubeObject,
@@ -310,7 +335,7 @@ def pod_from_template(
     """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and spec,
     in the owner's namespace, controlled by the owner; ``labels``/``annotations`` are added on top
     and ``spec_fields`` (hostname, subdomain) set in the spec."""
-    d = template.to_dict()
+    d = _template_dict(template)
     tmeta = d.get("metadata") or {}
     meta: dict[str, Any] = {"namespace": owner.namespace}
     if name:
