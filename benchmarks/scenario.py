@@ -30,10 +30,17 @@ its wall seconds and pods placed.
 prints milliseconds per pod for ``schedule``'s path (the admission chain, the ReplicaSet
 controller, the scheduler, the binder) at each size, with the resident memory after loading.
 
+(d) Memory: ``--memory`` runs ``kubespread schedule`` and ``kubespread simulate`` as commands
+(a fresh process each, output discarded) on ``--memory-nodes`` nodes (default 5,000) running
+``--memory-running`` pods (default 100,000), adding a Deployment of ``--memory-pods``
+replicas (simulate then rolls it out and fails a node), and prints each one's wall seconds
+and peak resident memory.
+
     .venv/bin/python benchmarks/scenario.py                      # (a) at full size, then (b)
     .venv/bin/python benchmarks/scenario.py --scale 0.1          # 500 nodes, 20 x 100 replicas
     .venv/bin/python benchmarks/scenario.py --only examples
     .venv/bin/python benchmarks/scenario.py --only scaling --scaling-nodes 5000
+    .venv/bin/python benchmarks/scenario.py --only memory      # (d) 5,000 nodes x 100,000 pods
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -383,6 +392,67 @@ def scaling_point(node_count: int, zones: int, running: int, new_pods: int) -> d
     }
 
 
+# ------------------------------------------------------------------ (d) the commands' memory
+
+
+def kubespread_command() -> list[str]:
+    exe = Path(sys.executable).with_name("kubespread")
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
+
+
+def child_run(cmd: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, the command's own peak resident MiB, exit code), its output discarded."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as errors:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's rusage, not all children's
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - t0
+        if proc.returncode != 0:
+            errors.seek(0)
+            console.print(f"[red]{' '.join(cmd[-4:])} failed:[/] {errors.read()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024, proc.returncode
+
+
+def memory_rows(node_count: int, zones: int, running: int, new_pods: int, output: str) -> list[dict]:
+    """``kubespread schedule`` and ``kubespread simulate`` on ``node_count`` nodes already
+    running ``running`` pods, each adding a Deployment of ``new_pods`` (simulate then rolls it
+    out and fails one node), in a fresh process each: wall seconds and peak resident memory."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kubespread-memory-") as tmp:
+        d = Path(tmp)
+        objs = nodes(node_count, zones)
+        names = [n["metadata"]["name"] for n in objs]
+        objs += [running_pod(i, names[i % node_count], f"run-{i % 20:02d}") for i in range(running)]
+        (d / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+        del objs
+        (d / "new.yaml").write_text(yaml.safe_dump(deployment("new", new_pods, "app:1")))
+        (d / "rollout.yaml").write_text(yaml.safe_dump(deployment("new", new_pods, "app:2")))
+        scenario = {
+            "apiVersion": "kubespread.io/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "memory"},
+            "seed": 1,
+            "cluster": ["cluster.json"],
+            "steps": [
+                {"apply": "new.yaml"},
+                {"apply": "rollout.yaml"},
+                {"node": {"name": names[0], "action": "fail"}},
+            ],
+        }
+        (d / "scenario.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False))
+        ks = kubespread_command()
+        for command, cmd in (
+            ("schedule", [*ks, "schedule", "-f", str(d / "cluster.json"), "-f", str(d / "new.yaml")]),
+            ("simulate", [*ks, "simulate", str(d / "scenario.yaml"), "--no-progress"]),
+        ):
+            seconds, peak, code = child_run([*cmd, "-o", output])
+            rows.append({"command": command, "seconds": seconds, "peakMiB": peak, "exitCode": code})
+    return rows
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -400,7 +470,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--zones", type=int, default=10)
     ap.add_argument("--deployments", type=int, default=20)
     ap.add_argument("--replicas", type=int, default=1_000)
-    ap.add_argument("--only", choices=("scenario", "examples", "scaling"), help="run one part only")
+    ap.add_argument("--only", choices=("scenario", "examples", "scaling", "memory"), help="run one part only")
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="also run (d): schedule and simulate as commands on --memory-nodes nodes running "
+        "--memory-running pods, with their peak memory",
+    )
+    ap.add_argument("--memory-nodes", type=int, default=5_000)
+    ap.add_argument("--memory-running", type=int, default=100_000)
+    ap.add_argument("--memory-pods", type=int, default=1_000, help="the new Deployment's replicas")
+    ap.add_argument("--memory-output", default="table", choices=("table", "json", "yaml"))
     ap.add_argument("--scaling", action="store_true", help="also run (c), the per-pod cost by pods running")
     ap.add_argument("--scaling-nodes", type=int, default=5_000)
     ap.add_argument("--scaling-pods", type=int, default=1_000)
@@ -460,6 +540,20 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
         console.print(t)
         report["scaling"] = rows
+
+    if a.only == "memory" or a.memory:
+        rows = memory_rows(a.memory_nodes, a.zones, a.memory_running, a.memory_pods, a.memory_output)
+        title = (
+            f"(d) the commands, -o {a.memory_output}: {a.memory_nodes:,} nodes, "
+            f"{a.memory_running:,} pods running, {a.memory_pods:,} new"
+        )
+        t = Table(title=title)
+        for col in ("command", "seconds", "peak MiB", "exit"):
+            t.add_column(col, justify="left" if col == "command" else "right")
+        for row in rows:
+            t.add_row(row["command"], f"{row['seconds']:.1f}", f"{row['peakMiB']:.0f}", str(row["exitCode"]))
+        console.print(t)
+        report["memory"] = rows
 
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=1) + "\n")

@@ -66,3 +66,17 @@ def test_the_scaling_table_has_a_row_per_size(capsys: pytest.CaptureFixture[str]
     for column in ("running pods", "ms/pod", "command s", "MiB after load", "peak MiB"):
         assert column in out
     assert re.search(r"│\s+10 │", out) and re.search(r"│\s+50 │", out)
+
+
+@pytest.mark.slow  # runs schedule and simulate as commands on a tiny cluster
+def test_the_memory_table_shows_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--only", "memory", "--memory-nodes", "8", "--memory-running", "40", "--memory-pods", "4"]
+    assert SCENARIO.main(argv) == 0
+    out = capsys.readouterr().out
+    for column in ("command", "seconds", "peak MiB", "exit"):
+        assert column in out
+    for command in ("schedule", "simulate"):
+        row = next(line for line in out.splitlines() if f"│ {command}" in line)
+        cells = [c.strip() for c in row.strip("│ ").split("│")]
+        assert cells[0] == command and cells[-1] == "0"  # the command succeeded
+        assert float(cells[2]) > 0
