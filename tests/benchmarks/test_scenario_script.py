@@ -20,9 +20,15 @@ def test_the_generated_scenario_fails_the_first_zone(tmp_path: Path) -> None:
     doc = yaml.safe_load(path.read_text())
     steps = doc["steps"]
     assert steps[:2] == [{"apply": "create.yaml"}, {"apply": "rollout.yaml"}]
-    failed = [s["node"]["name"] for s in steps if "node" in s]
-    assert failed == [f"node-{i:05d}" for i in range(0, 20, 4)]  # zone-00: every 4th node
-    assert steps[-1] == {"advance": "6m"}
+    assert steps[2:] == [
+        {"node": {"selector": "topology.kubernetes.io/zone=zone-00", "action": "fail"}},
+        {"advance": "6m"},
+    ]
+    zone_of = {
+        n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/zone"]
+        for n in yaml.safe_load_all((tmp_path / "nodes.yaml").read_text())
+    }
+    assert [n for n, z in zone_of.items() if z == "zone-00"] == [f"node-{i:05d}" for i in range(0, 20, 4)]
     deployments = list(yaml.safe_load_all((tmp_path / "rollout.yaml").read_text()))
     assert [d["metadata"]["name"] for d in deployments] == ["app-00", "app-01"]
     assert {d["spec"]["template"]["spec"]["containers"][0]["image"] for d in deployments} == {"app:2"}

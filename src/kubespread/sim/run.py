@@ -27,6 +27,7 @@ from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.policy import PodDisruptionBudget
+from kubespread.api.selectors import parse_selector
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
@@ -443,12 +444,23 @@ def _delete(sim: Simulation, step: Step) -> None:
 
 
 def _node(sim: Simulation, step: Step) -> None:
-    name, action = step.args["name"], step.args["action"]
-    if name not in sim.cluster.nodes:
-        raise StepError(f"node {name} not found")
+    """One node by name, or every node a label selector matches (by name, in one step: a
+    zone fails at once)."""
+    action = step.args["action"]
+    if "selector" in step.args:
+        selector = parse_selector(step.args["selector"])
+        names = sorted(n for n, node in sim.cluster.nodes.items() if selector.matches(node.metadata.labels))
+        if not names:
+            raise StepError(f"no node matches {step.args['selector']}")
+    else:
+        names = [step.args["name"]]
+        if names[0] not in sim.cluster.nodes:
+            raise StepError(f"node {names[0]} not found")
     if not _has(sim, "nodelifecycle"):
         raise StepError("no node lifecycle controller runs in this simulation")
-    getattr(sim.controller("nodelifecycle"), action)(name)
+    lifecycle = sim.controller("nodelifecycle")
+    for name in names:
+        getattr(lifecycle, action)(name)
 
 
 def run_step(sim: Simulation, step: Step) -> list[dict[str, str]]:
