@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from kubespread.api.core import Pod, PodAffinityTerm
+from kubespread.api.core import Affinity, Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
 
@@ -137,6 +137,23 @@ def pod_terms(pod: Pod) -> PodTerms:
     if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
         return _NO_TERMS
     ns = pod.namespace
+    # A pod's versions share its affinity object (updates copy the spec shallowly, and stored
+    # objects are replaced, never changed in place): parse it once per (object, namespace).
+    hit = _TERMS.get(id(aff))
+    if hit is not None and hit[0] is aff and hit[1] == ns:
+        return hit[2]
+    terms = _parse_terms(ns, aff)
+    if len(_TERMS) >= 8192:
+        _TERMS.clear()
+    _TERMS[id(aff)] = (aff, ns, terms)
+    return terms
+
+
+#: affinity object id -> (the object, namespace, its parsed terms); see pod_terms
+_TERMS: dict[int, tuple[Affinity, str, PodTerms]] = {}
+
+
+def _parse_terms(ns: str, aff: Affinity) -> PodTerms:
     pa, anti = aff.pod_affinity, aff.pod_anti_affinity
 
     def required(ignored: list[PodAffinityTerm], enforced: list[PodAffinityTerm]) -> tuple[AffinityTerm, ...]:
@@ -298,8 +315,18 @@ class ExistingTerms:
         pod = event.obj
         if event.type in (EventType.UNBOUND, EventType.DELETED):
             self._drop(pod.key)
-        else:  # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
-            self._put(pod.key, pod)
+            return
+        old = event.old
+        if (
+            event.type is EventType.UPDATED
+            and old is not None
+            and old.spec.affinity is pod.spec.affinity
+            and old.spec.node_name == pod.spec.node_name
+            and old.is_finished == pod.is_finished
+        ):
+            return  # what _put reads is unchanged (a status or label update): so is the record
+        # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
+        self._put(pod.key, pod)
 
 
 _INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakKeyDictionary()

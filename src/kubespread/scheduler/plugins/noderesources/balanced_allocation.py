@@ -45,7 +45,8 @@ def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> 
         # float operations as the general path below takes for two fractions
         both = np.minimum(requested.astype(np.float64) / allocatable, 1.0)
         std2 = np.abs((both[0] - both[1]) / 2)
-        return np.trunc((1 - std2) * float(MAX_NODE_SCORE)).astype(np.int64)
+        scores: np.ndarray = np.trunc((1 - std2) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return scores
     fractions = np.where(used, requested.astype(np.float64) / np.where(used, allocatable, 1), 0.0)
     fractions = np.minimum(fractions, 1.0)
     n = used.sum(axis=0)
