@@ -245,17 +245,19 @@ def test_one_victim_is_the_one_the_full_ranking_picks() -> None:
 
     rng = random.Random(7)
     cache: dict = {}
-    for trial in range(60):
+    for trial in range(90):
         ready = ReadyTimes()
         pods = []
-        for i in range(rng.randint(1, 12)):
-            node = rng.choice(["", "n1", "n2", "n3"])
-            annotations = {ANNOTATION_POD_DELETION_COST: str(rng.choice([0, 0, 5]))}
-            p = owned_pod(f"p-{i:02d}", node, created=rng.choice([0, 1, 400, 900]), **annotations)
-            if node and rng.random() < 0.3:
+        uniform = trial % 3 == 0  # alike but for names (a rollout's old pods), shuffled
+        for i in rng.sample(range(12), rng.randint(1, 12)):
+            node = rng.choice(["n1", "n2", "n3"] if uniform else ["", "n1", "n2", "n3"])
+            annotations = {ANNOTATION_POD_DELETION_COST: str(0 if uniform else rng.choice([0, 0, 5]))}
+            created = 0 if uniform else rng.choice([0, 1, 400, 900])
+            p = owned_pod(f"p-{i:02d}", node, created=created, **annotations)
+            if node and not uniform and rng.random() < 0.3:
                 p.set("status.conditions", [{"type": "Ready", "status": "False"}])
-            if node and rng.random() < 0.5:
-                stamp = timestamp(rng.choice([100, 101, 600]))
+            if node and (uniform or rng.random() < 0.5):
+                stamp = timestamp(100 if uniform else rng.choice([100, 101, 600]))
                 p.set(
                     "status.conditions",
                     [{"type": "Ready", "status": "True", "lastTransitionTime": stamp}],

@@ -135,14 +135,22 @@ def _less(a: _Facts, b: _Facts) -> bool:
 
 @dataclass(slots=True, frozen=True)
 class _Later:
-    """A pod's facts for criteria 6-8 and the name (what stays fixed for one pod object)."""
+    """What ranking reads of one pod object (criteria 1-4 and 6-8, its node, the name), read
+    once per object: a stored pod is replaced, never changed in place."""
 
+    active: bool
+    assigned: bool
+    phase: int
     ready: bool
+    cost: int
+    node: str
     ready_since: float | None
     restarts: tuple[int, int]
     created: float | None
     uid: str
     name: str
+    #: criteria 6-8's facts: pods equal on them compare by name alone
+    same: tuple[bool, float | None, tuple[int, int], float | None]
 
 
 def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]) -> _Later:
@@ -150,21 +158,63 @@ def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]
     hit = cache.get(key)
     if hit is not None and hit[0] is p:
         return hit[1]
+    is_r, since, restarts = is_ready(p), ready.since(p), _max_restarts(p)
+    created = virtual_seconds(p.metadata.creation_timestamp)
     facts = _Later(
-        is_ready(p),
-        ready.since(p),
-        _max_restarts(p),
-        virtual_seconds(p.metadata.creation_timestamp),
-        p.metadata.uid,
-        p.metadata.name,
+        active=is_active(p),
+        assigned=bool(p.spec.node_name),
+        phase=_PHASE_ORDINAL.get(p.status.phase, 0),
+        ready=is_r,
+        cost=deletion_cost(p),
+        node=p.spec.node_name,
+        ready_since=since,
+        restarts=restarts,
+        created=created,
+        uid=p.metadata.uid,
+        name=p.metadata.name,
+        same=(is_r, since, restarts, created),
     )
     cache[key] = (p, facts)
     return facts
 
 
-def _least(pods: Sequence[Pod], ready: ReadyTimes, now: float, cache: dict[str, tuple[Pod, _Later]]) -> Pod:
+def _one_victim(
+    pods: Sequence[Pod],
+    related: Sequence[Pod],
+    now: float,
+    ready: ReadyTimes,
+    use_cost: bool,
+    cache: dict[str, tuple[Pod, _Later]],
+) -> Pod:
+    """``heapq.nsmallest(1, ...)`` of :func:`deletion_order`, which is min(): the first pod no
+    later pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the least
+    (assigned, phase, ready, cost, -rank) can win, and among them min() meets the same
+    comparisons in the same order (:func:`_least`)."""
+    on_node: dict[str, int] = {}
+    for p in related:
+        f = _later_facts(p, ready, cache)
+        if f.active:
+            on_node[f.node] = on_node.get(f.node, 0) + 1
+    least: tuple[bool, int, bool, int, int] | None = None
+    group: list[tuple[Pod, _Later]] = []
+    for p in pods:
+        f = _later_facts(p, ready, cache)
+        k = (f.assigned, f.phase, f.ready, f.cost if use_cost else 0, -on_node.get(f.node, 0))
+        if least is None or k < least:
+            least, group = k, [(p, f)]
+        elif k == least:
+            group.append((p, f))
+    return _least(group, now)
+
+
+def _least(group: list[tuple[Pod, _Later]], now: float) -> Pod:
     """min() over pods equal on criteria 1-5 (see :func:`deletion_order`): the first pod that
     no later one is less than, with :func:`_less`'s comparisons from criterion 6 on."""
+    same = group[0][1].same
+    if all(f.same == same for _, f in group):
+        # equal on 6-8 (a rollout's old pods, created and ready together): every comparison
+        # falls through to the name
+        return min(group, key=lambda pf: pf[1].name)[0]
     buckets: dict[float, int] = {}
 
     def bucket(t: float) -> int:
@@ -187,10 +237,8 @@ def _least(pods: Sequence[Pod], ready: ReadyTimes, now: float, cache: dict[str, 
             return newer_first(a.created, b.created, a.uid, b.uid)
         return False
 
-    best = pods[0]
-    bf = _later_facts(best, ready, cache)
-    for p in pods[1:]:
-        f = _later_facts(p, ready, cache)
+    best, bf = group[0]
+    for p, f in group[1:]:
         if less(f, bf) or (not less(bf, f) and f.name < bf.name):
             best, bf = p, f
     return best
@@ -219,29 +267,13 @@ def deletion_order(
     :class:`_Later` per pod key (the pod object it was read from kept with it), across calls.
     """
     ready = ready if ready is not None else ReadyTimes()
+    if first == 1 and pods:
+        # one pod to delete (a Deployment's rollout scales its old ReplicaSet down one at a time)
+        return [_one_victim(pods, related, now, ready, use_cost, cache if cache is not None else {})]
     on_node: dict[str, int] = {}
     for p in related:
         if is_active(p):
             on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
-    if first == 1 and pods:
-        # The one pod to delete (a Deployment's rollout scales its old ReplicaSet down one
-        # pod at a time): heapq.nsmallest(1) is min(), which keeps the first pod no later
-        # pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the
-        # least (assigned, phase, not-ready, cost, -rank) can win, and among them min()
-        # meets the same comparisons in the same order: the full facts of those only.
-        def prefix(p: Pod) -> tuple[bool, int, bool, int, int]:
-            return (
-                bool(p.spec.node_name),
-                _PHASE_ORDINAL.get(p.status.phase, 0),
-                is_ready(p),
-                deletion_cost(p) if use_cost else 0,
-                -on_node.get(p.spec.node_name, 0),
-            )
-
-        prefixes = [prefix(p) for p in pods]
-        least = min(prefixes)
-        pods = [p for p, k in zip(pods, prefixes, strict=True) if k == least]
-        return [_least(pods, ready, now, cache if cache is not None else {})]
     facts: dict[str, _Facts] = {}
     for p in pods:
         since = ready.since(p)
