@@ -195,6 +195,11 @@ class OwnedPods:
         owned = self._by_owner.get(uid)
         return [owned[k] for k in self._keys[uid]] if owned else []
 
+    def items(self, uid: str) -> list[tuple[str, Pod]]:
+        """(key, pod) of the pods controlled by ``uid``, by key."""
+        owned = self._by_owner.get(uid)
+        return [(k, owned[k]) for k in self._keys[uid]] if owned else []
+
     def unordered(self, uid: str) -> Iterable[Pod]:
         """The pods controlled by ``uid``, in no particular order (for counting)."""
         owned = self._by_owner.get(uid)

@@ -154,7 +154,7 @@ class _Later:
 
 
 def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]) -> _Later:
-    key = p.key
+    key = p.metadata.uid  # (cheaper than p.key; the pod object itself is checked)
     hit = cache.get(key)
     if hit is not None and hit[0] is p:
         return hit[1]
@@ -264,7 +264,7 @@ def deletion_order(
     that many from the front (what getPodsToDelete keeps of the sorted list). ``use_cost=False``
     leaves 4 out: the order of controller.ActivePods, which the WorkloadSpread controller ranks
     pods by when it decides their deletion cost. ``cache``: a caller's memory of
-    :class:`_Later` per pod key (the pod object it was read from kept with it), across calls.
+    :class:`_Later` per pod uid (the pod object it was read from kept with it), across calls.
     """
     ready = ready if ready is not None else ReadyTimes()
     if first == 1 and pods:
@@ -348,7 +348,7 @@ class ReplicaSetController:
             self.ready.observe(event, sim.now)
             self._claim(event.obj.key)
             if event.type is EventType.DELETED:
-                self._later.pop(event.obj.key, None)
+                self._later.pop(event.obj.metadata.uid, None)
             for pod in (event.obj, event.old):
                 key = owner_key(pod, ReplicaSet.KIND) if pod is not None else None
                 if key is not None:
@@ -397,7 +397,13 @@ class ReplicaSetController:
 
     def _claimed(self, rs: ReplicaSet) -> list[Pod]:
         """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""
-        return [p for p in self.pods.pods(rs.metadata.uid) if p.key in self._claims]
+        claims = self._claims
+        return [p for k, p in self.pods.items(rs.metadata.uid) if k in claims]
+
+    def _active_claimed(self, rs: ReplicaSet) -> list[Pod]:
+        """The claimed pods that are active (the claim remembers whether), by key."""
+        claims = self._claims
+        return [p for k, p in self.pods.items(rs.metadata.uid) if (c := claims.get(k)) is not None and c[1]]
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:
@@ -412,7 +418,7 @@ class ReplicaSetController:
         if diff < 0:
             self._create(rs, -diff)
         elif diff > 0:
-            self._delete(rs, [p for p in self._claimed(rs) if is_active(p)], diff)
+            self._delete(rs, self._active_claimed(rs), diff)
         self._update_status(rs.key)
 
     def _create(self, rs: ReplicaSet, count: int) -> None:
