@@ -266,3 +266,36 @@ def test_one_victim_is_the_one_the_full_ranking_picks() -> None:
         related = [*pods, owned_pod(f"r{trial}", "n1").obj()]
         got = deletion_order(pods, related, 1000, ready, first=1, cache=cache)
         assert [p.metadata.name for p in got] == [reference(pods, related, 1000, ready)]
+
+
+def test_the_active_pods_kept_per_replica_set_follow_every_change() -> None:
+    """The controller keeps each ReplicaSet's active claimed pods as pods come, go, terminate
+    and leave the selector: always the claimed pods that are active, by key."""
+    from kubespread.controllers.pods import is_active
+
+    controller = ReplicaSetController()
+    sim = Simulation(cluster_of([make_node("n1"), make_node("n2")]), controllers=[controller])
+    rs = sim.create(replica_set(6))
+    assert isinstance(rs, ReplicaSet)
+
+    def check() -> None:
+        stored = sim.cluster.get("ReplicaSet", "default/web")
+        assert isinstance(stored, ReplicaSet)
+        expected = [p.key for p in controller._claimed(stored) if is_active(p)]
+        assert [p.key for p in controller._active_claimed(stored)] == expected
+
+    for replicas in (6, 2, 5, 1, 4):
+        scale(sim, replicas)
+        sim.run_until_quiet()
+        check()
+        assert len(controller._active_claimed(sim.cluster.get("ReplicaSet", "default/web"))) == replicas
+    victim = sorted(sim.cluster.pods.values(), key=lambda p: p.key)[0]
+    relabelled = victim.copy()
+    relabelled.metadata.labels = {"app": "other"}
+    sim.update(relabelled)  # leaves the selector: no longer claimed, replaced
+    sim.run_until_quiet()
+    check()
+    sim.delete_pod(sorted(sim.cluster.pods)[-1])
+    check()  # terminating: no longer active
+    sim.run_until_quiet()
+    check()

@@ -10,6 +10,7 @@ The simulation's state is never stale, so the real controller's expectations are
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
 import heapq
@@ -190,15 +191,18 @@ def _one_victim(
     later pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the least
     (assigned, phase, ready, cost, -rank) can win, and among them min() meets the same
     comparisons in the same order (:func:`_least`)."""
+    get = cache.get  # (_later_facts inlined: these loops run over every pod at each deletion)
     on_node: dict[str, int] = {}
     for p in related:
-        f = _later_facts(p, ready, cache)
+        hit = get(p.metadata.uid)
+        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
         if f.active:
             on_node[f.node] = on_node.get(f.node, 0) + 1
     least: tuple[bool, int, bool, int, int] | None = None
     group: list[tuple[Pod, _Later]] = []
     for p in pods:
-        f = _later_facts(p, ready, cache)
+        hit = get(p.metadata.uid)
+        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
         k = (f.assigned, f.phase, f.ready, f.cost if use_cost else 0, -on_node.get(f.node, 0))
         if least is None or k < least:
             least, group = k, [(p, f)]
@@ -326,6 +330,8 @@ class ReplicaSetController:
         self._claims: dict[str, tuple[str, bool, bool, bool]] = {}
         #: ReplicaSet uid -> [active, ready, fully labelled] over its claimed pods
         self._counts: dict[str, list[int]] = {}
+        #: ReplicaSet uid -> the keys of its active claimed pods, sorted
+        self._active_keys: dict[str, list[str]] = {}
         self._selectors = SelectorCache()
         #: deletion_order's facts per pod, across syncs
         self._later: dict[str, tuple[Pod, _Later]] = {}
@@ -375,6 +381,9 @@ class ReplicaSetController:
             counts[0] -= old[1]
             counts[1] -= old[2]
             counts[2] -= old[3]
+            if old[1]:
+                keys = self._active_keys[old[0]]
+                del keys[bisect.bisect_left(keys, key)]
         pod = sim.cluster.pods.get(key)
         ref = pod.metadata.controller_ref() if pod is not None else None
         if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
@@ -394,6 +403,8 @@ class ReplicaSetController:
         counts[0] += facts[1]
         counts[1] += facts[2]
         counts[2] += facts[3]
+        if active:
+            bisect.insort(self._active_keys.setdefault(ref.uid, []), key)
 
     def _claimed(self, rs: ReplicaSet) -> list[Pod]:
         """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""
@@ -401,9 +412,11 @@ class ReplicaSetController:
         return [p for k, p in self.pods.items(rs.metadata.uid) if k in claims]
 
     def _active_claimed(self, rs: ReplicaSet) -> list[Pod]:
-        """The claimed pods that are active (the claim remembers whether), by key."""
-        claims = self._claims
-        return [p for k, p in self.pods.items(rs.metadata.uid) if (c := claims.get(k)) is not None and c[1]]
+        """The claimed pods that are active, by key (kept as the claims change)."""
+        sim = self.sim
+        assert sim is not None
+        pods = sim.cluster.pods
+        return [pods[k] for k in self._active_keys.get(rs.metadata.uid, ())]
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:
