@@ -14,7 +14,8 @@ built), in three phases:
 * ``rollout``: one ``apply`` step with every Deployment's image changed (RollingUpdate, 25%
   surge and unavailable);
 * ``zone failure``: every node of the first zone fails (one ``node`` step with a
-  selector), then ``advance: 6m``: the taint manager evicts their pods after 300 s and the replacements land
+  selector; ``--fail-per-node``: one step per node, a snapshot after each, as scenarios had
+  to before), then ``advance: 6m``: the taint manager evicts their pods after 300 s and the replacements land
   in the other zones.
 
 The table shows, per phase, the wall seconds, the pods placed (Scheduled events) and pods/s;
@@ -169,8 +170,10 @@ class Size:
         return f"{self.nodes:,} nodes, {self.deployments} x {self.replicas:,} replicas"
 
 
-def scenario_files(size: Size, directory: Path) -> Path:
-    """Write the scenario (a) and its cluster into ``directory``; the scenario's path."""
+def scenario_files(size: Size, directory: Path, *, per_node: bool = False) -> Path:
+    """Write the scenario (a) and its cluster into ``directory``; the scenario's path.
+    ``per_node``: the zone fails by one ``node`` step per node (as before node steps took a
+    selector: a snapshot after each), not by one step with a selector."""
     (directory / "nodes.yaml").write_text(yaml.safe_dump_all(nodes(size.nodes, size.zones)))
     names = [f"app-{i:02d}" for i in range(size.deployments)]
     (directory / "create.yaml").write_text(
@@ -179,10 +182,18 @@ def scenario_files(size: Size, directory: Path) -> Path:
     (directory / "rollout.yaml").write_text(
         yaml.safe_dump_all([deployment(n, size.replicas, "app:2") for n in names])
     )
+    fail: list[dict[str, Any]] = [{"node": {"selector": f"{ZONE}={zone_name(0)}", "action": "fail"}}]
+    if per_node:
+        zone = [
+            n["metadata"]["name"]
+            for n in nodes(size.nodes, size.zones)
+            if n["metadata"]["labels"][ZONE] == zone_name(0)
+        ]
+        fail = [{"node": {"name": name, "action": "fail"}} for name in zone]
     steps: list[dict[str, Any]] = [
         {"apply": "create.yaml"},
         {"apply": "rollout.yaml"},
-        {"node": {"selector": f"{ZONE}={zone_name(0)}", "action": "fail"}},
+        *fail,
         {"advance": "6m"},
     ]
     doc = {
@@ -468,6 +479,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--zones", type=int, default=10)
     ap.add_argument("--deployments", type=int, default=20)
     ap.add_argument("--replicas", type=int, default=1_000)
+    ap.add_argument(
+        "--fail-per-node",
+        action="store_true",
+        help="fail the zone with one node step per node (a snapshot after each) instead of one selector step",
+    )
     ap.add_argument("--only", choices=("scenario", "examples", "scaling", "memory"), help="run one part only")
     ap.add_argument(
         "--memory",
@@ -499,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
             max(1, round(a.replicas * a.scale)),
         )
         with tempfile.TemporaryDirectory(prefix="kubespread-scenario-") as tmp:
-            path = scenario_files(size, Path(tmp))
+            path = scenario_files(size, Path(tmp), per_node=a.fail_per_node)
             run = run_scenario(path)
         console.print(phase_table(f"(a) simulate: {size.label}, {size.zones} zones", run))
         console.print(

@@ -29,6 +29,8 @@ def test_the_generated_scenario_fails_the_first_zone(tmp_path: Path) -> None:
         for n in yaml.safe_load_all((tmp_path / "nodes.yaml").read_text())
     }
     assert [n for n, z in zone_of.items() if z == "zone-00"] == [f"node-{i:05d}" for i in range(0, 20, 4)]
+    per_node = yaml.safe_load(SCENARIO.scenario_files(size, tmp_path, per_node=True).read_text())["steps"]
+    assert [s["node"]["name"] for s in per_node if "node" in s] == [f"node-{i:05d}" for i in range(0, 20, 4)]
     deployments = list(yaml.safe_load_all((tmp_path / "rollout.yaml").read_text()))
     assert [d["metadata"]["name"] for d in deployments] == ["app-00", "app-01"]
     assert {d["spec"]["template"]["spec"]["containers"][0]["image"] for d in deployments} == {"app:2"}
