@@ -29,7 +29,8 @@ its wall seconds and pods placed.
 (c) The per-pod cost as pods accumulate: ``--scaling`` places ``--scaling-pods`` pods
 (default 1,000) into clusters already running 1,000 ... 100,000 pods on the same nodes, and
 prints milliseconds per pod for ``schedule``'s path (the admission chain, the ReplicaSet
-controller, the scheduler, the binder) at each size, with the resident memory after loading.
+controller, the scheduler, the binder) at each size, with the resident memory after loading
+and the process's peak so far (run ``--only scaling`` for figures of its own).
 
 (d) Memory: ``--memory`` runs ``kubespread schedule`` and ``kubespread simulate`` as commands
 (a fresh process each, output discarded) on ``--memory-nodes`` nodes (default 5,000) running
@@ -49,7 +50,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -411,18 +411,27 @@ def kubespread_command() -> list[str]:
     return [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
 
 
+#: runs a command and reports its peak resident set: a fresh, small process in between, since
+#: Linux carries the peak of a process's memory at fork into its child's ru_maxrss across exec
+_PEAK_WRAPPER = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(usage.ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def child_run(cmd: list[str]) -> tuple[float, float, int]:
     """(wall seconds, the command's own peak resident MiB, exit code), its output discarded."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as errors:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's rusage, not all children's
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = time.perf_counter() - t0
-        if proc.returncode != 0:
-            errors.seek(0)
-            console.print(f"[red]{' '.join(cmd[-4:])} failed:[/] {errors.read()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, proc.returncode
+    proc = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, *cmd], capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    lines = proc.stderr.strip().splitlines()
+    if proc.returncode != 0 or not lines or not lines[-1].isdigit():
+        console.print(f"[red]{' '.join(cmd[-4:])} failed:[/] {proc.stderr[-2000:]}")
+        return seconds, float("nan"), proc.returncode or 1
+    return seconds, int(lines[-1]) / 1024, proc.returncode
 
 
 def memory_rows(node_count: int, zones: int, running: int, new_pods: int, output: str) -> list[dict]:
