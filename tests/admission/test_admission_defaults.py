@@ -160,3 +160,31 @@ def test_custom_resources_are_stored_as_they_come() -> None:
     cs = CloneSet.from_dict(manifest)
     apply_defaults(cs)
     assert cs.to_dict() == manifest
+
+
+def test_canonicalizing_visits_only_fields_that_can_hold_quantities() -> None:
+    """The fields skipped hold no Quantity by their declared type; every quantity of a pod,
+    in containers, init containers, overhead and pod-level resources, is still reached."""
+    from kubespread.admission.defaults import _quantity_fields, canonicalize_quantities
+    from kubespread.api.core import Pod, PodSpec
+
+    assert "affinity" not in _quantity_fields(PodSpec) and "metadata" not in _quantity_fields(Pod)
+    assert {"containers", "init_containers", "overhead", "resources"} <= set(_quantity_fields(PodSpec))
+    pod = Pod.from_dict(
+        {
+            "metadata": {"name": "p", "labels": {"a": "0.5"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "0.5"}}}],
+                "initContainers": [
+                    {"name": "i", "image": "i", "resources": {"limits": {"memory": "1024Mi"}}}
+                ],
+                "overhead": {"cpu": "1.5"},
+            },
+        }
+    )
+    canonicalize_quantities(pod)
+    spec = pod.to_dict()["spec"]
+    assert spec["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+    assert spec["initContainers"][0]["resources"]["limits"]["memory"] == "1Gi"
+    assert spec["overhead"]["cpu"] == "1500m"
+    assert pod.metadata.labels == {"a": "0.5"}

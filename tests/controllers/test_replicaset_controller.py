@@ -222,3 +222,80 @@ def test_min_ready_seconds_delays_availability() -> None:
     assert (status["readyReplicas"], status["availableReplicas"]) == (2, 0)
     sim.advance(15)
     assert sim.cluster.get("ReplicaSet", "default/web").status["availableReplicas"] == 2
+
+
+def test_one_victim_is_the_one_the_full_ranking_picks() -> None:
+    """deletion_order(first=1) ranks only the pods that can win, with facts kept across calls;
+    it must pick what min() over the full comparator picks (the same pods, in the same order;
+    names repeat across trials, so a cached fact of another pod object must not be reused),
+    whatever the mix of nodes, readiness, costs, creation and ready times."""
+    import functools
+    import random
+
+    from kubespread.controllers import replicaset as rs_module
+
+    def reference(pods: list, related: list, now: float, ready: ReadyTimes) -> str:
+        """min() with the comparator itself, read off two-pod rankings (names are distinct,
+        so of two pods exactly one goes first)."""
+
+        def compare(a: Any, b: Any) -> int:
+            return -1 if rs_module.deletion_order([a, b], related, now, ready)[0] is a else 1
+
+        return min(pods, key=functools.cmp_to_key(compare)).metadata.name
+
+    rng = random.Random(7)
+    cache: dict = {}
+    for trial in range(90):
+        ready = ReadyTimes()
+        pods = []
+        uniform = trial % 3 == 0  # alike but for names (a rollout's old pods), shuffled
+        for i in rng.sample(range(12), rng.randint(1, 12)):
+            node = rng.choice(["n1", "n2", "n3"] if uniform else ["", "n1", "n2", "n3"])
+            annotations = {ANNOTATION_POD_DELETION_COST: str(0 if uniform else rng.choice([0, 0, 5]))}
+            created = 0 if uniform else rng.choice([0, 1, 400, 900])
+            p = owned_pod(f"p-{i:02d}", node, created=created, **annotations)
+            if node and not uniform and rng.random() < 0.3:
+                p.set("status.conditions", [{"type": "Ready", "status": "False"}])
+            if node and (uniform or rng.random() < 0.5):
+                stamp = timestamp(100 if uniform else rng.choice([100, 101, 600]))
+                p.set(
+                    "status.conditions",
+                    [{"type": "Ready", "status": "True", "lastTransitionTime": stamp}],
+                )
+            pods.append(p.obj())
+        related = [*pods, owned_pod(f"r{trial}", "n1").obj()]
+        got = deletion_order(pods, related, 1000, ready, first=1, cache=cache)
+        assert [p.metadata.name for p in got] == [reference(pods, related, 1000, ready)]
+
+
+def test_the_active_pods_kept_per_replica_set_follow_every_change() -> None:
+    """The controller keeps each ReplicaSet's active claimed pods as pods come, go, terminate
+    and leave the selector: always the claimed pods that are active, by key."""
+    from kubespread.controllers.pods import is_active
+
+    controller = ReplicaSetController()
+    sim = Simulation(cluster_of([make_node("n1"), make_node("n2")]), controllers=[controller])
+    rs = sim.create(replica_set(6))
+    assert isinstance(rs, ReplicaSet)
+
+    def check() -> None:
+        stored = sim.cluster.get("ReplicaSet", "default/web")
+        assert isinstance(stored, ReplicaSet)
+        expected = [p.key for p in controller._claimed(stored) if is_active(p)]
+        assert [p.key for p in controller._active_claimed(stored)] == expected
+
+    for replicas in (6, 2, 5, 1, 4):
+        scale(sim, replicas)
+        sim.run_until_quiet()
+        check()
+        assert len(controller._active_claimed(sim.cluster.get("ReplicaSet", "default/web"))) == replicas
+    victim = sorted(sim.cluster.pods.values(), key=lambda p: p.key)[0]
+    relabelled = victim.copy()
+    relabelled.metadata.labels = {"app": "other"}
+    sim.update(relabelled)  # leaves the selector: no longer claimed, replaced
+    sim.run_until_quiet()
+    check()
+    sim.delete_pod(sorted(sim.cluster.pods)[-1])
+    check()  # terminating: no longer active
+    sim.run_until_quiet()
+    check()

@@ -149,3 +149,55 @@ def test_field_paths() -> None:
     ]
     assert parse_path("metadata.labels.app") == ["metadata", "labels", "app"]
     assert parse_path("spec..replicas") is None
+
+
+def test_a_node_step_may_name_its_nodes_by_label_selector(tmp_path: Path) -> None:
+    """``node: {selector: ..., action: ...}`` acts on every node the selector matches, in one
+    step (a zone fails at once); a selector that does not parse, or one given with a name, is
+    a located problem."""
+    from kubespread.controllers import default_controllers
+    from kubespread.sim.run import simulate
+
+    (tmp_path / "zones.yaml").write_text(
+        "---\n".join(
+            f"apiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}, "
+            f"topology.kubernetes.io/zone: {z}}}}}\n"
+            "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+            for n, z in (("a1", "a"), ("a2", "a"), ("b1", "b"))
+        )
+    )
+    path = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        cluster: [zones.yaml]
+        steps:
+        - node: {selector: "topology.kubernetes.io/zone=a", action: cordon}
+        """,
+    )
+    scenario = load_scenario(path)
+    assert scenario.steps[0].describe() == "cordon nodes topology.kubernetes.io/zone=a"
+    result = simulate(scenario, controllers=default_controllers())
+    assert result.sim is not None
+    nodes = result.sim.cluster.nodes
+    assert [n for n in sorted(nodes) if nodes[n].spec.unschedulable] == ["a1", "a2"]
+
+    bad = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        cluster: [zones.yaml]
+        steps:
+        - node: {selector: "zone in (a", action: fail}
+        - node: {selector: "zone=a", name: a1, action: fail}
+        """,
+        name="bad.yaml",
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(bad)
+    problems = info.value.problems
+    assert any(p.startswith(f"{bad}: steps[0].node.selector: invalid label selector") for p in problems)
+    assert f"{bad}: steps[1].node: give name or selector, not both" in problems
+    assert len(problems) == 2

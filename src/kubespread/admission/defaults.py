@@ -23,6 +23,7 @@ and progress deadline; pod-level (``spec.resources``) request defaulting.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,12 +102,46 @@ def _canonical(v: Any) -> Any:
 
 def canonicalize_quantities(m: Model) -> None:
     """Every Quantity held by ``m`` (at any depth of its modelled fields) in canonical form.
-    Unmodelled fields (``extra``, ``Any``-typed ones) are raw manifest values and stay as they are."""
-    for f in dataclasses.fields(m):
-        v = getattr(m, f.name)
+    Unmodelled fields (``extra``, ``Any``-typed ones) are raw manifest values and stay as they are.
+    Only the fields whose type can hold a Quantity are visited (:func:`_quantity_fields`)."""
+    for name in _quantity_fields(type(m)):
+        v = getattr(m, name)
         new = _canonical(v)
         if new is not v:
-            setattr(m, f.name, new)
+            setattr(m, name, new)
+
+
+#: model class -> the names of its fields whose declared type may hold a Quantity
+_QUANTITY_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _quantity_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a model class whose type mentions Quantity, Any, or a model class that has
+    such fields: the others hold strings, numbers and quantity-free models, which
+    canonicalizing leaves as they are, so they need no visit."""
+    found = _QUANTITY_FIELDS.get(cls)
+    if found is not None:
+        return found
+    every = tuple(f.name for f in dataclasses.fields(cls))
+    _QUANTITY_FIELDS[cls] = every  # while resolving a recursive model: every field
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve: visit every field, as before
+        return every
+    found = tuple(name for name in every if _may_hold_quantity(hints.get(name, Any)))
+    _QUANTITY_FIELDS[cls] = found
+    return found
+
+
+def _may_hold_quantity(tp: Any) -> bool:
+    if tp is Quantity or tp is Any or tp is object:
+        return True
+    if isinstance(tp, type):
+        return issubclass(tp, Model) and bool(_quantity_fields(tp))
+    args = typing.get_args(tp)
+    if not args:
+        return True  # a form not understood here: visited
+    return any(_may_hold_quantity(a) for a in args)
 
 
 def apply_defaults(obj: KubeObject) -> None:

@@ -24,6 +24,7 @@ from kubespread.admission.framework import Rejection
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod, PodTemplateSpec
 from kubespread.api.keys import LABEL_POD_TEMPLATE_HASH
+from kubespread.api.meta import KubeObject
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
@@ -178,10 +179,16 @@ class DeploymentController:
         self.sim: ControllerHost | None = None
         self.pods = OwnedPods(ReplicaSet.KIND)
         self._templates: dict[int, tuple[PodTemplateSpec, str]] = {}
+        #: ReplicaSet key -> its controller's uid, and controller uid -> its ReplicaSets' keys,
+        #: kept from cluster events: a sync reads its ReplicaSets without scanning them all
+        self._rs_owner: dict[str, str] = {}
+        self._owned_rs: dict[str, set[str]] = {}
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
+        for rs in sim.cluster.objects(ReplicaSet.KIND).values():
+            self._index_rs(rs.key, rs)
         sim.cluster.subscribe(self._on_event)
         for key in sorted(sim.cluster.objects(Deployment.KIND)):
             sim.enqueue(self, key)
@@ -193,6 +200,7 @@ class DeploymentController:
             if spec_changed(event):
                 sim.enqueue(self, event.obj.key)
         elif event.kind == ReplicaSet.KIND:
+            self._index_rs(event.obj.key, None if event.type is EventType.DELETED else event.obj)
             for rs in (event.obj, event.old):
                 key = owner_key(rs, Deployment.KIND) if rs is not None else None
                 if key is not None:
@@ -239,19 +247,32 @@ class DeploymentController:
         else:
             self._rollout_recreate(d, rs_list)
 
+    def _index_rs(self, key: str, rs: KubeObject | None) -> None:
+        ref = rs.metadata.controller_ref() if rs is not None else None
+        uid = ref.uid if ref is not None else None
+        old = self._rs_owner.get(key)
+        if old == uid:
+            return
+        if old is not None:
+            del self._rs_owner[key]
+            keys = self._owned_rs[old]
+            keys.discard(key)
+            if not keys:
+                del self._owned_rs[old]
+        if uid is not None:
+            self._rs_owner[key] = uid
+            self._owned_rs.setdefault(uid, set()).add(key)
+
     def _replica_sets(self, d: Deployment) -> list[ReplicaSet]:
         """The ReplicaSets this Deployment controls (none is adopted), oldest first."""
         sim = self.sim
         assert sim is not None
         uid, namespace = d.metadata.uid, d.metadata.namespace
-        owned = [
-            rs
-            for rs in sim.cluster.objects(ReplicaSet.KIND).values()
-            if isinstance(rs, ReplicaSet)
-            and rs.metadata.namespace == namespace
-            and (ref := rs.metadata.controller_ref()) is not None
-            and ref.uid == uid
-        ]
+        owned = []
+        for key in self._owned_rs.get(uid, ()):
+            rs = sim.cluster.get(ReplicaSet.KIND, key)
+            if isinstance(rs, ReplicaSet) and rs.metadata.namespace == namespace:
+                owned.append(rs)
         return sorted(owned, key=_by_creation)
 
     def _fresh(self, rs: ReplicaSet) -> ReplicaSet:

@@ -8,6 +8,7 @@ meaning of "active", "ready" and "available", as kube-controller-manager's share
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -145,11 +146,14 @@ def is_available(pod: Pod, min_ready_seconds: int, now: float, ready: ReadyTimes
 
 class OwnedPods:
     """Pods by the uid of their controller (of one kind), kept current from cluster events so a
-    sync reads its pods without scanning the cluster."""
+    sync reads its pods without scanning the cluster. Each owner's keys are kept sorted as
+    they come and go, so reading them in order costs no sort."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._by_owner: dict[str, dict[str, Pod]] = {}
+        #: owner uid -> its pods' keys, sorted (the same set as ``_by_owner[uid]``)
+        self._keys: dict[str, list[str]] = {}
         self._owner_of: dict[str, str] = {}
 
     def seed(self, pods: Iterable[Pod]) -> None:
@@ -162,25 +166,44 @@ class OwnedPods:
             self._set(key, cluster.pods.get(key))
 
     def _set(self, key: str, pod: Pod | None) -> None:
-        old_owner = self._owner_of.pop(key, None)
+        ref = pod.metadata.controller_ref() if pod is not None else None
+        owner = ref.uid if ref is not None and ref.kind == self.kind and ref.uid else None
+        old_owner = self._owner_of.get(key)
+        if old_owner is not None and old_owner == owner:
+            self._by_owner[owner][key] = pod  # type: ignore[assignment]  # a new version, same owner
+            return
         if old_owner is not None:
+            del self._owner_of[key]
             owned = self._by_owner.get(old_owner)
             if owned is not None:
                 owned.pop(key, None)
+                keys = self._keys[old_owner]
+                i = bisect.bisect_left(keys, key)
+                if i < len(keys) and keys[i] == key:
+                    del keys[i]
                 if not owned:
                     del self._by_owner[old_owner]
-        if pod is None:
+                    del self._keys[old_owner]
+        if pod is None or owner is None:
             return
-        ref = pod.metadata.controller_ref()
-        if ref is None or ref.kind != self.kind or not ref.uid:
-            return
-        self._owner_of[key] = ref.uid
-        self._by_owner.setdefault(ref.uid, {})[key] = pod
+        self._owner_of[key] = owner
+        self._by_owner.setdefault(owner, {})[key] = pod
+        bisect.insort(self._keys.setdefault(owner, []), key)
 
     def pods(self, uid: str) -> list[Pod]:
         """The pods controlled by ``uid``, by key (a deterministic order)."""
         owned = self._by_owner.get(uid)
-        return [owned[k] for k in sorted(owned)] if owned else []
+        return [owned[k] for k in self._keys[uid]] if owned else []
+
+    def items(self, uid: str) -> list[tuple[str, Pod]]:
+        """(key, pod) of the pods controlled by ``uid``, by key."""
+        owned = self._by_owner.get(uid)
+        return [(k, owned[k]) for k in self._keys[uid]] if owned else []
+
+    def unordered(self, uid: str) -> Iterable[Pod]:
+        """The pods controlled by ``uid``, in no particular order (for counting)."""
+        owned = self._by_owner.get(uid)
+        return owned.values() if owned else ()
 
 
 class PodOwnerController:
@@ -279,6 +302,31 @@ class SelectorCache:
         self._compiled.pop(uid, None)
 
 
+#: template object id -> (the template, its manifest): a ReplicaSet's thousand pods read
+#: their template's manifest once (stored templates are replaced, never changed in place)
+_TEMPLATE_DICTS: dict[int, tuple[PodTemplateSpec, dict[str, Any]]] = {}
+
+
+def _clone(v: Any) -> Any:
+    """A manifest value's own copy: dicts and lists anew, scalars shared."""
+    if isinstance(v, dict):
+        return {k: _clone(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clone(x) for x in v]
+    return v
+
+
+def _template_dict(template: PodTemplateSpec) -> dict[str, Any]:
+    """``template.to_dict()``, read once per template object and copied for each pod."""
+    hit = _TEMPLATE_DICTS.get(id(template))
+    if hit is None or hit[0] is not template:
+        if len(_TEMPLATE_DICTS) >= 1024:
+            _TEMPLATE_DICTS.clear()
+        hit = _TEMPLATE_DICTS[id(template)] = (template, template.to_dict())
+    copied: dict[str, Any] = _clone(hit[1])
+    return copied
+
+
 def pod_from_template(
     template: PodTemplateSpec,
     owner: KubeObject,
@@ -292,7 +340,7 @@ def pod_from_template(
     """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and spec,
     in the owner's namespace, controlled by the owner; ``labels``/``annotations`` are added on top
     and ``spec_fields`` (hostname, subdomain) set in the spec."""
-    d = template.to_dict()
+    d = _template_dict(template)
     tmeta = d.get("metadata") or {}
     meta: dict[str, Any] = {"namespace": owner.namespace}
     if name:
@@ -391,6 +439,10 @@ def spec_changed(event: ClusterEvent) -> bool:
     old, new = event.old, event.obj
     if old is None:
         return True
+    if old.spec is not new.spec and getattr(old.spec, "replicas", None) != getattr(
+        new.spec, "replicas", None
+    ):
+        return True  # a scale: no need to compare the rest
     return (
         (old.spec is not new.spec and old.spec.to_dict() != new.spec.to_dict())
         or old.metadata.labels != new.metadata.labels

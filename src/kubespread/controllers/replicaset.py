@@ -10,6 +10,7 @@ The simulation's state is never stale, so the real controller's expectations are
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
 import heapq
@@ -24,7 +25,7 @@ from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.timestamps import virtual_seconds
-from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
     ReadyTimes,
@@ -133,6 +134,120 @@ def _less(a: _Facts, b: _Facts) -> bool:
     return False
 
 
+@dataclass(slots=True, frozen=True)
+class _Later:
+    """What ranking reads of one pod object (criteria 1-4 and 6-8, its node, the name), read
+    once per object: a stored pod is replaced, never changed in place."""
+
+    active: bool
+    assigned: bool
+    phase: int
+    ready: bool
+    cost: int
+    node: str
+    ready_since: float | None
+    restarts: tuple[int, int]
+    created: float | None
+    uid: str
+    name: str
+    #: criteria 6-8's facts: pods equal on them compare by name alone
+    same: tuple[bool, float | None, tuple[int, int], float | None]
+
+
+def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]) -> _Later:
+    key = p.metadata.uid  # (cheaper than p.key; the pod object itself is checked)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    is_r, since, restarts = is_ready(p), ready.since(p), _max_restarts(p)
+    created = virtual_seconds(p.metadata.creation_timestamp)
+    facts = _Later(
+        active=is_active(p),
+        assigned=bool(p.spec.node_name),
+        phase=_PHASE_ORDINAL.get(p.status.phase, 0),
+        ready=is_r,
+        cost=deletion_cost(p),
+        node=p.spec.node_name,
+        ready_since=since,
+        restarts=restarts,
+        created=created,
+        uid=p.metadata.uid,
+        name=p.metadata.name,
+        same=(is_r, since, restarts, created),
+    )
+    cache[key] = (p, facts)
+    return facts
+
+
+def _one_victim(
+    pods: Sequence[Pod],
+    related: Sequence[Pod],
+    now: float,
+    ready: ReadyTimes,
+    use_cost: bool,
+    cache: dict[str, tuple[Pod, _Later]],
+) -> Pod:
+    """``heapq.nsmallest(1, ...)`` of :func:`deletion_order`, which is min(): the first pod no
+    later pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the least
+    (assigned, phase, ready, cost, -rank) can win, and among them min() meets the same
+    comparisons in the same order (:func:`_least`)."""
+    get = cache.get  # (_later_facts inlined: these loops run over every pod at each deletion)
+    on_node: dict[str, int] = {}
+    for p in related:
+        hit = get(p.metadata.uid)
+        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
+        if f.active:
+            on_node[f.node] = on_node.get(f.node, 0) + 1
+    least: tuple[bool, int, bool, int, int] | None = None
+    group: list[tuple[Pod, _Later]] = []
+    for p in pods:
+        hit = get(p.metadata.uid)
+        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
+        k = (f.assigned, f.phase, f.ready, f.cost if use_cost else 0, -on_node.get(f.node, 0))
+        if least is None or k < least:
+            least, group = k, [(p, f)]
+        elif k == least:
+            group.append((p, f))
+    return _least(group, now)
+
+
+def _least(group: list[tuple[Pod, _Later]], now: float) -> Pod:
+    """min() over pods equal on criteria 1-5 (see :func:`deletion_order`): the first pod that
+    no later one is less than, with :func:`_less`'s comparisons from criterion 6 on."""
+    same = group[0][1].same
+    if all(f.same == same for _, f in group):
+        # equal on 6-8 (a rollout's old pods, created and ready together): every comparison
+        # falls through to the name
+        return min(group, key=lambda pf: pf[1].name)[0]
+    buckets: dict[float, int] = {}
+
+    def bucket(t: float) -> int:
+        b = buckets.get(t)
+        if b is None:
+            b = buckets[t] = _log_rank(t, now)
+        return b
+
+    def newer_first(t1: float | None, t2: float | None, uid1: str, uid2: str) -> bool:
+        if t1 is None or t2 is None:
+            return t1 is None
+        return _newer_first(t1, t2, bucket(t1), bucket(t2), uid1, uid2)
+
+    def less(a: _Later, b: _Later) -> bool:
+        if a.ready and b.ready and a.ready_since != b.ready_since:
+            return newer_first(a.ready_since, b.ready_since, a.uid, b.uid)
+        if a.restarts != b.restarts:
+            return a.restarts > b.restarts
+        if a.created != b.created:
+            return newer_first(a.created, b.created, a.uid, b.uid)
+        return False
+
+    best, bf = group[0]
+    for p, f in group[1:]:
+        if less(f, bf) or (not less(bf, f) and f.name < bf.name):
+            best, bf = p, f
+    return best
+
+
 def deletion_order(
     pods: Sequence[Pod],
     related: Sequence[Pod],
@@ -141,6 +256,7 @@ def deletion_order(
     *,
     first: int | None = None,
     use_cost: bool = True,
+    cache: dict[str, tuple[Pod, _Later]] | None = None,
 ) -> list[Pod]:
     """``pods`` ordered the way ActivePodsWithRanks sorts them, first deleted first:
 
@@ -151,9 +267,13 @@ def deletion_order(
     ties within a bucket broken by uid. Pods equal on all of these go by name. ``first``: only
     that many from the front (what getPodsToDelete keeps of the sorted list). ``use_cost=False``
     leaves 4 out: the order of controller.ActivePods, which the WorkloadSpread controller ranks
-    pods by when it decides their deletion cost.
+    pods by when it decides their deletion cost. ``cache``: a caller's memory of
+    :class:`_Later` per pod uid (the pod object it was read from kept with it), across calls.
     """
     ready = ready if ready is not None else ReadyTimes()
+    if first == 1 and pods:
+        # one pod to delete (a Deployment's rollout scales its old ReplicaSet down one at a time)
+        return [_one_victim(pods, related, now, ready, use_cost, cache if cache is not None else {})]
     on_node: dict[str, int] = {}
     for p in related:
         if is_active(p):
@@ -210,7 +330,11 @@ class ReplicaSetController:
         self._claims: dict[str, tuple[str, bool, bool, bool]] = {}
         #: ReplicaSet uid -> [active, ready, fully labelled] over its claimed pods
         self._counts: dict[str, list[int]] = {}
+        #: ReplicaSet uid -> the keys of its active claimed pods, sorted
+        self._active_keys: dict[str, list[str]] = {}
         self._selectors = SelectorCache()
+        #: deletion_order's facts per pod, across syncs
+        self._later: dict[str, tuple[Pod, _Later]] = {}
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
@@ -229,6 +353,8 @@ class ReplicaSetController:
             self.pods.observe(event, sim.cluster)
             self.ready.observe(event, sim.now)
             self._claim(event.obj.key)
+            if event.type is EventType.DELETED:
+                self._later.pop(event.obj.metadata.uid, None)
             for pod in (event.obj, event.old):
                 key = owner_key(pod, ReplicaSet.KIND) if pod is not None else None
                 if key is not None:
@@ -255,6 +381,9 @@ class ReplicaSetController:
             counts[0] -= old[1]
             counts[1] -= old[2]
             counts[2] -= old[3]
+            if old[1]:
+                keys = self._active_keys[old[0]]
+                del keys[bisect.bisect_left(keys, key)]
         pod = sim.cluster.pods.get(key)
         ref = pod.metadata.controller_ref() if pod is not None else None
         if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
@@ -274,10 +403,20 @@ class ReplicaSetController:
         counts[0] += facts[1]
         counts[1] += facts[2]
         counts[2] += facts[3]
+        if active:
+            bisect.insort(self._active_keys.setdefault(ref.uid, []), key)
 
     def _claimed(self, rs: ReplicaSet) -> list[Pod]:
         """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""
-        return [p for p in self.pods.pods(rs.metadata.uid) if p.key in self._claims]
+        claims = self._claims
+        return [p for k, p in self.pods.items(rs.metadata.uid) if k in claims]
+
+    def _active_claimed(self, rs: ReplicaSet) -> list[Pod]:
+        """The claimed pods that are active, by key (kept as the claims change)."""
+        sim = self.sim
+        assert sim is not None
+        pods = sim.cluster.pods
+        return [pods[k] for k in self._active_keys.get(rs.metadata.uid, ())]
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:
@@ -292,7 +431,7 @@ class ReplicaSetController:
         if diff < 0:
             self._create(rs, -diff)
         elif diff > 0:
-            self._delete(rs, [p for p in self._claimed(rs) if is_active(p)], diff)
+            self._delete(rs, self._active_claimed(rs), diff)
         self._update_status(rs.key)
 
     def _create(self, rs: ReplicaSet, count: int) -> None:
@@ -323,14 +462,16 @@ class ReplicaSetController:
         for other in sim.cluster.objects(ReplicaSet.KIND).values():
             other_ref = other.metadata.controller_ref()
             if other.metadata.namespace == namespace and other_ref is not None and other_ref.uid == ref.uid:
-                related.extend(self.pods.pods(other.metadata.uid))
+                related.extend(self.pods.unordered(other.metadata.uid))  # counted per node only
         return related
 
     def _delete(self, rs: ReplicaSet, active: list[Pod], count: int) -> None:
         sim = self.sim
         assert sim is not None
         if count < len(active):
-            victims = deletion_order(active, self._related(rs), sim.now, self.ready, first=count)
+            victims = deletion_order(
+                active, self._related(rs), sim.now, self.ready, first=count, cache=self._later
+            )
         else:
             victims = active
         for pod in victims:

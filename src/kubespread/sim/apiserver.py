@@ -202,13 +202,16 @@ class ApiServer:
 
     def _delete_dependents(self, uid: str) -> None:
         """The garbage collector: what the deleted object owned goes with it."""
-        for pod in sorted(self.cluster.pods.values(), key=lambda p: p.key):
-            if any(r.uid == uid for r in pod.metadata.owner_references):
-                self.delete_pod(pod.key)
+        owned = [
+            p for p in self.cluster.pods.values() if any(r.uid == uid for r in p.metadata.owner_references)
+        ]
+        for pod in sorted(owned, key=lambda p: p.key):  # the dependents only, by key
+            self.delete_pod(pod.key)
         for cls in OBJECT_KINDS:
-            for obj in sorted(self.cluster.objects(cls.KIND).values(), key=lambda o: o.key):
-                if any(r.uid == uid for r in obj.metadata.owner_references):
-                    self.delete(cls.KIND, obj.key)
+            store = self.cluster.objects(cls.KIND)
+            dependents = [o for o in store.values() if any(r.uid == uid for r in o.metadata.owner_references)]
+            for obj in sorted(dependents, key=lambda o: o.key):
+                self.delete(cls.KIND, obj.key)
 
     def delete_pod(
         self, key: str, *, grace_seconds: float | None = None, subresource: str = ""

@@ -25,10 +25,12 @@ from kubespread.api.errors import DecodeError
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.policy import PodDisruptionBudget
+from kubespread.api.selectors import parse_selector
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
+from kubespread.cluster.state import OBJECT_KINDS, ClusterState
 from kubespread.controllers.host import Controller
 from kubespread.controllers.workloadspread.subsets import (
     matched_subset,
@@ -53,13 +55,52 @@ __all__ = [
 
 #: event reasons that mean a running pod was pushed off its node
 EVICTION_REASONS: Final = frozenset({"Evicted", "TaintManagerEviction", "Preempted", "EvictionByEvictionAPI"})
+#: the kinds a pod's owner chain may pass through (ClusterState's kept objects)
+OBJECT_KINDS_KEPT: Final = tuple(cls.KIND for cls in OBJECT_KINDS)
 
 
 # ------------------------------------------------------------------ snapshots
 
 
-def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
-    kind, name = views.top_owner(sim.cluster, pod)
+class _Owners:
+    """The workload at the top of each pod's owner chain (``views.top_owner``), read from the
+    kept objects as they were when the snapshot was taken, once per controller."""
+
+    __slots__ = ("_objects", "_seen")
+
+    def __init__(self, cluster: ClusterState) -> None:
+        # pods, nodes and namespaces own no pod: only the kept objects are looked up
+        self._objects = {kind: dict(cluster.objects(kind)) for kind in OBJECT_KINDS_KEPT}
+        self._seen: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+    def top(self, pod: Pod) -> tuple[str, str]:
+        ref = pod.metadata.controller_ref()
+        if ref is None:
+            return "", ""
+        mark = (pod.namespace, ref.kind, ref.name)
+        found = self._seen.get(mark)
+        if found is None:
+            found = self._seen[mark] = self._walk(pod.namespace, ref)
+        return found
+
+    def _walk(self, namespace: str, ref: OwnerReference | None) -> tuple[str, str]:
+        """views.top_owner's walk, from the pod's controller reference."""
+        assert ref is not None
+        kind, name = ref.kind, ref.name
+        seen = 0
+        while ref is not None and seen < 5:
+            owner = self._objects.get(ref.kind, {}).get(f"{namespace}/{ref.name}")
+            if owner is None:
+                break
+            ref = owner.metadata.controller_ref()
+            if ref is not None:
+                kind, name = ref.kind, ref.name
+            seen += 1
+        return kind, name
+
+
+def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
+    kind, name = owners.top(pod)
     return {
         "namespace": pod.namespace,
         "name": pod.metadata.name,
@@ -74,14 +115,36 @@ def _pod_row(sim: Simulation, pod: Pod) -> dict[str, Any]:
     }
 
 
-@dataclass
 class Snapshot:
-    time: float
-    pods: list[dict[str, Any]]
-    distribution: list[dict[str, Any]]
-    pending: list[dict[str, Any]]
-    workload_spreads: list[dict[str, Any]] = field(default_factory=list)
-    disruption_budgets: list[dict[str, Any]] = field(default_factory=list)
+    """The state after a step. ``pods`` (one row per pod, by key) is built when read, from the
+    pod objects as they were (stored pods are replaced, never changed in place, so keeping
+    them costs a reference each): a simulation of many steps pays for the rows only when its
+    output asks for them."""
+
+    def __init__(
+        self,
+        time: float,
+        pods: list[Pod],
+        distribution: list[dict[str, Any]],
+        pending: list[dict[str, Any]],
+        workload_spreads: list[dict[str, Any]] | None = None,
+        disruption_budgets: list[dict[str, Any]] | None = None,
+        *,
+        owners: _Owners,
+    ) -> None:
+        self.time = time
+        self._pods = pods
+        self._owners = owners
+        self.distribution = distribution
+        self.pending = pending
+        self.workload_spreads = workload_spreads if workload_spreads is not None else []
+        self.disruption_budgets = disruption_budgets if disruption_budgets is not None else []
+
+    @property
+    def pods(self) -> list[dict[str, Any]]:
+        """Every pod's row, by namespace/name (built anew at each read)."""
+        owners = self._owners
+        return [_pod_row(owners, p) for p in sorted(self._pods, key=_pod_key)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +155,10 @@ class Snapshot:
             "workloadSpreads": self.workload_spreads,
             "podDisruptionBudgets": self.disruption_budgets,
         }
+
+
+def _pod_key(pod: Pod) -> str:
+    return pod.key
 
 
 def _disruption_budget_rows(sim: Simulation) -> list[dict[str, Any]]:
@@ -160,24 +227,25 @@ def snapshot(sim: Simulation) -> Snapshot:
     revisions of a rollout show apart) per constraint as the scheduler counts it, with the raw
     view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why."""
     cluster = sim.cluster
-    pods = sorted(cluster.pods.values(), key=lambda p: p.key)
     distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
+    reasons = sim.pending_reasons
     pending = [
         {
             "namespace": p.namespace,
             "name": p.metadata.name,
-            "message": sim.pending_reasons.get(p.key, ""),
+            "message": reasons.get(key, ""),
         }
-        for p in pods
-        if not p.spec.node_name and not p.is_terminating and not p.is_finished
+        for key, p in sorted(cluster.unbound_pods.items())
+        if not p.is_terminating and not p.is_finished
     ]
     return Snapshot(
         sim.now,
-        [_pod_row(sim, p) for p in pods],
+        list(cluster.pods.values()),
         distribution,
         pending,
         _workload_spread_rows(sim),
         _disruption_budget_rows(sim),
+        owners=_Owners(cluster),
     )
 
 
@@ -376,12 +444,23 @@ def _delete(sim: Simulation, step: Step) -> None:
 
 
 def _node(sim: Simulation, step: Step) -> None:
-    name, action = step.args["name"], step.args["action"]
-    if name not in sim.cluster.nodes:
-        raise StepError(f"node {name} not found")
+    """One node by name, or every node a label selector matches (by name, in one step: a
+    zone fails at once)."""
+    action = step.args["action"]
+    if "selector" in step.args:
+        selector = parse_selector(step.args["selector"])
+        names = sorted(n for n, node in sim.cluster.nodes.items() if selector.matches(node.metadata.labels))
+        if not names:
+            raise StepError(f"no node matches {step.args['selector']}")
+    else:
+        names = [step.args["name"]]
+        if names[0] not in sim.cluster.nodes:
+            raise StepError(f"node {names[0]} not found")
     if not _has(sim, "nodelifecycle"):
         raise StepError("no node lifecycle controller runs in this simulation")
-    getattr(sim.controller("nodelifecycle"), action)(name)
+    lifecycle = sim.controller("nodelifecycle")
+    for name in names:
+        getattr(lifecycle, action)(name)
 
 
 #: the reason of the Warning event an ``evict`` step's eviction records

@@ -16,6 +16,7 @@
     - label: {kind: Pod, namespace: default, name: web-1, set: {tier: gold}, remove: [old]}
     - delete: {kind: Pod, namespace: default, name: web-1}
     - node: {name: node1, action: cordon}   # uncordon | drain | fail | recover | delete
+    - node: {selector: "topology.kubernetes.io/zone=zone-a", action: fail}   # every node it matches
     - evict: {pods: [default/web-1, default/web-2]}  # the Eviction API: a PDB may refuse
     - advance: 90s                          # virtual time; controllers and timers run
 
@@ -39,6 +40,7 @@ from kubespread.api.duration import parse_duration
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
+from kubespread.api.selectors import parse_selector
 from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, profiles_from_config
 from kubespread.scheduler.profile import Profile
@@ -102,6 +104,8 @@ class Step:
                 return f"label {ref} {' '.join(changes)}"
             case "delete":
                 return f"delete {ref}"
+            case "node" if "selector" in a:
+                return f"{a['action']} nodes {a['selector']}"
             case "node":
                 return f"{a['action']} node {a['name']}"
             case "evict":
@@ -294,8 +298,21 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
         return None
     step.args = dict(value)
     if action == "node":
-        _only(value, ("name", "action"), at, problems)
-        if not isinstance(value.get("name"), str) or not value.get("name"):
+        _only(value, ("name", "selector", "action"), at, problems)
+        if "selector" in value:
+            # every node the label selector (kubectl's -l syntax) matches, in one step
+            if "name" in value:
+                problems.add(at, "give name or selector, not both")
+            elif not isinstance(value["selector"], str) or not value["selector"].strip():
+                problems.add(
+                    f"{at}.selector", "must be a label selector such as topology.kubernetes.io/zone=a"
+                )
+            else:
+                try:
+                    parse_selector(value["selector"])
+                except ValueError as e:
+                    problems.add(f"{at}.selector", str(e))
+        elif not isinstance(value.get("name"), str) or not value.get("name"):
             problems.add(f"{at}.name", "required")
         if value.get("action") not in NODE_ACTIONS:
             problems.add(

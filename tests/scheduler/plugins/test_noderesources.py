@@ -336,3 +336,23 @@ def test_scores_over_a_subset_of_nodes(plugin: Any) -> None:
     part = plugin.score_nodes(state, p, np.array([2, 0]))
     assert list(part) == [full[2], full[0]]
     assert len(set(full.tolist())) == 3
+
+
+def test_balanced_scores_of_two_resources_match_the_general_path() -> None:
+    """balanced_resource_scorer's shortcut for (cpu, memory) on nodes that have both gives the
+    scores the general path gives: a node without memory sends the same nodes down that path."""
+    import numpy as np
+
+    from kubespread.scheduler.plugins.noderesources.balanced_allocation import balanced_resource_scorer
+
+    rng = np.random.default_rng(3)
+    alloc = rng.integers(1, 64_000, size=(2, 500)).astype(np.int64)
+    req = (alloc * rng.random((2, 500)) * 1.2).astype(np.int64)  # some above allocatable
+    req[:, :5] = alloc[:, :5]  # full nodes
+    shortcut = balanced_resource_scorer(req, alloc)
+    alloc_general = np.concatenate([alloc, np.array([[1000], [0]])], axis=1)
+    req_general = np.concatenate([req, np.array([[500], [0]])], axis=1)
+    general = balanced_resource_scorer(req_general, alloc_general)
+    assert shortcut.tolist() == general[:-1].tolist()
+    assert general[-1] == 100  # one resource left: nothing to balance
+    assert len(set(shortcut.tolist())) > 10

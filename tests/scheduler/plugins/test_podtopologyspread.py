@@ -434,3 +434,46 @@ def test_a_soft_constraint_on_a_key_no_node_carries_scores_every_node_zero_and_t
     decision = Scheduler().schedule(pod, cluster)
     assert decision.selected in {"n1", "n2", "n3"}
     assert {decision.node_scores(n)["PodTopologySpread"]["normalized"] for n in ("n1", "n2", "n3")} == {0}
+
+
+def test_a_parse_is_reused_only_while_the_constraints_are_unchanged() -> None:
+    """parse_constraints and pod_terms remember their parse per list/affinity object; the API
+    server's matchLabelKeys merge changes a new pod's selectors in place, and a parse made
+    before it must not be reused after it."""
+    from kubespread.admission.match_label_keys import merge_match_label_keys
+    from kubespread.api.core import Pod
+    from kubespread.scheduler.plugins.interpodaffinity.common import pod_terms
+    from kubespread.scheduler.plugins.podtopologyspread.common import parse_constraints
+
+    term = {
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "topologyKey": "zone",
+        "matchLabelKeys": ["rev"],
+    }
+    pod = Pod.from_dict(
+        {
+            "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web", "rev": "2"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "i"}],
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                        "matchLabelKeys": ["rev"],
+                    }
+                ],
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+            },
+        }
+    )
+    old_rev = {"app": "web", "rev": "1"}
+    constraints = pod.spec.topology_spread_constraints
+    assert parse_constraints(constraints, "DoNotSchedule")[0].selector.matches(old_rev)
+    assert pod_terms(pod).required_anti_affinity[0].selector.matches(old_rev)
+    assert parse_constraints(constraints, "DoNotSchedule") == parse_constraints(constraints, "DoNotSchedule")
+    merge_match_label_keys(pod)
+    assert not parse_constraints(constraints, "DoNotSchedule")[0].selector.matches(old_rev)
+    assert not pod_terms(pod).required_anti_affinity[0].selector.matches(old_rev)
+    assert parse_constraints(constraints, "DoNotSchedule")[0].selector.matches({"app": "web", "rev": "2"})

@@ -13,13 +13,13 @@ namespace selector compiled, the namespace list resolved. Two ways of matching f
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from kubespread.api.core import Pod, PodAffinityTerm
+from kubespread.api.core import Affinity, Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
 
@@ -137,6 +137,42 @@ def pod_terms(pod: Pod) -> PodTerms:
     if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
         return _NO_TERMS
     ns = pod.namespace
+    # A pod's versions share its affinity object (updates copy the spec shallowly, and stored
+    # objects are replaced, never changed in place): parse it once per (object, namespace).
+    # (The mark guards against a parse of a new pod before the API server's matchLabelKeys
+    # merge appended to its selectors in place.)
+    mark = (ns, *_shape(aff))
+    hit = _TERMS.get(id(aff))
+    if hit is not None and hit[0] is aff and hit[1] == mark:
+        return hit[2]
+    terms = _parse_terms(ns, aff)
+    if len(_TERMS) >= 8192:
+        _TERMS.clear()
+    _TERMS[id(aff)] = (aff, mark, terms)
+    return terms
+
+
+def _shape(aff: Affinity) -> Iterator[int]:
+    """Per term of the pod (anti-)affinity, how many expressions its selectors hold."""
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            yield -1
+            continue
+        terms = [
+            *group.required_during_scheduling_ignored_during_execution,
+            *group.required_during_scheduling_required_during_execution,
+            *(w.pod_affinity_term for w in group.preferred_during_scheduling_ignored_during_execution),
+        ]
+        for t in terms:
+            yield -1 if t.label_selector is None else len(t.label_selector.match_expressions)
+            yield -1 if t.namespace_selector is None else len(t.namespace_selector.match_expressions)
+
+
+#: affinity object id -> (the object, (namespace, its _shape), its parsed terms); see pod_terms
+_TERMS: dict[int, tuple[Affinity, tuple[Any, ...], PodTerms]] = {}
+
+
+def _parse_terms(ns: str, aff: Affinity) -> PodTerms:
     pa, anti = aff.pod_affinity, aff.pod_anti_affinity
 
     def required(ignored: list[PodAffinityTerm], enforced: list[PodAffinityTerm]) -> tuple[AffinityTerm, ...]:
@@ -298,8 +334,18 @@ class ExistingTerms:
         pod = event.obj
         if event.type in (EventType.UNBOUND, EventType.DELETED):
             self._drop(pod.key)
-        else:  # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
-            self._put(pod.key, pod)
+            return
+        old = event.old
+        if (
+            event.type is EventType.UPDATED
+            and old is not None
+            and old.spec.affinity is pod.spec.affinity
+            and old.spec.node_name == pod.spec.node_name
+            and old.is_finished == pod.is_finished
+        ):
+            return  # what _put reads is unchanged (a status or label update): so is the record
+        # ADDED, UPDATED, BOUND: the object as it is now (bound pods carry spec.nodeName)
+        self._put(pod.key, pod)
 
 
 _INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakKeyDictionary()

@@ -40,6 +40,13 @@ def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> 
     order, adding 0.0 for left-out entries (exact), so the floats match kube's bit for bit.
     """
     used = allocatable != 0
+    if requested.shape[0] == 2 and used.all():
+        # the default (cpu, memory) on nodes that have both: std = |f1 - f2| / 2, the same
+        # float operations as the general path below takes for two fractions
+        both = np.minimum(requested.astype(np.float64) / allocatable, 1.0)
+        std2 = np.abs((both[0] - both[1]) / 2)
+        scores: np.ndarray = np.trunc((1 - std2) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return scores
     fractions = np.where(used, requested.astype(np.float64) / np.where(used, allocatable, 1), 0.0)
     fractions = np.minimum(fractions, 1.0)
     n = used.sum(axis=0)

@@ -94,23 +94,25 @@ class ResourceAllocationScorer:
         alloc = np.zeros((len(self.resources), n), dtype=np.int64)
         req = np.zeros((len(self.resources), n), dtype=np.int64)
         vec = cluster.node_vector
+        # every node, in order (the usual feasible set): a slice reads the vectors without a gather
+        every = n == cluster.num_nodes and n > 1 and nodes[0] == 0 and bool((nodes[1:] > nodes[:-1]).all())
+        pick: slice | np.ndarray = slice(0, n) if every else nodes
         for i, (name, pod_req) in enumerate(zip(self.resources, pod_requests, strict=True)):
             if name == CPU:
-                a = vec("allocatable_milli_cpu")[nodes]
-                r = vec("requested_milli_cpu" if self.use_requested else "non_zero_milli_cpu")[nodes]
+                a = vec("allocatable_milli_cpu")[pick]
+                r = vec("requested_milli_cpu" if self.use_requested else "non_zero_milli_cpu")[pick]
             elif name == MEMORY:
-                a = vec("allocatable_memory")[nodes]
-                r = vec("requested_memory" if self.use_requested else "non_zero_memory")[nodes]
+                a = vec("allocatable_memory")[pick]
+                r = vec("requested_memory" if self.use_requested else "non_zero_memory")[pick]
             elif name == EPHEMERAL_STORAGE:  # always the real requests
-                a = vec("allocatable_ephemeral_storage")[nodes]
-                r = vec("requested_ephemeral_storage")[nodes]
+                a = vec("allocatable_ephemeral_storage")[pick]
+                r = vec("requested_ephemeral_storage")[pick]
             else:
                 if pod_req == 0 and is_scalar_resource_name(name):
                     continue  # an extended resource the pod does not use is not scored
                 a, r = self._scalar_columns(cluster, nodes, name)
-            keep = a != 0
-            alloc[i] = np.where(keep, a, 0)
-            req[i] = np.where(keep, r + pod_req, 0)
+            alloc[i] = a  # 0 where the node has none: left out
+            req[i] = np.where(a != 0, r + pod_req, 0)
         return alloc, req
 
     @staticmethod

@@ -74,7 +74,39 @@ def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: s
     matchLabelKeys are not merged here: in v1.35 kube-apiserver already merged them into the
     pod's labelSelector at creation (MatchLabelKeysInPodTopologySpreadSelectorMerge), and
     merging the same ``key In [value]`` again would not change what the selector matches.
+
+    Parsed once per list object and action (a pod's versions share the list: updates copy the
+    spec shallowly, and stored objects are replaced, never changed in place).
     """
+    mark = _shape(constraints)
+    hit = _PARSED.get((id(constraints), action))
+    if hit is not None and hit[0] is constraints and hit[1] == mark:
+        return list(hit[2])
+    parsed = _parse_constraints(constraints, action)
+    if len(_PARSED) >= 8192:
+        _PARSED.clear()
+    _PARSED[(id(constraints), action)] = (constraints, mark, tuple(parsed))
+    return parsed
+
+
+def _shape(constraints: Sequence[TopologySpreadConstraint]) -> tuple[int, ...]:
+    """What an in-place change of a new pod's constraints would alter (the API server's
+    matchLabelKeys merge appends to a selector's expressions): a stale parse is never reused."""
+    return tuple(
+        -1 if c.label_selector is None else len(c.label_selector.match_expressions) for c in constraints
+    )
+
+
+#: (constraint list id, action) -> (the list, its _shape, its parsed constraints)
+_PARSED: dict[
+    tuple[int, str],
+    tuple[Sequence[TopologySpreadConstraint], tuple[int, ...], tuple[SpreadConstraint, ...]],
+] = {}
+
+
+def _parse_constraints(
+    constraints: Sequence[TopologySpreadConstraint], action: str
+) -> list[SpreadConstraint]:
     out = []
     for c in constraints:
         if c.when_unsatisfiable != action:
