@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,6 +31,13 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 __all__ = ["simulate_command"]
+
+class OutputForm(str, Enum):
+    """How ``-o json|yaml`` writes the steps (``kubespread.sim.delta``)."""
+
+    delta = "delta"
+    full = "full"
+
 
 #: under the title when a step shows spread
 _SPREAD_LEGEND = "pods per domain and skew/maxSkew: as the scheduler counts them"
@@ -80,13 +88,22 @@ def _print_step(step: dict[str, Any], title: str) -> None:
     if terminating:
         summary += f", {terminating} terminating"
     out.print(summary, markup=False)
-    for p in step["pending"]:
+    shown: list[str] = []  # each hint once, after the run of pending pods it is for
+    pending = step["pending"]
+    for i, p in enumerate(pending):
         why = p["message"] or "not tried yet (gated, or no scheduler with its schedulerName)"
         out.print(
             f"  [yellow]pending[/] {short_ns(p['namespace'], p['name'])}: {why}",
             markup=True,
             highlight=False,
         )
+        hints = p.get("hints", [])
+        if i + 1 < len(pending) and pending[i + 1].get("hints", []) == hints:
+            continue
+        for h in hints:
+            if h not in shown:
+                shown.append(h)
+                out.print(f"  [cyan]hint:[/] {h}", markup=True, highlight=False)
     for e in step.get("evictions", []):
         if e["reason"] == "Preempted":
             continue  # the preempted section below shows them, with their preemptor
@@ -117,7 +134,19 @@ def _print_step(step: dict[str, Any], title: str) -> None:
     out.print()
 
 
-def _print_table(doc: dict[str, Any]) -> None:
+#: a step's parts that, when equal to the previous step's and nothing happened, mean "no change"
+_STATE: tuple[str, ...] = ("distribution", "pending", "workloadSpreads", "podDisruptionBudgets")
+#: what happened in a step (any of them: the step is shown)
+_HAPPENED: tuple[str, ...] = ("events", "rejections", "preemptions")
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether ``after`` shows anything ``before`` did not: a spread, pending pod, budget or
+    WorkloadSpread that differs, or any event, refusal or preemption of its own."""
+    return any(after.get(k) for k in _HAPPENED) or any(before.get(k) != after.get(k) for k in _STATE)
+
+
+def _print_table(doc: dict[str, Any], *, changes_only: bool = True) -> None:
     name = doc["scenario"] or "scenario"
     out.print(f"[bold]{name}[/] (seed {doc['seed']})", markup=True)
     steps = [doc["initial"], *doc["steps"]]
@@ -129,8 +158,16 @@ def _print_table(doc: dict[str, Any]) -> None:
         out.print(Text(RAW_LEGEND, style="dim"))
     out.print()
     _print_step(doc["initial"], "initial cluster")
+    previous = doc["initial"]
     for step in doc["steps"]:
-        _print_step(step, f"step {step['index'] + 1}: {step['description']}")
+        title = f"step {step['index'] + 1}: {step['description']}"
+        if changes_only and not _changed(previous, step):
+            out.print(
+                f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}: no change[/]", markup=True, highlight=False
+            )
+        else:
+            _print_step(step, title)
+        previous = step
 
 
 def simulate_command(
@@ -182,6 +219,23 @@ def simulate_command(
     ] = "proposal",
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    changes_only: Annotated[
+        bool,
+        typer.Option(
+            "--changes-only/--all-steps",
+            help="Table: show a step only when its spread, pending pods or events differ from "
+            "the step before (one line otherwise); --all-steps shows every step in full.",
+        ),
+    ] = True,
+    output_form: Annotated[
+        OutputForm,
+        typer.Option(
+            "--output-form",
+            metavar="FORM",
+            help="-o json|yaml: delta (the initial state, then what each step changed) or full "
+            "(every pod at every step).",
+        ),
+    ] = OutputForm.delta,
     dump: Annotated[
         Path | None,
         typer.Option(
@@ -199,6 +253,8 @@ def simulate_command(
     from kubespread.api.duration import parse_duration
     from kubespread.controllers import default_controllers
     from kubespread.controllers.workloadspread import FLAVOURS, WorkloadSpreadOptions
+    from kubespread.sim.delta import delta_dict, full_dict
+    from kubespread.sim.hints import PendingHints
     from kubespread.sim.placement import PROGRESS_EVERY
     from kubespread.sim.run import simulate
     from kubespread.sim.scenario import ScenarioError, load_scenario
@@ -248,6 +304,7 @@ def simulate_command(
             if placed[0] % PROGRESS_EVERY == 0:
                 bar.update(task, description=f"{doing[0]}: {placed[0]:,} pods placed")
 
+        hints = PendingHints()
         try:
             result = simulate(
                 loaded,
@@ -259,6 +316,7 @@ def simulate_command(
                 on_step=on_step,
                 on_decision=on_decision,
                 max_pods=max_pods,
+                after_step=hints,
             )
         except ScenarioError as e:
             for p in e.problems:
@@ -274,11 +332,14 @@ def simulate_command(
             err.print(f"error: cannot write {dump}: {e.strerror or e}", markup=False)
             raise typer.Exit(1) from None
         err.print(f"dump: {dump}", markup=False, highlight=False)
-    doc = result.to_dict()
+    if output is Output.table or report is not None:
+        doc = full_dict(result, hints.decorate)
     if output is Output.table:
-        _print_table(doc)
+        _print_table(doc, changes_only=changes_only)
+    elif output_form is OutputForm.full:
+        print_data(full_dict(result, hints.decorate), output)
     else:
-        print_data(doc, output)
+        print_data(delta_dict(result, hints.decorate), output)
     if report is not None:
         path = _write_report(report, doc, result)
         err.print(f"report: {path}", markup=False, highlight=False)

@@ -512,12 +512,15 @@ def simulate(
     on_step: Callable[[Step], None] | None = None,
     on_decision: Callable[[Decision], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
+    after_step: Callable[[Simulation, StepResult], None] | None = None,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
     ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
     ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
     bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
-    refuses a workload asking for more before anything runs)."""
+    refuses a workload asking for more before anything runs). ``after_step`` sees the simulation
+as each step (the initial settling first) left it, with that step's result: what can only be
+asked then (why a pod is pending at that step)."""
     problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
     if problems:
         raise ScenarioError(problems)
@@ -550,6 +553,8 @@ def simulate(
         [],
         sim.preemptions_since(0),
     )
+    if after_step is not None:
+        after_step(sim, initial)
     results = []
     for step in scenario.steps:
         if on_step is not None:
@@ -570,6 +575,8 @@ def simulate(
                 sim.preemptions_since(first),
             )
         )
+        if after_step is not None:
+            after_step(sim, results[-1])
     return SimulationResult(
         scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim
     )

@@ -1,0 +1,64 @@
+"""``kubespread explain``'s hints for the pods a simulation leaves pending, at each step.
+
+A pod pending after a zone failure needs its hint (``nodeTaintsPolicy: Honor``) at the step
+where it is pending: at the end of the run the zone may have recovered. Explaining a pod
+runs a scheduling cycle over every node, so it is done once per distinct (workload, FitError
+message) of a step, and the pods sharing them share the hints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubespread.scheduler.views import top_owner
+from kubespread.sim.engine import Simulation
+from kubespread.sim.placement import NoProfile, explain_pod
+from kubespread.sim.run import StepResult
+
+__all__ = ["PendingHints"]
+
+
+class PendingHints:
+    """Pass as ``simulate(after_step=...)``; then :meth:`decorate` adds ``hints`` to each
+    pending pod of a step's dict (``[]`` when there is none). The final snapshot is the last
+    step's state, and gets its hints."""
+
+    def __init__(self) -> None:
+        #: step index (-1: the initial settling) → pod key → hints
+        self.by_step: dict[int, dict[str, list[str]]] = {}
+        self._last = -1
+
+    def __call__(self, sim: Simulation, step: StepResult) -> None:
+        found: dict[str, list[str]] = {}
+        asked: dict[tuple[str, str, str, str], list[str]] = {}
+        cluster = sim.cluster
+        for row in step.snapshot.pending:
+            key = f"{row['namespace']}/{row['name']}"
+            pod = cluster.pods.get(key)
+            if not row["message"] or pod is None:
+                continue
+            kind, name = top_owner(cluster, pod)
+            mark = (pod.namespace, kind, name if kind else pod.metadata.name, row["message"])
+            hints = asked.get(mark)
+            if hints is None:
+                hints = asked[mark] = self._explain(sim, pod)
+            if hints:
+                found[key] = hints
+        self.by_step[step.index] = found
+        self._last = step.index
+
+    @staticmethod
+    def _explain(sim: Simulation, pod: Any) -> list[str]:
+        """The hints for ``pod`` as the scheduler would decide it now; none when it would now
+        fit (a retry will place it) or its scheduler is not simulated."""
+        try:
+            e = explain_pod(sim, pod)
+        except NoProfile:
+            return []
+        return [] if e.decision.scheduled else list(e.hints)
+
+    def decorate(self, step: dict[str, Any]) -> None:
+        """``hints`` on each of the step dict's pending pods (the final snapshot: the last step's)."""
+        found = self.by_step.get(step.get("index", self._last), {})
+        for row in step["pending"]:
+            row["hints"] = found.get(f"{row['namespace']}/{row['name']}", [])
