@@ -115,4 +115,4 @@ def test_the_table_shows_steps_pending_pods_and_why(tmp_path: Path) -> None:
     assert "Insufficient cpu" in out
     # no constraint of its own: the default ones the scheduler applies (System defaulting)
     assert "hostname (default)  n1=2" in out and "0/3 soft" in out
-    assert max(len(line) for line in out.splitlines() if not line.startswith("  pending")) <= 80
+    assert max(len(line) for line in out.splitlines() if not line.startswith(("  pending", "  hint:"))) <= 80

@@ -16,7 +16,9 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 
 
 def simulate(name: str) -> dict[str, Any]:
-    result = CliRunner().invoke(app, ["simulate", str(SCENARIOS / name), "-o", "json", "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["simulate", str(SCENARIOS / name), "-o", "json", "--output-form", "full", "--no-progress"]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

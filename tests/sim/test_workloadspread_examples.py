@@ -18,7 +18,7 @@ ZONE = "topology.kubernetes.io/zone"
 
 
 def simulate(name: str, *extra: str) -> dict[str, Any]:
-    args = ["simulate", str(SCENARIOS / name), "-o", "json", "--no-progress", *extra]
+    args = ["simulate", str(SCENARIOS / name), "-o", "json", "--output-form", "full", "--no-progress", *extra]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,7 +32,8 @@ from kubespread.io.loader import Validation
 
 __all__ = ["simulate_command"]
 
-class OutputForm(str, Enum):
+
+class OutputForm(StrEnum):
     """How ``-o json|yaml`` writes the steps (``kubespread.sim.delta``)."""
 
     delta = "delta"
@@ -163,7 +164,9 @@ def _print_table(doc: dict[str, Any], *, changes_only: bool = True) -> None:
         title = f"step {step['index'] + 1}: {step['description']}"
         if changes_only and not _changed(previous, step):
             out.print(
-                f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}: no change[/]", markup=True, highlight=False
+                f"[bold]{title}[/]  [dim]t={_fmt_time(step['time'])}: no change[/]",
+                markup=True,
+                highlight=False,
             )
         else:
             _print_step(step, title)

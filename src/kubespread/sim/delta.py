@@ -1,6 +1,6 @@
 """``simulate -o json|yaml`` as the initial state and, per step, only what changed.
 
-Writing every pod at every step grows as pods × steps (254 MB for 300 nodes, 3,000
+Writing every pod at every step grows as pods x steps (254 MB for 300 nodes, 3,000
 replicas and 102 steps); most steps move a few pods. The delta document keeps the full
 ``initial`` step and ``final`` snapshot, and gives each step only its changes::
 
@@ -79,7 +79,9 @@ def _diff_rows(
         if old is None or old == row:
             continue
         if fields_only:
-            changed.append({**{f: row[f] for f in _POD_ID}, **{f: v for f, v in row.items() if old.get(f) != v}})
+            changed.append(
+                {**{f: row[f] for f in _POD_ID}, **{f: v for f, v in row.items() if old.get(f) != v}}
+            )
         else:
             changed.append(row)
     return {"added": added, "removed": removed, "changed": changed}
@@ -150,7 +152,11 @@ def full_dict(result: SimulationResult, decorate: Decorate | None = None) -> dic
 
 
 def _patch_rows(
-    rows: list[dict[str, Any]], change: dict[str, list[Any]], key: Callable[[dict[str, Any]], str], *, merge: bool
+    rows: list[dict[str, Any]],
+    change: dict[str, list[Any]],
+    key: Callable[[dict[str, Any]], str],
+    *,
+    merge: bool,
 ) -> list[dict[str, Any]]:
     keyed = _keyed(rows, key)
     for k in change["removed"]:
