@@ -515,12 +515,12 @@ def simulate(
     after_step: Callable[[Simulation, StepResult], None] | None = None,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
-        ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
-        ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
-        bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
-        refuses a workload asking for more before anything runs). ``after_step`` sees the simulation
-    as each step (the initial settling first) left it, with that step's result: what can only be
-    asked then (why a pod is pending at that step)."""
+    ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
+    ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
+    bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
+    refuses a workload asking for more before anything runs). ``after_step`` sees the
+    simulation as each step (the initial settling first) left it, with that step's result:
+    what can only be asked then (why a pod is pending at that step)."""
     problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
     if problems:
         raise ScenarioError(problems)
