@@ -11,6 +11,7 @@ replicas and 102 steps); most steps move a few pods. The delta document keeps th
               distribution: {added: [row], removed: [key], changed: [row]},
               pending:      {added: [row], removed: ["ns/name"], changed: [row]},
               workloadSpreads?: [...], podDisruptionBudgets?: [...],   # in full, only when changed
+              (any other part of a step's state likewise)
               events: [...], evictions: [...], rejections: [...], preemptions: [...]}],
      final: <a full snapshot>}
 
@@ -30,13 +31,13 @@ from typing import Any, Final
 
 from kubespread.sim.run import SimulationResult, StepResult
 
-__all__ = ["DELTA_FORM", "STATE_KEYS", "delta_dict", "distribution_key", "expand", "full_dict"]
+__all__ = ["DELTA_FORM", "delta_dict", "distribution_key", "expand", "full_dict"]
 
 DELTA_FORM: Final = "delta"
-#: what a step's state holds besides time (Snapshot.to_dict), in the full form's order
-STATE_KEYS: Final = ("pods", "distribution", "pending", "workloadSpreads", "podDisruptionBudgets")
 #: what happened in a step: written in full in both forms
 _HAPPENED: Final = ("events", "evictions", "rejections", "preemptions")
+#: a step's parts written as added/removed/changed rows
+_ROWS: Final = ("pods", "distribution", "pending")
 #: a pod row's identity (never in ``changed``)
 _POD_ID: Final = ("namespace", "name")
 
@@ -104,11 +105,11 @@ def step_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     out["pending"] = _diff_rows(
         _keyed(before["pending"], _pod_key), _keyed(after["pending"], _pod_key), fields_only=False
     )
-    for k in ("workloadSpreads", "podDisruptionBudgets"):
-        if after[k] != before[k]:
-            out[k] = after[k]
     for k in _HAPPENED:
         out[k] = after[k]
+    for k, value in after.items():  # workloadSpreads, podDisruptionBudgets, and any added later
+        if k not in out and k not in _ROWS and value != before.get(k):
+            out[k] = value
     return out
 
 
@@ -174,8 +175,9 @@ def expand(doc: dict[str, Any]) -> dict[str, Any]:
     order), and the top-level events."""
     state = copy.deepcopy(doc["initial"])
     steps = []
+    head = ("index", "action", "description", "time")
     for delta in doc["steps"]:
-        state = {k: state[k] for k in STATE_KEYS}
+        state = {k: v for k, v in state.items() if k not in head and k not in _HAPPENED}
         state["pods"] = _patch_rows(state["pods"], delta["pods"], _pod_key, merge=True)
         state["pending"] = _patch_rows(state["pending"], delta["pending"], _pod_key, merge=False)
         dist = _with_keys(state["distribution"])
@@ -187,11 +189,11 @@ def expand(doc: dict[str, Any]) -> dict[str, Any]:
         state["distribution"] = [
             {k: v for k, v in row.items() if k != "key"} for _, row in sorted(dist.items())
         ]
-        for k in ("workloadSpreads", "podDisruptionBudgets"):
-            if k in delta:
-                state[k] = delta[k]
-        step = {k: delta[k] for k in ("index", "action", "description", "time")}
-        step.update({k: state[k] for k in STATE_KEYS})
+        state.update(
+            {k: v for k, v in delta.items() if k not in head and k not in _ROWS and k not in _HAPPENED}
+        )
+        step = {k: delta[k] for k in head}
+        step.update(state)
         step.update({k: delta[k] for k in _HAPPENED})
         steps.append(step)
     events = [*doc["initial"]["events"], *(e for s in doc["steps"] for e in s["events"])]
