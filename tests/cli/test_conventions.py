@@ -121,3 +121,26 @@ def test_unknown_kinds_of_several_files_are_one_warning(tmp_path: Path) -> None:
         f"{tmp_path}: skipped 3 objects of unknown kind ConfigMap (v1) in 3 files "
         f"({tmp_path}/a.yaml, {tmp_path}/b.yaml, {tmp_path}/c.yaml)"
     )
+
+
+def test_schedule_locates_a_validation_error_at_the_fields_own_line(tmp_path: Path) -> None:
+    """A workload whose creation validation refuses: the field's line, not the object's."""
+    from typer.testing import CliRunner
+
+    from kubespread.cli.app import app
+
+    bad = tmp_path / "web.yaml"
+    bad.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n"
+        "  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n"
+        "    spec:\n      containers:\n      - name: web\n        image: nginx\n"
+        "      topologySpreadConstraints:\n      - maxSkew: 0\n        topologyKey: zone\n"
+        "        whenUnsatisfiable: DoNotSchedule\n        labelSelector: {matchLabels: {app: web}}\n"
+    )
+    nodes = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "nodes-3.yaml"
+    r = CliRunner().invoke(app, ["schedule", "-f", str(nodes), "-f", str(bad), "--no-progress"])
+    assert r.exit_code == 1
+    assert (
+        f"{bad}:17: Deployment default/web: spec.template.spec.topologySpreadConstraints[0].maxSkew"
+        in r.stderr
+    )

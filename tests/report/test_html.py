@@ -220,3 +220,78 @@ def test_one_entry_per_distinct_message_with_the_steps_it_spans() -> None:
     assert section.count('<div class="msg">') == 2
     assert "steps #1-#2, #4 (3 steps, from scale); pods: <code>web-1</code>" in section
     assert "steps #2 (1 step, from advance); pods: <code>shop/db-0</code>" in section
+
+
+ZONE_FAILURE = Path(__file__).resolve().parents[2] / "examples/scenarios/zone-failure.yaml"
+
+
+def _shade_rgb(colour: str) -> str:
+    """The shading colour as drawn: ``colour`` at alpha 0.10 over white."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    return to_hex(tuple(0.9 + 0.1 * c for c in to_rgb(colour)))
+
+
+def _zone_failure_report(tmp_path: Path) -> tuple[Path, Any]:
+    from kubespread.sim.run import simulate
+    from kubespread.sim.scenario import load_scenario
+
+    result = simulate(
+        load_scenario(Path(__file__).resolve().parents[2] / "examples/scenarios/zone-failure.yaml"),
+        explain_pending=True,
+    )
+    return tmp_path, result
+
+
+def test_failed_nodes_are_shaded_on_the_charts_and_the_pending_pod_explained_at_its_step(
+    tmp_path: Path,
+) -> None:
+    """zone-failure.yaml: zone-c's nodes fail at steps 2 and 3 and recover at 5 and 6; the
+    pods of strict and min-domains are pending only at step 4 (after the 300 s toleration,
+    before the recovery). The charts shade steps 2-5 in red; the report explains the first
+    pending pod as the scheduler saw it at step 4, not at the end (nothing is pending then)."""
+    from typer.testing import CliRunner
+
+    from kubespread.cli.app import app
+
+    _, result = _zone_failure_report(tmp_path)
+    assert result.explained is not None
+    index, explanation = result.explained
+    assert index == 3 and explanation["pod"].startswith("default/") and explanation.get("fitError")
+    assert not result.final.pending  # at the end there is nothing pending to explain
+    doc = result.to_dict()
+    steps_ = [{**doc["initial"], "label": "initial"}] + [
+        {**s, "label": s["description"]} for s in doc["steps"]
+    ]
+    assert [plots.node_marks(s)[0] for s in steps_] == ["", "", "failed", "failed", "failed", "failed", ""]
+    assert plots.node_marks(steps_[3])[1] == "zone-c: 2 failed"
+    img = pixels(plots.pods_per_domain_png(steps_) or b"")
+    shade = _shade_rgb(plots.FAILED_SHADE)
+    assert count_colour(img, shade, tolerance=4) > 5000
+    quiet = [dict(s, nodes=[]) for s in steps_]
+    assert count_colour(pixels(plots.pods_per_domain_png(quiet) or b""), shade, tolerance=4) == 0
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["simulate", str(ZONE_FAILURE), "--no-progress", "--report", str(out)])
+    assert r.exit_code == 0, r.stderr
+    page = (out / "report.html").read_text()
+    assert "As the scheduler saw it at step 4: advance 300s." in page
+
+
+def test_chromium_shows_the_failed_zone_shading(tmp_path: Path) -> None:
+    browser = chromium()
+    from typer.testing import CliRunner
+
+    from kubespread.cli.app import app
+
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["simulate", str(ZONE_FAILURE), "--no-progress", "--report", str(out)])
+    assert r.exit_code == 0, r.stderr
+    html = (out / "report.html").read_text()
+    # the pictures first, so the screenshot holds them
+    first = html.index("<section><h2>Pictures</h2>")
+    page = tmp_path / "pictures.html"
+    page.write_text(html[: html.index("<section>")] + html[first:])
+    shot = tmp_path / "shot.png"
+    screenshot(browser, page, shot, tmp_path / "profile")
+    img = pixels(shot.read_bytes())
+    assert count_colour(img, _shade_rgb(plots.FAILED_SHADE), tolerance=6) > 3000

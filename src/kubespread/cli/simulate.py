@@ -135,8 +135,8 @@ def _print_step(step: dict[str, Any], title: str) -> None:
     out.print()
 
 
-#: a step's parts that, when equal to the previous step's and nothing happened, mean "no change"
-_STATE: tuple[str, ...] = ("distribution", "pending", "workloadSpreads", "podDisruptionBudgets")
+#: a step's parts that, equal to the step before's with nothing happened, mean "no change"
+_STATE: tuple[str, ...] = ("distribution", "pending", "workloadSpreads", "podDisruptionBudgets", "nodes")
 #: what happened in a step (any of them: the step is shown)
 _HAPPENED: tuple[str, ...] = ("events", "rejections", "preemptions")
 
@@ -320,6 +320,7 @@ def simulate_command(
                 on_decision=on_decision,
                 max_pods=max_pods,
                 after_step=hints,
+                explain_pending=report is not None,
             )
         except ScenarioError as e:
             for p in e.problems:
@@ -354,11 +355,17 @@ def _write_report(directory: Path, doc: dict[str, Any], result: Any) -> Path:
 
     steps = [{**doc["initial"], "label": "initial cluster"}]
     steps += [{**s, "label": f"step {s['index'] + 1}: {s['description']}"} for s in doc["steps"]]
-    explained = report_explanation(result.sim) if result.sim is not None else None
+    explanation: dict[str, Any] | None = None
+    if result.explained is not None:  # at the step where the pod was pending
+        index, explanation = result.explained
+        explanation = {**explanation, "at": steps[index + 1]["label"]}
+    elif result.sim is not None:
+        explained = report_explanation(result.sim)
+        explanation = None if explained is None else {**explained.to_dict(), "at": "the end"}
     return write_report(
         directory,
         title=f"kubespread simulate: {doc['scenario'] or 'scenario'}",
         subtitle=f"seed {doc['seed']}, {len(doc['steps'])} steps",
         steps=steps,
-        explanation=explained.to_dict() if explained is not None else None,
+        explanation=explanation,
     )

@@ -298,6 +298,8 @@ def _verdict(node: Mapping[str, Any]) -> str:
 def _explanation_section(explanation: Mapping[str, Any], heatmap: bytes | None) -> str:
     pod = explanation.get("pod", "")
     parts = [f"<section><h2>Scheduling explanation for <code>{_e(pod)}</code></h2>"]
+    if explanation.get("at"):
+        parts.append(f'<p class="at">As the scheduler saw it at {_e(explanation["at"])}.</p>')
     if explanation.get("scheduled") or explanation.get("selectedNode"):
         parts.append(f"<p>Scheduled on <code>{_e(explanation.get('selectedNode'))}</code>.</p>")
     else:

@@ -110,6 +110,66 @@ def _step_axis(ax: Any, n_steps: int) -> None:
     ax.tick_params(labelsize=8)
 
 
+#: the shading of a step with failed nodes, and with cordoned or tainted ones only
+FAILED_SHADE = "#d62728"
+HELD_SHADE = "#bcbd22"
+
+
+def node_marks(step: Mapping[str, Any]) -> tuple[str, str]:
+    """(shade, label) of a step from its node states: ``failed`` when some node is down,
+    ``held`` when some is only cordoned or tainted, ``""`` when every node is up; the label
+    names them by zone: ``zone-c: 2 failed``."""
+    nodes = step.get("nodes") or []
+    if not nodes:
+        return "", ""
+    failed: dict[str, int] = {}
+    held: dict[str, int] = {}
+    for node in nodes:
+        zone = node.get("zone") or short_node(str(node.get("name", "")))
+        target = failed if node.get("failed") else held
+        target[zone] = target.get(zone, 0) + 1
+    parts = [f"{z}: {k} failed" for z, k in sorted(failed.items())]
+    parts += [f"{z}: {k} cordoned/tainted" for z, k in sorted(held.items())]
+    return ("failed" if failed else "held"), "; ".join(parts)
+
+
+def _shade_node_states(
+    axes: Sequence[Any], steps: Sequence[Mapping[str, Any]], *, label_axis: Any = None
+) -> bool:
+    """Shade each step whose nodes are not all up (red: some failed; olive: some cordoned or
+    tainted) on every axis, and write what is down above the steps of ``label_axis``.
+    True when some step was shaded."""
+    shaded = False
+    for i, step in enumerate(steps):
+        kind, text = node_marks(step)
+        if not kind:
+            continue
+        shaded = True
+        colour = FAILED_SHADE if kind == "failed" else HELD_SHADE
+        for ax in axes:
+            ax.axvspan(i - 0.5, i + 0.5, color=colour, alpha=0.10, zorder=0, linewidth=0, gid=f"nodes-{kind}")
+        if label_axis is not None and len(steps) <= 30:
+            label_axis.text(
+                i, 1.0, _truncate(text, 40), transform=label_axis.get_xaxis_transform(), rotation=90,
+                ha="center", va="top", fontsize=7, color="#7a0000" if kind == "failed" else "#5a5a00",
+                bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1},
+            )  # fmt: skip
+    return shaded
+
+
+def _node_state_handles(steps: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Legend entries for the shading the steps use."""
+    from matplotlib.patches import Patch
+
+    kinds = {node_marks(s)[0] for s in steps} - {""}
+    out = []
+    if "failed" in kinds:
+        out.append(Patch(facecolor=FAILED_SHADE, alpha=0.25, label="nodes failed"))
+    if "held" in kinds:
+        out.append(Patch(facecolor=HELD_SHADE, alpha=0.25, label="nodes cordoned or tainted"))
+    return out
+
+
 def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -268,6 +328,10 @@ def _pods_per_domain_figure(steps: Sequence[Mapping[str, Any]]) -> Figure | None
         ax.spines[["top", "right"]].set_visible(False)
     for ax in axes[len(shown) :]:
         ax.set_visible(False)
+    if _shade_node_states(list(axes[: len(shown)]), steps, label_axis=axes[0]):
+        fig.legend(
+            handles=_node_state_handles(steps), loc="outside lower center", ncols=2, fontsize=8, frameon=False
+        )
     _domain_legends(fig, axes, legends)
     fig.suptitle("Running pods per topology domain, by step", fontsize=12, x=0.01, ha="left")
     if left_out > 0:
@@ -396,11 +460,13 @@ def _skew_figure(steps: Sequence[Mapping[str, Any]]) -> Figure | None:
         fontsize=12,
         loc="left",
     )
+    _shade_node_states([ax], steps)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda k: labels[k] == "skew > maxSkew")  # the crosses last
+    states = _node_state_handles(steps)
     fig.legend(
-        [handles[k] for k in order],
-        [labels[k] for k in order],
+        [handles[k] for k in order] + states,
+        [labels[k] for k in order] + [h.get_label() for h in states],
         loc="outside lower center",
         ncols=2,
         fontsize=8,
@@ -472,6 +538,8 @@ def _pending_figure(steps: Sequence[Mapping[str, Any]]) -> Figure:
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(labelsize=8)
     _step_axis(bottom, max(n, 1))
+    if _shade_node_states([top, bottom], steps, label_axis=top):
+        top.legend(handles=_node_state_handles(steps), loc="lower left", fontsize=8, frameon=False)
     top.set_title("Running and pending pods, by step", fontsize=12, loc="left")
     if n == 0:
         bottom.text(0.5, 0.5, "no steps", transform=bottom.transAxes, ha="center", va="center", fontsize=10)

@@ -242,8 +242,7 @@ def place(
             rejections = _create(sim, lo)
             sim.run_until_quiet()
         except SimulationError as e:
-            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
-            raise PlacementError([f"{where}: {lo.ref}: {e}"]) from None
+            raise PlacementError([f"{lo.where()}: {lo.ref}: {e}"]) from None
         steps.append(
             StepResult(
                 i,
@@ -267,9 +266,8 @@ def _create(sim: Simulation, lo: LoadedObject) -> list[dict[str, str]]:
     outcome = sim.create(lo.obj.copy())
     if not isinstance(outcome, Rejection):
         return []
-    where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
     sim.record(lo.obj, "FailedCreate", outcome.message, type="Warning")
-    return [{"object": lo.ref, "source": where, "message": outcome.message}]
+    return [{"object": lo.ref, "source": lo.where(), "message": outcome.message}]
 
 
 def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:

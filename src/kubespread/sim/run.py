@@ -22,7 +22,13 @@ from typing import Any, Final
 from kubespread.admission.framework import AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
-from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
+from kubespread.api.keys import (
+    ANNOTATION_POD_DELETION_COST,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    zone_of,
+)
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject, OwnerReference
@@ -131,8 +137,12 @@ class Snapshot:
         disruption_budgets: list[dict[str, Any]] | None = None,
         *,
         owners: _Owners,
+        nodes: list[dict[str, Any]] | None = None,
     ) -> None:
         self.time = time
+        #: the nodes that are not plainly up (failed, cordoned or tainted): what the report
+        #: marks on its charts
+        self.nodes = nodes if nodes is not None else []
         self._pods = pods
         self._owners = owners
         self.distribution = distribution
@@ -154,7 +164,40 @@ class Snapshot:
             "pending": self.pending,
             "workloadSpreads": self.workload_spreads,
             "podDisruptionBudgets": self.disruption_budgets,
+            "nodes": self.nodes,
         }
+
+
+#: the taints the node lifecycle controller and a cordon put on a node: a node state, not
+#: a taint the user set
+_STATE_TAINTS: Final = frozenset({TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE})
+
+
+def node_states(cluster: ClusterState) -> list[dict[str, Any]]:
+    """Each node that is not plainly up, by name: ``failed`` (its Ready condition is not True),
+    ``cordoned`` (unschedulable), ``taints`` (the NoSchedule/NoExecute taints a user or a
+    controller set, node states left out), with its zone."""
+    out = []
+    for name in sorted(cluster.nodes):
+        node = cluster.nodes[name]
+        ready = next((c.status for c in node.status.conditions if c.type == "Ready"), "True")
+        taints = [
+            f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+            for t in node.spec.taints
+            if t.key not in _STATE_TAINTS and t.effect in ("NoSchedule", "NoExecute")
+        ]
+        failed, cordoned = ready != "True", bool(node.spec.unschedulable)
+        if failed or cordoned or taints:
+            out.append(
+                {
+                    "name": name,
+                    "zone": zone_of(node.metadata.labels) or "",
+                    "failed": failed,
+                    "cordoned": cordoned,
+                    "taints": taints,
+                }
+            )
+    return out
 
 
 def _pod_key(pod: Pod) -> str:
@@ -246,6 +289,7 @@ def snapshot(sim: Simulation) -> Snapshot:
         _workload_spread_rows(sim),
         _disruption_budget_rows(sim),
         owners=_Owners(cluster),
+        nodes=node_states(cluster),
     )
 
 
@@ -287,6 +331,9 @@ class SimulationResult:
     events: list[Event]
     #: the simulation as the last step left it (for explaining a pod); not part of to_dict
     sim: Simulation | None = field(default=None, repr=False, compare=False)
+    #: with ``explain_pending``: (step index, -1 for the initial state; the explanation of the
+    #: first pod pending there, as a dict) at the first step that leaves a pod pending
+    explained: tuple[int, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -513,8 +560,11 @@ def simulate(
     on_decision: Callable[[Decision], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
     after_step: Callable[[Simulation, StepResult], None] | None = None,
+    explain_pending: bool = False,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
+    ``explain_pending``: explain the first pod left pending, at the first step it is pending
+    (what a report shows: the scheduler's view then, not at the end).
     ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
     ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
     bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
@@ -555,6 +605,7 @@ def simulate(
     )
     if after_step is not None:
         after_step(sim, initial)
+    explained = _explain_first_pending(sim, initial) if explain_pending else None
     results = []
     for step in scenario.steps:
         if on_step is not None:
@@ -577,6 +628,22 @@ def simulate(
         )
         if after_step is not None:
             after_step(sim, results[-1])
+        if explain_pending and explained is None:
+            explained = _explain_first_pending(sim, results[-1])
     return SimulationResult(
-        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim
+        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim, explained
     )
+
+
+def _explain_first_pending(sim: Simulation, step: StepResult) -> tuple[int, dict[str, Any]] | None:
+    """The first pending pod of the step explained now (scheduling it is only asked, never
+    done: the simulation goes on as if nothing was asked)."""
+    from kubespread.sim.placement import NoProfile, explain_key  # placement reads this module
+
+    for row in step.snapshot.pending:
+        key = f"{row['namespace']}/{row['name']}"
+        try:
+            return step.index, explain_key(sim, key).to_dict()
+        except (KeyError, NoProfile):
+            continue
+    return None

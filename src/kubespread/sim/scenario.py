@@ -189,8 +189,7 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
             )
             continue
         for e in creation_errors(lo.obj):
-            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
-            problems.append(f"{where}: {lo.ref}: {e}")
+            problems.append(f"{lo.where(e.field)}: {lo.ref}: {e}")
     return problems
 
 
@@ -218,8 +217,7 @@ def pod_limit_problems(
     asked: list[tuple[str, str, int]] = []  # (where, field, pods)
     for lo in objs:
         if (found := _asked_pods(lo.obj)) is not None:
-            where = lo.source if lo.line is None else f"{lo.source}:{lo.line}"
-            asked.append((f"{where}: {lo.ref}", found[0], found[1]))
+            asked.append((f"{lo.where(found[0])}: {lo.ref}", found[0], found[1]))
     if scenario is not None:
         for step in scenario.steps:
             for obj in step.objects:
