@@ -201,3 +201,102 @@ def test_a_node_step_may_name_its_nodes_by_label_selector(tmp_path: Path) -> Non
     assert any(p.startswith(f"{bad}: steps[0].node.selector: invalid label selector") for p in problems)
     assert f"{bad}: steps[1].node: give name or selector, not both" in problems
     assert len(problems) == 2
+
+
+def test_a_node_step_taints_and_untaints_nodes(tmp_path: Path) -> None:
+    """``action: taint`` sets the step's taint on every node named or matched (a NoExecute
+    one evicts the pods that do not tolerate it); ``untaint`` removes it by key (and effect);
+    a bad taint is a located problem, as the API server words it."""
+    from kubespread.controllers import default_controllers
+    from kubespread.sim.run import simulate
+
+    (tmp_path / "zones.yaml").write_text(
+        "---\n".join(
+            f"apiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}, "
+            f"topology.kubernetes.io/zone: {z}}}}}\n"
+            "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+            for n, z in (("a1", "a"), ("a2", "a"), ("b1", "b"))
+        )
+    )
+    pods = "".join(
+        f"- apply: {{apiVersion: v1, kind: Pod, metadata: {{name: p-{n}}},\n"
+        f"          spec: {{nodeName: {n}, containers: [{{name: c, image: i}}]}}}}\n"
+        for n in ("a1", "a2", "b1")
+    )
+    steps = textwrap.dedent(
+        """\
+        - node: {selector: "topology.kubernetes.io/zone=a", action: taint,
+                 taint: {key: maintenance, value: "true", effect: NoExecute}}
+        - node: {name: b1, action: taint, taint: {key: dedicated, value: gpu, effect: NoSchedule}}
+        - node: {name: a1, action: untaint, taint: {key: maintenance, effect: NoExecute}}
+        - advance: 60s
+        """
+    )
+    head = "apiVersion: kubespread.io/v1alpha1\nkind: Scenario\ncluster: [zones.yaml]\nsteps:\n"
+    path = write(tmp_path, head + pods + steps)
+    scenario = load_scenario(path)
+    assert (
+        scenario.steps[3].describe() == "taint nodes topology.kubernetes.io/zone=a maintenance=true:NoExecute"
+    )
+    assert scenario.steps[5].describe() == "untaint node a1 maintenance:NoExecute-"
+    result = simulate(scenario, controllers=default_controllers())
+    assert result.sim is not None
+    nodes = result.sim.cluster.nodes
+    taints = {n: [(t.key, t.value, t.effect) for t in nodes[n].spec.taints] for n in sorted(nodes)}
+    assert taints == {
+        "a1": [],
+        "a2": [("maintenance", "true", "NoExecute")],
+        "b1": [("dedicated", "gpu", "NoSchedule")],
+    }
+    assert nodes["a2"].spec.taints[0].time_added  # a NoExecute taint says when it came
+    # the bare pods on zone a did not tolerate the NoExecute taint: gone; b1's stays (NoSchedule)
+    assert sorted(result.sim.cluster.pods) == ["default/p-b1"]
+
+    bad = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        cluster: [zones.yaml]
+        steps:
+        - node: {name: a1, action: taint, taint: {key: "bad key", effect: Sometimes}}
+        - node: {name: a1, action: untaint, taint: {value: x}}
+        - node: {name: a1, action: cordon, taint: {key: x, effect: NoSchedule}}
+        - node: {name: a1, action: taint}
+        """,
+        name="bad.yaml",
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(bad)
+    problems = info.value.problems
+    assert any(p.startswith(f'{bad}: steps[0].node.taint.key: Invalid value: "bad key"') for p in problems)
+    assert any(
+        p.startswith(f'{bad}: steps[0].node.taint.effect: Unsupported value: "Sometimes"') for p in problems
+    )
+    assert f"{bad}: steps[1].node.taint.value: unknown field (allowed: key, effect)" in problems
+    assert f"{bad}: steps[1].node.taint.key: required" in problems
+    assert f"{bad}: steps[2].node.taint: only with action taint or untaint" in problems
+    assert any(p.startswith(f"{bad}: steps[3].node.taint: required") for p in problems)
+    assert len(problems) == 6
+
+
+def test_untainting_a_taint_the_node_does_not_have_is_a_located_error(tmp_path: Path) -> None:
+    from kubespread.controllers import default_controllers
+    from kubespread.sim.run import simulate
+
+    (tmp_path / "n.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: a1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n"
+    )
+    path = write(
+        tmp_path,
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        cluster: [n.yaml]
+        steps:
+        - node: {name: a1, action: untaint, taint: {key: maintenance}}
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        simulate(load_scenario(path), controllers=default_controllers())
+    assert info.value.problems == [f"{path}: steps[0].node: taint maintenance not found on node a1"]

@@ -159,7 +159,7 @@ def _print_table(doc: dict[str, Any], *, changes_only: bool = True) -> None:
         out.print(Text(RAW_LEGEND, style="dim"))
     out.print()
     _print_step(doc["initial"], "initial cluster")
-    previous = doc["initial"]
+    previous, compact = doc["initial"], False
     for step in doc["steps"]:
         title = f"step {step['index'] + 1}: {step['description']}"
         if changes_only and not _changed(previous, step):
@@ -168,8 +168,12 @@ def _print_table(doc: dict[str, Any], *, changes_only: bool = True) -> None:
                 markup=True,
                 highlight=False,
             )
+            compact = True
         else:
+            if compact:  # the one-line steps together, a blank line before the next block
+                out.print()
             _print_step(step, title)
+            compact = False
         previous = step
 
 

@@ -282,6 +282,36 @@ class NodeLifecycleController:
                 evicted.append(key)
         return evicted
 
+    def taint(self, name: str, taint: Taint) -> None:
+        """``kubectl taint nodes NAME key=value:effect --overwrite``: the taint set (one of the
+        same key and effect replaced, an identical one kept); a NoExecute taint gets its
+        timeAdded. The taint manager then evicts the pods that do not tolerate it."""
+        node = self._node(name)
+        new = _editable(node)
+        added = Taint(key=taint.key, value=taint.value, effect=taint.effect)
+        if taint.effect == NO_EXECUTE:
+            added.time_added = timestamp(self.sim.now)
+        if any(
+            (t.key, t.value, t.effect) == (taint.key, taint.value, taint.effect) for t in node.spec.taints
+        ):
+            return  # already there: nothing changes (its timeAdded kept)
+        new.spec.taints = [t for t in new.spec.taints if (t.key, t.effect) != (taint.key, taint.effect)]
+        new.spec.taints.append(added)
+        self.sim.update(new)
+        self._sync_node(name)
+
+    def untaint(self, name: str, key: str, effect: str = "") -> None:
+        """``kubectl taint nodes NAME key[:effect]-``: the node's taints with that key (and
+        effect, when given) removed; SimulationError when it has none, as kubectl fails."""
+        node = self._node(name)
+        new = _editable(node)
+        kept = [t for t in new.spec.taints if not (t.key == key and effect in ("", t.effect))]
+        if len(kept) == len(new.spec.taints):
+            raise SimulationError(f"taint {key}{':' + effect if effect else ''} not found on node {name}")
+        new.spec.taints = kept
+        self.sim.update(new)
+        self._sync_node(name)
+
     def draining(self) -> list[str]:
         """The pods a drain is still trying to evict (waiting on a disruption budget), by key."""
         return sorted(self._drain_retries)

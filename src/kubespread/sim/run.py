@@ -34,6 +34,7 @@ from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.selectors import parse_selector
+from kubespread.api.taints import Taint
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
@@ -507,7 +508,19 @@ def _node(sim: Simulation, step: Step) -> None:
         raise StepError("no node lifecycle controller runs in this simulation")
     lifecycle = sim.controller("nodelifecycle")
     for name in names:
-        getattr(lifecycle, action)(name)
+        if action == "taint":
+            lifecycle.taint(name, _step_taint(step))  # type: ignore[attr-defined]
+        elif action == "untaint":
+            t = step.args["taint"]
+            lifecycle.untaint(name, t["key"], t.get("effect", ""))  # type: ignore[attr-defined]
+        else:
+            getattr(lifecycle, action)(name)
+
+
+def _step_taint(step: Step) -> Taint:
+    """The taint a ``node: {action: taint, taint: {key, value, effect}}`` step sets."""
+    t = step.args["taint"]
+    return Taint(key=t["key"], value=t.get("value", ""), effect=t["effect"])
 
 
 #: the reason of the Warning event an ``evict`` step's eviction records

@@ -15,7 +15,8 @@
             path: spec.template.spec.containers[0].image, value: "nginx:1.15.0"}
     - label: {kind: Pod, namespace: default, name: web-1, set: {tier: gold}, remove: [old]}
     - delete: {kind: Pod, namespace: default, name: web-1}
-    - node: {name: node1, action: cordon}   # uncordon | drain | fail | recover | delete
+    - node: {name: node1, action: cordon}   # uncordon | drain | fail | recover | delete | taint | untaint
+    - node: {name: node2, action: taint, taint: {key: dedicated, value: gpu, effect: NoSchedule}}
     - node: {selector: "topology.kubernetes.io/zone=zone-a", action: fail}   # every node it matches
     - evict: {pods: [default/web-1, default/web-2]}  # the Eviction API: a PDB may refuse
     - advance: 90s                          # virtual time; controllers and timers run
@@ -37,10 +38,13 @@ from typing import Any, Final
 from kubespread.admission.apiserver import creation_errors
 from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
+from kubespread.api.errors import Path as ErrorPath
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.api.selectors import parse_selector
+from kubespread.api.taints import TAINT_EFFECTS, Taint
+from kubespread.api.validation.node import validate_taints
 from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, profiles_from_config
 from kubespread.scheduler.profile import Profile
@@ -49,6 +53,7 @@ __all__ = [
     "API_VERSION",
     "NODE_ACTIONS",
     "STEP_KINDS",
+    "TAINT_ACTIONS",
     "Scenario",
     "ScenarioError",
     "Step",
@@ -60,7 +65,9 @@ __all__ = [
 
 API_VERSION: Final = "kubespread.io/v1alpha1"
 STEP_KINDS: Final = ("apply", "scale", "set", "label", "delete", "node", "evict", "advance")
-NODE_ACTIONS: Final = ("cordon", "uncordon", "drain", "fail", "recover", "delete")
+NODE_ACTIONS: Final = ("cordon", "uncordon", "drain", "fail", "recover", "delete", "taint", "untaint")
+#: the node actions that take a ``taint``
+TAINT_ACTIONS: Final = ("taint", "untaint")
 SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet", "CloneSet", "Job")
 
 
@@ -105,13 +112,23 @@ class Step:
             case "delete":
                 return f"delete {ref}"
             case "node" if "selector" in a:
-                return f"{a['action']} nodes {a['selector']}"
+                return f"{a['action']} nodes {a['selector']}{_taint_text(a)}"
             case "node":
-                return f"{a['action']} node {a['name']}"
+                return f"{a['action']} node {a['name']}{_taint_text(a)}"
             case "evict":
                 return f"evict {', '.join(a['pods'])}"
             case _:
                 return f"advance {_fmt_seconds(self.seconds)}"
+
+
+def _taint_text(a: Mapping[str, Any]) -> str:
+    """`` key=value:effect`` (kubectl taint's form; untaint: ``key:effect-``), or nothing."""
+    t = a.get("taint")
+    if not isinstance(t, dict):
+        return ""
+    text = str(t.get("key", "")) + (f"={t['value']}" if t.get("value") else "")
+    text += f":{t['effect']}" if t.get("effect") else ""
+    return f" {text}-" if a.get("action") == "untaint" else f" {text}"
 
 
 def _fmt_seconds(s: float) -> str:
@@ -269,6 +286,39 @@ def _only(d: dict[str, Any], allowed: tuple[str, ...], where: str, problems: _Pr
             problems.add(f"{where}.{k}", f"unknown field (allowed: {', '.join(allowed)})")
 
 
+def _node_taint(value: dict[str, Any], at: str, problems: _Problems) -> None:
+    """A ``taint`` step's ``taint: {key, value, effect}`` (checked as the API server checks a
+    node's taints); an ``untaint`` step's ``taint: {key, effect}`` (effect optional: every
+    taint with the key); no ``taint`` on other actions."""
+    action, taint = value.get("action"), value.get("taint")
+    if action not in TAINT_ACTIONS:
+        if "taint" in value:
+            problems.add(f"{at}.taint", f"only with action {' or '.join(TAINT_ACTIONS)}")
+        return
+    where = f"{at}.taint"
+    if not isinstance(taint, dict):
+        problems.add(where, "required: a mapping such as {key: dedicated, value: gpu, effect: NoSchedule}")
+        return
+    allowed = ("key", "value", "effect") if action == "taint" else ("key", "effect")
+    _only(taint, allowed, where, problems)
+    if not all(isinstance(taint.get(k, ""), str) for k in allowed):
+        problems.add(where, f"{', '.join(allowed)} must be strings")
+        return
+    if action == "untaint":
+        if not taint.get("key"):
+            problems.add(f"{where}.key", "required")
+        if taint.get("effect") and taint["effect"] not in TAINT_EFFECTS:
+            problems.add(
+                f"{where}.effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {taint['effect']!r}"
+            )
+        return
+    given = Taint(key=taint.get("key", ""), value=taint.get("value", ""), effect=taint.get("effect", ""))
+    for e in validate_taints([given], ErrorPath("taint")):
+        # "taint[0].effect: ..." → "steps[i].node.taint.effect: ..."
+        text = str(e).removeprefix("taint[0]")
+        problems.append(f"{where}{text}")
+
+
 def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Step | None:
     where = f"{source}: steps[{i}]"
     if not isinstance(raw, dict) or len(raw) != 1:
@@ -296,7 +346,8 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
         return None
     step.args = dict(value)
     if action == "node":
-        _only(value, ("name", "selector", "action"), at, problems)
+        _only(value, ("name", "selector", "action", "taint"), at, problems)
+        _node_taint(value, at, problems)
         if "selector" in value:
             # every node the label selector (kubectl's -l syntax) matches, in one step
             if "name" in value:
