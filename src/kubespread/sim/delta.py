@@ -36,6 +36,8 @@ __all__ = ["DELTA_FORM", "delta_dict", "distribution_key", "expand", "full_dict"
 DELTA_FORM: Final = "delta"
 #: what happened in a step: written in full in both forms
 _HAPPENED: Final = ("events", "evictions", "rejections", "preemptions")
+#: a step's own identity
+_HEAD: Final = ("index", "action", "description", "time")
 #: a step's parts written as added/removed/changed rows
 _ROWS: Final = ("pods", "distribution", "pending")
 #: a pod row's identity (never in ``changed``)
@@ -47,6 +49,10 @@ Decorate = Callable[[dict[str, Any]], None]
 
 def _pod_key(row: dict[str, Any]) -> str:
     return f"{row['namespace']}/{row['name']}"
+
+
+def _row_key(row: dict[str, Any]) -> str:
+    return str(row["key"])
 
 
 def distribution_key(row: dict[str, Any]) -> str:
@@ -68,23 +74,32 @@ def _keyed(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], str])
     return out
 
 
+def _field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``new`` that differ from ``old``; one that is a mapping in both (a spread
+    row's domains, a pod's labels) as its entries that differ, a removed entry as null."""
+    out: dict[str, Any] = {}
+    for f, v in new.items():
+        was = old.get(f)
+        if was == v:
+            continue
+        if isinstance(was, dict) and isinstance(v, dict):
+            out[f] = {k: x for k, x in v.items() if was.get(k) != x} | {k: None for k in was if k not in v}
+        else:
+            out[f] = v
+    return out
+
+
 def _diff_rows(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], *, fields_only: bool
+    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], identity: tuple[str, ...]
 ) -> dict[str, list[Any]]:
-    """added (full rows), removed (keys), changed (full rows, or only the changed fields)."""
+    """added (full rows), removed (keys), changed (the ``identity`` fields and the changes)."""
     added = [row for k, row in after.items() if k not in before]
     removed = [k for k in before if k not in after]
     changed = []
     for k, row in after.items():
         old = before.get(k)
-        if old is None or old == row:
-            continue
-        if fields_only:
-            changed.append(
-                {**{f: row[f] for f in _POD_ID}, **{f: v for f, v in row.items() if old.get(f) != v}}
-            )
-        else:
-            changed.append(row)
+        if old is not None and old != row:
+            changed.append({**{f: row[f] for f in identity}, **_field_changes(old, row)})
     return {"added": added, "removed": removed, "changed": changed}
 
 
@@ -95,15 +110,13 @@ def _with_keys(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def step_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """One step's full dict (``after``) as its changes from the previous one (``before``)."""
-    out: dict[str, Any] = {k: after[k] for k in ("index", "action", "description", "time")}
-    out["pods"] = _diff_rows(
-        _keyed(before["pods"], _pod_key), _keyed(after["pods"], _pod_key), fields_only=True
-    )
+    out: dict[str, Any] = {k: after[k] for k in _HEAD}
+    out["pods"] = _diff_rows(_keyed(before["pods"], _pod_key), _keyed(after["pods"], _pod_key), _POD_ID)
     out["distribution"] = _diff_rows(
-        _with_keys(before["distribution"]), _with_keys(after["distribution"]), fields_only=False
+        _with_keys(before["distribution"]), _with_keys(after["distribution"]), ("key",)
     )
     out["pending"] = _diff_rows(
-        _keyed(before["pending"], _pod_key), _keyed(after["pending"], _pod_key), fields_only=False
+        _keyed(before["pending"], _pod_key), _keyed(after["pending"], _pod_key), _POD_ID
     )
     for k in _HAPPENED:
         out[k] = after[k]
@@ -152,22 +165,29 @@ def full_dict(result: SimulationResult, decorate: Decorate | None = None) -> dic
     return doc
 
 
+def _patched(row: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with a ``changed`` entry applied (the inverse of :func:`_field_changes`)."""
+    new = dict(row)
+    for f, v in change.items():
+        was = row.get(f)
+        if isinstance(was, dict) and isinstance(v, dict):
+            new[f] = {k: x for k, x in {**was, **v}.items() if not (k in v and v[k] is None)}
+        else:
+            new[f] = v
+    return new
+
+
 def _patch_rows(
-    rows: list[dict[str, Any]],
-    change: dict[str, list[Any]],
-    key: Callable[[dict[str, Any]], str],
-    *,
-    merge: bool,
+    keyed: dict[str, dict[str, Any]], change: dict[str, list[Any]], key: Callable[[dict[str, Any]], str]
 ) -> list[dict[str, Any]]:
-    keyed = _keyed(rows, key)
+    """The rows after a step's changes, in key order."""
     for k in change["removed"]:
         del keyed[k]
-    for row in change["changed"]:
-        k = key(row)
-        keyed[k] = {**keyed[k], **row} if merge else row
+    for c in change["changed"]:
+        keyed[key(c)] = _patched(keyed[key(c)], c)
     for row in change["added"]:
         keyed[key(row)] = row
-    return sorted(keyed.values(), key=_pod_key)
+    return [row for _, row in sorted(keyed.items())]
 
 
 def expand(doc: dict[str, Any]) -> dict[str, Any]:
@@ -175,24 +195,17 @@ def expand(doc: dict[str, Any]) -> dict[str, Any]:
     order), and the top-level events."""
     state = copy.deepcopy(doc["initial"])
     steps = []
-    head = ("index", "action", "description", "time")
     for delta in doc["steps"]:
-        state = {k: v for k, v in state.items() if k not in head and k not in _HAPPENED}
-        state["pods"] = _patch_rows(state["pods"], delta["pods"], _pod_key, merge=True)
-        state["pending"] = _patch_rows(state["pending"], delta["pending"], _pod_key, merge=False)
-        dist = _with_keys(state["distribution"])
-        for k in delta["distribution"]["removed"]:
-            del dist[k]
-        for row in [*delta["distribution"]["changed"], *delta["distribution"]["added"]]:
-            dist[row["key"]] = row
+        state = {k: v for k, v in state.items() if k not in _HEAD and k not in _HAPPENED}
+        state["pods"] = _patch_rows(_keyed(state["pods"], _pod_key), delta["pods"], _pod_key)
+        state["pending"] = _patch_rows(_keyed(state["pending"], _pod_key), delta["pending"], _pod_key)
+        rows = _patch_rows(_with_keys(state["distribution"]), delta["distribution"], _row_key)
         # a snapshot's row order is not kept in the delta: rows come back in key order
-        state["distribution"] = [
-            {k: v for k, v in row.items() if k != "key"} for _, row in sorted(dist.items())
-        ]
+        state["distribution"] = [{k: v for k, v in row.items() if k != "key"} for row in rows]
         state.update(
-            {k: v for k, v in delta.items() if k not in head and k not in _ROWS and k not in _HAPPENED}
+            {k: v for k, v in delta.items() if k not in _HEAD and k not in _ROWS and k not in _HAPPENED}
         )
-        step = {k: delta[k] for k in head}
+        step = {k: delta[k] for k in _HEAD}
         step.update(state)
         step.update({k: delta[k] for k in _HAPPENED})
         steps.append(step)
