@@ -7,17 +7,19 @@ replicas and 102 steps); most steps move a few pods. The delta document keeps th
     {scenario, seed, form: "delta",
      initial: <a full step: pods[], distribution[], pending[], ..., events[]>,
      steps: [{index, action, description, time,
-              pods:         {added: [row], removed: ["ns/name"], changed: [{namespace, name, <field>: new}]},
-              distribution: {added: [row], removed: [key], changed: [row]},
-              pending:      {added: [row], removed: ["ns/name"], changed: [row]},
-              workloadSpreads?: [...], podDisruptionBudgets?: [...],   # in full, only when changed
-              (any other part of a step's state likewise)
+              pods:         {added: [row], removed: ["ns/name"], changed: [{namespace, name, <changes>}]},
+              distribution: {added: [row], removed: [key], changed: [{key, <changes>}]},
+              pending:      {added: [row], removed: ["ns/name"], changed: [{namespace, name, <changes>}]},
+              workloadSpreads?, podDisruptionBudgets?, nodes?: [...],   # in full, only when changed
               events: [...], evictions: [...], rejections: [...], preemptions: [...]}],
      final: <a full snapshot>}
 
-A distribution row's ``key`` is ``namespace/Kind/name topologyKey`` (``#2`` on, for a
-second row with the same). The top-level ``events[]`` of the full form is left out: it is
-``initial.events`` followed by every step's. :func:`expand` rebuilds the full form.
+``<changes>``: each field that differs, with its new value; of a field that is a mapping in
+both (a spread row's ``domains``, a pod's ``labels``) only the entries that differ, a removed
+entry as null (none of those mappings holds a null). A distribution row's ``key`` is
+``namespace/Kind/name topologyKey`` (``#2`` on, for a second row with the same). The
+top-level ``events[]`` of the full form is left out: it is ``initial.events`` followed by
+every step's. :func:`expand` rebuilds the full form.
 
 Built from :class:`~kubespread.sim.run.SimulationResult` one step at a time, so only two
 steps' rows are held at once; the result's own ``to_dict()`` (the report's input) is untouched.
