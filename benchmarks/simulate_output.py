@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scenario import Size, kubespread_command, scenario_files  # noqa: E402
+from scenario import Size, kubespread_command, scenario_files
 
 
 def measure(cmd: list[str]) -> tuple[int, float]:
