@@ -161,3 +161,14 @@ def test_every_example_round_trips_through_the_delta_form(path: Path) -> None:
     assert _sorted_distribution(expand(json.loads(json.dumps(delta)))) == _sorted_distribution(
         json.loads(json.dumps(full_dict(result)))
     )
+
+
+def test_the_hints_leave_the_results_own_dicts_as_they_were() -> None:
+    """The report and other callers read SimulationResult.to_dict(): no hints added there."""
+    hints = PendingHints()
+    result = simulate(load_scenario(ZONE_FAILURE), after_step=hints)
+    before = json.dumps(result.to_dict())
+    full = full_dict(result, hints.decorate)
+    delta_dict(result, hints.decorate)
+    assert json.dumps(result.to_dict()) == before
+    assert all("hints" in p for p in full["steps"][3]["pending"])

@@ -142,8 +142,8 @@ _HAPPENED: tuple[str, ...] = ("events", "rejections", "preemptions")
 
 
 def _changed(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether ``after`` shows anything ``before`` did not: a spread, pending pod, budget or
-    WorkloadSpread that differs, or any event, refusal or preemption of its own."""
+    """Whether ``after`` shows anything ``before`` did not: a spread, pending pod, budget,
+    WorkloadSpread or node state that differs, or any event, refusal or preemption of its own."""
     return any(after.get(k) for k in _HAPPENED) or any(before.get(k) != after.get(k) for k in _STATE)
 
 
@@ -340,15 +340,18 @@ def simulate_command(
             err.print(f"error: cannot write {dump}: {e.strerror or e}", markup=False)
             raise typer.Exit(1) from None
         err.print(f"dump: {dump}", markup=False, highlight=False)
-    if output is Output.table or report is not None:
-        doc = full_dict(result, hints.decorate)
+    # the full form: the table's and the report's input, and -o json|yaml's when asked for
+    full = output is Output.table or report is not None or output_form is OutputForm.full
+    doc = full_dict(result, hints.decorate) if full else None
     if output is Output.table:
+        assert doc is not None
         _print_table(doc, changes_only=changes_only)
     elif output_form is OutputForm.full:
-        print_data(full_dict(result, hints.decorate), output)
+        print_data(doc, output)
     else:
         print_data(delta_dict(result, hints.decorate), output)
     if report is not None:
+        assert doc is not None
         path = _write_report(report, doc, result)
         err.print(f"report: {path}", markup=False, highlight=False)
 

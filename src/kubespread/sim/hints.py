@@ -60,5 +60,7 @@ class PendingHints:
     def decorate(self, step: dict[str, Any]) -> None:
         """``hints`` on each of the step dict's pending pods (the final snapshot: the last step's)."""
         found = self.by_step.get(step.get("index", self._last), {})
-        for row in step["pending"]:
-            row["hints"] = found.get(f"{row['namespace']}/{row['name']}", [])
+        # new rows: the snapshot's own (shared with the result's to_dict) stay as they were
+        step["pending"] = [
+            {**row, "hints": found.get(f"{row['namespace']}/{row['name']}", [])} for row in step["pending"]
+        ]
