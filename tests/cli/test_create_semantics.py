@@ -81,7 +81,7 @@ def test_schedule_stops_before_placing_a_pod_admit_would_refuse(tmp_path: Path) 
     f.write_text(REPEATING)
     r = run("schedule", "-f", str(NODES), "-f", str(f), "--no-progress")
     assert r.exit_code == 1
-    assert f"{f}:1: Pod default/web: {DUP}" in r.stderr
+    assert f"{f}:7: Pod default/web: {DUP}" in r.stderr  # the constraint's own line, as validate
     assert "nothing was placed" in r.stderr
 
 
@@ -208,4 +208,4 @@ def test_validate_and_schedule_refuse_a_mount_naming_no_volume(tmp_path: Path) -
     assert f"{f}:10: {line}" in r.stdout  # the mount's own line
     s = run("schedule", "-f", str(NODES), "-f", str(f), "--no-progress")
     assert s.exit_code == 1
-    assert f"{f}:1: {line}" in s.stderr
+    assert f"{f}:10: {line}" in s.stderr  # the same line as validate
