@@ -50,7 +50,7 @@ the scheduler applies to it (no raw-only rows).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -246,14 +246,23 @@ def profile_views(cluster: ClusterState, pod: Pod, profile: Profile | None) -> l
 # ------------------------------------------------------------------ one workload
 
 
-def top_owner(cluster: ClusterState, obj: KubeObject) -> tuple[str, str]:
+def top_owner(
+    cluster: ClusterState | None,
+    obj: KubeObject,
+    lookup: Callable[[str, str], KubeObject | None] | None = None,
+) -> tuple[str, str]:
     """The workload a pod belongs to, through ReplicaSet → Deployment (its controller when
-    that has no owner of its own); ('', '') for a pod without a controller."""
+    that has no owner of its own); ('', '') for a pod without a controller. ``lookup(kind,
+    key)`` finds an owner (default: the cluster; a snapshot passes its own copy)."""
+    find = lookup
+    if find is None:
+        assert cluster is not None, "top_owner needs a cluster or a lookup"
+        find = cluster.get
     ref = obj.metadata.controller_ref()
     kind, name = ("", "") if ref is None else (ref.kind, ref.name)
     seen = 0
     while ref is not None and seen < 5:
-        owner = cluster.get(ref.kind, f"{obj.namespace}/{ref.name}")
+        owner = find(ref.kind, f"{obj.namespace}/{ref.name}")
         if owner is None:
             break
         ref = owner.metadata.controller_ref()

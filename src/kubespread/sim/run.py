@@ -31,7 +31,7 @@ from kubespread.api.keys import (
 )
 from kubespread.api.kinds import KINDS
 from kubespread.api.kruise import WorkloadSpread
-from kubespread.api.meta import KubeObject, OwnerReference
+from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.selectors import parse_selector
 from kubespread.api.taints import Taint
@@ -87,23 +87,11 @@ class _Owners:
         mark = (pod.namespace, ref.kind, ref.name)
         found = self._seen.get(mark)
         if found is None:
-            found = self._seen[mark] = self._walk(pod.namespace, ref)
+            found = self._seen[mark] = views.top_owner(None, pod, self._get)
         return found
 
-    def _walk(self, namespace: str, ref: OwnerReference | None) -> tuple[str, str]:
-        """views.top_owner's walk, from the pod's controller reference."""
-        assert ref is not None
-        kind, name = ref.kind, ref.name
-        seen = 0
-        while ref is not None and seen < 5:
-            owner = self._objects.get(ref.kind, {}).get(f"{namespace}/{ref.name}")
-            if owner is None:
-                break
-            ref = owner.metadata.controller_ref()
-            if ref is not None:
-                kind, name = ref.kind, ref.name
-            seen += 1
-        return kind, name
+    def _get(self, kind: str, key: str) -> KubeObject | None:
+        return self._objects.get(kind, {}).get(key)
 
 
 def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
