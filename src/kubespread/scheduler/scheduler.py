@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +65,11 @@ __all__ = [
 PRE_FILTER: Final = "PreFilter"
 PRE_FILTER_RESULT: Final = "PreFilterResult"
 FILTER: Final = "Filter"
+#: the other extension points a Decision's timings name (kube-scheduler's metric labels)
+POST_FILTER: Final = "PostFilter"
+PRE_SCORE: Final = "PreScore"
+SCORE: Final = "Score"
+NORMALIZE_SCORE: Final = "NormalizeScore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +122,9 @@ class Decision:
     #: DefaultPreemption's answer for an unschedulable pod: the nominated node (None when
     #: preemption cannot help) and the victims to evict; None when it did not run
     preemption: PreemptionResult | None = None
+    #: nanoseconds per extension point and plugin in this cycle (``time.perf_counter_ns``
+    #: around every plugin call; PostFilter's includes preemption's dry run)
+    timings: dict[str, dict[str, int]] = field(default_factory=dict)
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
 
@@ -219,8 +228,15 @@ def with_post_filter(message: str, post_filter_status: Status | None) -> str:
     return f"{message} {post_filter_status.message}"
 
 
+def _clock(timings: dict[str, dict[str, int]], point: str, plugin: str, started: int) -> None:
+    """Add the time since ``started`` (perf_counter_ns) to the plugin's at the point."""
+    spent = time.perf_counter_ns() - started
+    per_plugin = timings.setdefault(point, {})
+    per_plugin[plugin] = per_plugin.get(plugin, 0) + spent
+
+
 def _run_pre_filter(
-    profile: Profile, state: CycleState, pod: Pod
+    profile: Profile, state: CycleState, pod: Pod, timings: dict[str, dict[str, int]]
 ) -> tuple[PreFilterResult, Status | None, list[str]]:
     """RunPreFilterPlugins: (merged node set, the rejecting status or None, plugins that
     narrowed the node set). UnschedulableAndUnresolvable stops the loop at once (the later
@@ -231,7 +247,9 @@ def _run_pre_filter(
     narrowing: list[str] = []
     rejected: Status | None = None
     for pl in profile.pre_filter:
+        started = time.perf_counter_ns()
         r, st = pl.pre_filter(state, pod)
+        _clock(timings, PRE_FILTER, pl.name, started)
         if st.is_skip:
             state.skip_filter.add(pl.name)
             continue
@@ -253,7 +271,9 @@ def _run_pre_filter(
     return result, rejected, narrowing
 
 
-def _run_post_filter(profile: Profile, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
+def _run_post_filter(
+    profile: Profile, state: CycleState, pod: Pod, statuses: NodeStatuses, timings: dict[str, dict[str, int]]
+) -> Status | None:
     """RunPostFilterPlugins: Success or UnschedulableAndUnresolvable ends the loop with that
     plugin's status, any other non-rejecting code as an Error; otherwise the reasons gather
     into one Unschedulable status named after the first plugin. None when a plugin cannot say
@@ -261,7 +281,9 @@ def _run_post_filter(profile: Profile, state: CycleState, pod: Pod, statuses: No
     reasons: list[str] = []
     first = ""
     for pl in profile.post_filter:
+        started = time.perf_counter_ns()
         st = pl.post_filter(state, pod, statuses)
+        _clock(timings, POST_FILTER, pl.name, started)
         if st is None:
             return None
         if st.is_success or st.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -285,7 +307,7 @@ def _unschedulable(
     decision.fit_error_without_post_filter = msg
     if num_nodes:
         statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
-        decision.post_filter_status = _run_post_filter(profile, state, pod, statuses)
+        decision.post_filter_status = _run_post_filter(profile, state, pod, statuses, decision.timings)
         with contextlib.suppress(StateNotFoundError):
             decision.preemption = state.read(PREEMPTION_RESULT)
     decision.fit_error = with_post_filter(msg, decision.post_filter_status)
@@ -299,7 +321,9 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
             break
         if pl.name in state.skip_filter:
             continue
+        started = time.perf_counter_ns()
         res = pl.filter_nodes(state, pod, ids)
+        _clock(decision.timings, FILTER, pl.name, started)
         rejected = res.which >= 0
         if not rejected.any():
             continue
@@ -315,7 +339,9 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
 def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     totals = np.zeros(len(ids), dtype=np.int64)
     for pre in profile.pre_score:
+        started = time.perf_counter_ns()
         st = pre.pre_score(state, pod, ids)
+        _clock(decision.timings, PRE_SCORE, pre.name, started)
         if st.is_skip:
             state.skip_score.add(pre.name)
         elif not st.is_success:
@@ -324,8 +350,12 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
         if pl.name in state.skip_score:
             decision.skipped_score_plugins.append(pl.name)
             continue
+        started = time.perf_counter_ns()
         raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
+        _clock(decision.timings, SCORE, pl.name, started)
+        started = time.perf_counter_ns()
         normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
+        _clock(decision.timings, NORMALIZE_SCORE, pl.name, started)
         ps = PluginScores(raw, normalized, profile.weight(pl.name))
         decision.scores[pl.name] = ps
         totals += ps.weighted
@@ -427,7 +457,7 @@ class ProfileHandle:
         keep up to date). A PreFilter rejection does not stop the filters: kube-scheduler
         runs only them here."""
         state = CycleState(self.cluster, self)
-        _, rejected, _ = _run_pre_filter(self.profile, state, pod)
+        _, rejected, _ = _run_pre_filter(self.profile, state, pod, {})  # inside PostFilter's time
         if rejected is not None and rejected.code is Code.ERROR:
             return rejected
         ids = np.array([node_index], dtype=np.int64)
@@ -496,7 +526,7 @@ def schedule_one(
     decision = Decision(pod=pod, nodes=names.copy())
     handle = ProfileHandle(profile, cluster, offset_rng, nominated)
     state = CycleState(cluster, handle)
-    pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod)
+    pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod, decision.timings)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")
