@@ -55,6 +55,7 @@ from typing import Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import Pod
+from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -65,8 +66,8 @@ from kubespread.scheduler.config import profiles_from_config
 from kubespread.scheduler.views import spread_rows, top_owner
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, PlacementError, explain_key, place
-from kubespread.sim.run import run_step, simulate
-from kubespread.sim.scenario import Scenario, Step
+from kubespread.sim.run import run_step, settled_from
+from kubespread.sim.scenario import Step
 
 __all__ = [
     "DEFAULT_AFTER",
@@ -84,7 +85,7 @@ __all__ = [
     "vary_audit",
 ]
 
-DEFAULT_DOMAINS: Final = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
+DEFAULT_DOMAINS: Final = (LABEL_ZONE, LABEL_HOSTNAME)
 #: virtual seconds a failure lasts before the verdict (the default tolerationSeconds, 300 s,
 #: plus time for the replacements)
 DEFAULT_AFTER: Final = 600.0
@@ -166,16 +167,7 @@ _BASES_LOCK = threading.Lock()
 def build_base(inp: AuditInput) -> Simulation:
     """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
     profiles = profiles_from_config(inp.config) if inp.config is not None else None
-    scenario = Scenario(
-        name="audit",
-        seed=inp.seed,
-        profiles=profiles,
-        cluster=[LoadedObject(o, "<dump>") for o in inp.dump],
-        steps=[],
-    )
-    result = simulate(scenario)
-    assert result.sim is not None
-    return result.sim
+    return settled_from(inp.dump, profiles=profiles, seed=inp.seed, name="audit")
 
 
 def base_of(inp: AuditInput) -> Simulation:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from kubespread.api.core import Pod
-from kubespread.api.keys import LABEL_HOSTNAME
+from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
@@ -41,8 +41,6 @@ __all__ = ["DEFAULT_MAX", "CapacityResult", "binding_limits", "greedy", "greedy_
 #: how many clones to try when no --max is given (cluster-capacity has no limit; a bound
 #: keeps a template that requests nothing from running forever)
 DEFAULT_MAX: Final = 1000
-
-_ZONE: Final = "topology.kubernetes.io/zone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +218,8 @@ def maximum(
     keys = [s.topology_key for s in group.spreads] + group.anti_keys
     if group.affinity is not None:
         keys += list(group.affinity.keys)
-    if not keys and any(_ZONE in n.labels for n in group.nodes):
-        keys = [_ZONE]
+    if not keys and any(LABEL_ZONE in n.labels for n in group.nodes):
+        keys = [LABEL_ZONE]
     keys = [k for k in dict.fromkeys(keys) if k != LABEL_HOSTNAME] or [LABEL_HOSTNAME]
     return CapacityResult(
         maximum=result.placed,

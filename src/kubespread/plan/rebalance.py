@@ -38,17 +38,15 @@ from typing import Any, Final
 from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
-from kubespread.api.policy import PodDisruptionBudget
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.disruption import pdbs_for_pod
 from kubespread.io.dump import cluster_objects
-from kubespread.io.loader import LoadedObject
-from kubespread.plan.workloads import cluster_without, template_key, workload_of
+from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.views import SpreadRow, spread_rows
 from kubespread.sim.engine import Simulation
-from kubespread.sim.run import run_step, simulate
-from kubespread.sim.scenario import API_VERSION, Scenario, Step
+from kubespread.sim.run import run_step, settled_from
+from kubespread.sim.scenario import API_VERSION, Step
 from kubespread.solve import SolveError, build_groups, conflict, solve, solve_by_parts
 
 __all__ = [
@@ -71,7 +69,8 @@ MAX_ROUNDS: Final = 3
 MAX_PASSES: Final = 6
 #: virtual seconds after each wave: the evicted pods' grace period (30 s by default) ends
 #: and the replacements run before the next wave asks the budgets again
-WAVE_SETTLE: Final = "60s"
+WAVE_SETTLE_SECONDS: Final = 60
+WAVE_SETTLE: Final = f"{WAVE_SETTLE_SECONDS}s"  # as the scenario writes it
 
 
 class RebalanceError(Exception):
@@ -257,13 +256,12 @@ def _plan_round(
     bare = sorted({r.pod for r in broken if r.workload is None})
     if not movable_workloads:
         return f"cannot be balanced: {', '.join(bare)} has no controller (an evicted pod would not come back)"
-    budgets = {p.key: p for p in cluster.objects(PodDisruptionBudget.KIND).values()}
     movable: list[Pod] = []
     for pod in sorted(cluster.pods.values(), key=lambda p: p.key):
         if workload_of(pod) not in movable_workloads or not _running(pod, cluster):
             continue
         covering = pdbs_for_pod(cluster, pod)
-        if len(covering) > 1 or any(_allowed(budgets.get(b.key, b)) <= 0 for b in covering):
+        if len(covering) > 1 or any(_allowed(b) <= 0 for b in covering):
             continue  # the Eviction API refuses it: it stays (counted as an existing pod)
         movable.append(pod)
     if not movable:
@@ -280,7 +278,7 @@ def _plan_round(
         shapes.setdefault(template_key(pod), []).append(pod)
     groups = list(shapes.values())
     keep = [_per_node(cluster, g) for g in groups]
-    wanted = [(workload_of(g[0]), _template(g[0]), len(g)) for g in groups]
+    wanted = [(workload_of(g[0]), unbound(g[0]), len(g)) for g in groups]
     base = cluster_without(cluster, {p.key for p in movable})
     model = build_groups(base, wanted, profile, keep=keep, actions=actions, balance=True)
     try:
@@ -321,13 +319,6 @@ def _per_node(cluster: ClusterState, pods: Sequence[Pod]) -> dict[str, int]:
         node = cluster.node_of(p.key)
         out[node] = out.get(node, 0) + 1
     return out
-
-
-def _template(pod: Pod) -> Pod:
-    data = pod.to_dict()
-    data.get("spec", {}).pop("nodeName", None)
-    data.pop("status", None)
-    return Pod.from_dict(data)
 
 
 def _waves(
@@ -381,7 +372,7 @@ def _replay_wave(
         r["object"].removeprefix("Pod "): r["message"]
         for r in run_step(sim, Step(len(steps), "evict", {"pods": pods}))
     }
-    run_step(sim, Step(len(steps) + 1, "advance", seconds=_seconds(WAVE_SETTLE)))
+    run_step(sim, Step(len(steps) + 1, "advance", seconds=float(WAVE_SETTLE_SECONDS)))
     steps += [step_doc, {"advance": WAVE_SETTLE}]
     fresh: dict[str, list[str]] = {}
     for key in sorted(
@@ -426,14 +417,6 @@ def _replay_wave(
     return moves
 
 
-def _seconds(text: str) -> float:
-    from kubespread.api.duration import parse_duration
-
-    value = parse_duration(text)
-    assert value is not None
-    return value
-
-
 def _fixes(rows: Sequence[SpreadRow]) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for r in rows:
@@ -441,20 +424,6 @@ def _fixes(rows: Sequence[SpreadRow]) -> dict[str, tuple[str, ...]]:
             w = f"{r.namespace}/{r.workload[0]}/{r.workload[1]}"
             out.setdefault(w, []).append(f"{r.topology_key} maxSkew {r.view.constraint.max_skew}")
     return {k: tuple(v) for k, v in out.items()}
-
-
-def _start(dump: list[KubeObject], profiles: dict[str, Profile] | None, seed: int) -> Simulation:
-    """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
-    scenario = Scenario(
-        name="rebalance",
-        seed=seed,
-        profiles=profiles,
-        cluster=[LoadedObject(o, "<dump>") for o in dump],
-        steps=[],
-    )
-    result = simulate(scenario)
-    assert result.sim is not None
-    return result.sim
 
 
 def rebalance(
@@ -475,7 +444,7 @@ def rebalance(
     started = time.perf_counter()
     dump = cluster_objects(settled.cluster)
     profiles = dict(settled.profiles)
-    sim = _start(dump, profiles, seed)
+    sim = settled_from(dump, profiles=profiles, seed=seed, name="rebalance")
     plan = RebalancePlan(strategy, constraints, dump=dump)
     rows = spread_rows(sim.cluster, sim.profiles)
     broken = _broken(rows, constraints)

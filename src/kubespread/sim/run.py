@@ -45,8 +45,10 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_of,
     workload_replicas,
 )
+from kubespread.io.loader import LoadedObject
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler import views
+from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
@@ -56,6 +58,7 @@ __all__ = [
     "SimulationResult",
     "Snapshot",
     "StepResult",
+    "settled_from",
     "simulate",
     "snapshot",
 ]
@@ -634,6 +637,23 @@ def simulate(
     return SimulationResult(
         scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim, explained
     )
+
+
+def settled_from(
+    objects: Sequence[KubeObject], *, profiles: dict[str, Profile] | None, seed: int, name: str = "dump"
+) -> Simulation:
+    """The simulation ``kubespread simulate`` builds from a dump of these objects (a scenario
+    with no step: the same code and seed, so a plan replayed here replays alike there)."""
+    scenario = Scenario(
+        name=name,
+        seed=seed,
+        profiles=profiles,
+        cluster=[LoadedObject(o, "<dump>") for o in objects],
+        steps=[],
+    )
+    sim = simulate(scenario).sim
+    assert sim is not None
+    return sim
 
 
 def _explain_first_pending(sim: Simulation, step: StepResult) -> tuple[int, dict[str, Any]] | None:

@@ -80,7 +80,6 @@ __all__ = [
     "conflict",
     "evictions",
     "iter_clones",
-    "placed",
     "relaxed",
     "solve",
     "solve_by_parts",
@@ -934,14 +933,6 @@ def solve_by_parts(model: PlacementModel, *, time_limit: float = 10.0) -> Placem
 
 
 # ------------------------------------------------------------------ checking
-
-
-@contextmanager
-def placed(cluster: ClusterState, pods: Sequence[Pod], counts: dict[str, int]) -> Iterator[list[Pod]]:
-    """The cluster with the pods bound as ``counts`` says (in node order), taken off again on
-    leaving; yields the pods bound."""
-    with _bound(cluster, [(pods, counts)]) as bound:
-        yield bound[0]
 
 
 @contextmanager
