@@ -232,15 +232,15 @@ def _shade_rgb(colour: str) -> str:
     return to_hex(tuple(0.9 + 0.1 * c for c in to_rgb(colour)))
 
 
-def _zone_failure_report(tmp_path: Path) -> tuple[Path, Any]:
+def _zone_failure_report() -> tuple[Any, Any]:
+    """The zone-failure run, and the per-step explanations ``simulate`` makes of pending pods."""
+    from kubespread.sim.hints import PendingHints
     from kubespread.sim.run import simulate
     from kubespread.sim.scenario import load_scenario
 
-    result = simulate(
-        load_scenario(Path(__file__).resolve().parents[2] / "examples/scenarios/zone-failure.yaml"),
-        explain_pending=True,
-    )
-    return tmp_path, result
+    hints = PendingHints()
+    result = simulate(load_scenario(ZONE_FAILURE), after_step=hints)
+    return result, hints
 
 
 def test_failed_nodes_are_shaded_on_the_charts_and_the_pending_pod_explained_at_its_step(
@@ -254,9 +254,9 @@ def test_failed_nodes_are_shaded_on_the_charts_and_the_pending_pod_explained_at_
 
     from kubespread.cli.app import app
 
-    _, result = _zone_failure_report(tmp_path)
-    assert result.explained is not None
-    index, explanation = result.explained
+    result, hints = _zone_failure_report()
+    assert hints.first is not None
+    index, explanation = hints.first
     assert index == 3 and explanation["pod"].startswith("default/") and explanation.get("fitError")
     assert not result.final.pending  # at the end there is nothing pending to explain
     doc = result.to_dict()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -29,6 +29,9 @@ from kubespread.cli.schedule import print_preemptions
 from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
+
+if TYPE_CHECKING:
+    from kubespread.sim.hints import PendingHints
 
 __all__ = ["simulate_command"]
 
@@ -324,7 +327,6 @@ def simulate_command(
                 on_decision=on_decision,
                 max_pods=max_pods,
                 after_step=hints,
-                explain_pending=report is not None,
             )
         except ScenarioError as e:
             for p in e.problems:
@@ -352,19 +354,19 @@ def simulate_command(
         print_data(delta_dict(result, hints.decorate), output)
     if report is not None:
         assert doc is not None
-        path = _write_report(report, doc, result)
+        path = _write_report(report, doc, result, hints)
         err.print(f"report: {path}", markup=False, highlight=False)
 
 
-def _write_report(directory: Path, doc: dict[str, Any], result: Any) -> Path:
+def _write_report(directory: Path, doc: dict[str, Any], result: Any, hints: PendingHints) -> Path:
     from kubespread.report import write_report
     from kubespread.sim.placement import report_explanation
 
     steps = [{**doc["initial"], "label": "initial cluster"}]
     steps += [{**s, "label": f"step {s['index'] + 1}: {s['description']}"} for s in doc["steps"]]
     explanation: dict[str, Any] | None = None
-    if result.explained is not None:  # at the step where the pod was pending
-        index, explanation = result.explained
+    if hints.first is not None:  # at the step where the pod was pending
+        index, explanation = hints.first
         explanation = {**explanation, "at": steps[index + 1]["label"]}
     elif result.sim is not None:
         explained = report_explanation(result.sim)

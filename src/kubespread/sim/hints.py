@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubespread.scheduler.explain import Explanation
 from kubespread.scheduler.views import top_owner
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_pod
@@ -21,11 +22,15 @@ __all__ = ["PendingHints"]
 class PendingHints:
     """Pass as ``simulate(after_step=...)``; then :meth:`decorate` adds ``hints`` to each
     pending pod of a step's dict (``[]`` when there is none). The final snapshot is the last
-    step's state, and gets its hints."""
+    step's state, and gets its hints. ``first`` keeps the first of these explanations, at the
+    step it was made: what a report shows of the pod (the scheduler's view then, not at the
+    end, when the zone may have recovered)."""
 
     def __init__(self) -> None:
         #: step index (-1: the initial settling) → pod key → hints
         self.by_step: dict[int, dict[str, list[str]]] = {}
+        #: (step index, the explanation as a dict) of the first pod explained that stays pending
+        self.first: tuple[int, dict[str, Any]] | None = None
         self._last = -1
 
     def __call__(self, sim: Simulation, step: StepResult) -> None:
@@ -41,21 +46,24 @@ class PendingHints:
             mark = (pod.namespace, kind, name if kind else pod.metadata.name, row["message"])
             hints = asked.get(mark)
             if hints is None:
-                hints = asked[mark] = self._explain(sim, pod)
+                explained = self._explain(sim, pod)
+                hints = asked[mark] = [] if explained is None else list(explained.hints)
+                if explained is not None and self.first is None:
+                    self.first = (step.index, explained.to_dict())
             if hints:
                 found[key] = hints
         self.by_step[step.index] = found
         self._last = step.index
 
     @staticmethod
-    def _explain(sim: Simulation, pod: Any) -> list[str]:
-        """The hints for ``pod`` as the scheduler would decide it now; none when it would now
-        fit (a retry will place it) or its scheduler is not simulated."""
+    def _explain(sim: Simulation, pod: Any) -> Explanation | None:
+        """``pod`` explained as the scheduler would decide it now; None when it would now fit
+        (a retry will place it) or its scheduler is not simulated."""
         try:
             e = explain_pod(sim, pod)
         except NoProfile:
-            return []
-        return [] if e.decision.scheduled else list(e.hints)
+            return None
+        return None if e.decision.scheduled else e
 
     def decorate(self, step: dict[str, Any]) -> None:
         """``hints`` on each of the step dict's pending pods (the final snapshot: the last step's)."""

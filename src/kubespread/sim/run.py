@@ -323,9 +323,6 @@ class SimulationResult:
     events: list[Event]
     #: the simulation as the last step left it (for explaining a pod); not part of to_dict
     sim: Simulation | None = field(default=None, repr=False, compare=False)
-    #: with ``explain_pending``: (step index, -1 for the initial state; the explanation of the
-    #: first pod pending there, as a dict) at the first step that leaves a pod pending
-    explained: tuple[int, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -564,11 +561,9 @@ def simulate(
     on_decision: Callable[[Decision], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
     after_step: Callable[[Simulation, StepResult], None] | None = None,
-    explain_pending: bool = False,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
-    ``explain_pending``: explain the first pod left pending, at the first step it is pending
-    (what a report shows: the scheduler's view then, not at the end).
+
     ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
     ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
     bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
@@ -609,7 +604,6 @@ def simulate(
     )
     if after_step is not None:
         after_step(sim, initial)
-    explained = _explain_first_pending(sim, initial) if explain_pending else None
     results = []
     for step in scenario.steps:
         if on_step is not None:
@@ -632,10 +626,8 @@ def simulate(
         )
         if after_step is not None:
             after_step(sim, results[-1])
-        if explain_pending and explained is None:
-            explained = _explain_first_pending(sim, results[-1])
     return SimulationResult(
-        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim, explained
+        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim
     )
 
 
@@ -654,17 +646,3 @@ def settled_from(
     sim = simulate(scenario).sim
     assert sim is not None
     return sim
-
-
-def _explain_first_pending(sim: Simulation, step: StepResult) -> tuple[int, dict[str, Any]] | None:
-    """The first pending pod of the step explained now (scheduling it is only asked, never
-    done: the simulation goes on as if nothing was asked)."""
-    from kubespread.sim.placement import NoProfile, explain_key  # placement reads this module
-
-    for row in step.snapshot.pending:
-        key = f"{row['namespace']}/{row['name']}"
-        try:
-            return step.index, explain_key(sim, key).to_dict()
-        except (KeyError, NoProfile):
-            continue
-    return None
