@@ -14,6 +14,10 @@ from kubespread.api.taints import Taint, Toleration
 
 __all__ = [
     "DISRUPTION_TARGET",
+    "DO_NOT_SCHEDULE",
+    "HONOR",
+    "IGNORE",
+    "SCHEDULE_ANYWAY",
     "Affinity",
     "Container",
     "ContainerPort",
@@ -126,6 +130,13 @@ class Affinity(Model):
     node_affinity: NodeAffinity | None = None
     pod_affinity: PodAffinity | None = None
     pod_anti_affinity: PodAntiAffinity | None = None
+
+
+#: TopologySpreadConstraint.whenUnsatisfiable and the node inclusion policies' values
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+HONOR: Final = "Honor"
+IGNORE: Final = "Ignore"
 
 
 @model

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
-from kubespread.api.core import Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
@@ -529,9 +529,9 @@ def _one_of(*allowed: str) -> Callable[[str], str]:
 VARY_KEYS.update(
     {
         "maxSkew": _int_at_least(1),
-        "whenUnsatisfiable": _one_of("DoNotSchedule", "ScheduleAnyway"),
-        "nodeTaintsPolicy": _one_of("Honor", "Ignore"),
-        "nodeAffinityPolicy": _one_of("Honor", "Ignore"),
+        "whenUnsatisfiable": _one_of(DO_NOT_SCHEDULE, SCHEDULE_ANYWAY),
+        "nodeTaintsPolicy": _one_of(HONOR, IGNORE),
+        "nodeAffinityPolicy": _one_of(HONOR, IGNORE),
         "minDomains": _int_at_least(1),
         "replicas": _int_at_least(0),
     }

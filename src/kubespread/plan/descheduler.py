@@ -89,7 +89,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from kubespread.api.core import Node, Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, Node, Pod
 from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, Toleration, find_untolerated
@@ -106,10 +106,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DeschedulerArgs", "descheduler_pass", "evictable"]
 
-DO_NOT_SCHEDULE: Final = "DoNotSchedule"
-SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
-_HONOR: Final = "Honor"
-_IGNORE: Final = "Ignore"
 
 #: DefaultEvictor: a pod with this annotation is evictable whatever else holds
 _EVICT_ANNOTATION: Final = "descheduler.alpha.kubernetes.io/evict"
@@ -154,7 +150,7 @@ class _Constraint:
         an evicted pod."""
         if self.affinity is not None and not self.affinity.matches(node):
             return False
-        if self.node_taints_policy == _HONOR:
+        if self.node_taints_policy == HONOR:
             return (
                 find_untolerated(node.spec.taints, list(self.tolerations), (NO_SCHEDULE, NO_EXECUTE)) is None
             )
@@ -173,10 +169,10 @@ def _parse(pod: Pod, c: Any) -> _Constraint:
     merged = tuple(Requirement(k, IN, frozenset((labels[k],))) for k in c.match_label_keys if k in labels)
     if merged:
         selector = selector.with_requirements(merged)
-    affinity_policy = c.node_affinity_policy or _HONOR
-    taints_policy = c.node_taints_policy or _IGNORE
+    affinity_policy = c.node_affinity_policy or HONOR
+    taints_policy = c.node_taints_policy or IGNORE
     affinity = affinity_key = None
-    if affinity_policy == _HONOR:
+    if affinity_policy == HONOR:
         affinity = required_node_affinity(pod)
         forms = (affinity.required, affinity.required_during_execution)
         affinity_key = _content(
@@ -184,7 +180,7 @@ def _parse(pod: Pod, c: Any) -> _Constraint:
         )
     tolerations: tuple[Toleration, ...] = ()
     tolerations_key = None
-    if taints_policy == _HONOR:
+    if taints_policy == HONOR:
         tolerations = tuple(pod.spec.tolerations)
         tolerations_key = _content([t.to_dict() for t in tolerations])
     return _Constraint(

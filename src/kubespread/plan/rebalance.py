@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kubespread.api.core import Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
@@ -61,8 +61,8 @@ __all__ = [
     "violations",
 ]
 
-HARD: Final = ("DoNotSchedule",)
-ALL: Final = ("DoNotSchedule", "ScheduleAnyway")
+HARD: Final = (DO_NOT_SCHEDULE,)
+ALL: Final = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
 #: planning rounds (plan, replay, plan again from the replayed state)
 MAX_ROUNDS: Final = 3
 #: descheduler passes replayed at most
@@ -193,7 +193,7 @@ def _considered(row: SpreadRow, actions: tuple[str, ...]) -> bool:
     v = row.view
     if v is None or v.when_unsatisfiable not in actions:
         return False
-    return not (v.defaulted and v.when_unsatisfiable != "DoNotSchedule")
+    return not (v.defaulted and v.when_unsatisfiable != DO_NOT_SCHEDULE)
 
 
 def violations(

@@ -46,7 +46,7 @@ from typing import Any, Final
 import numpy as np
 from ortools.sat.python import cp_model
 
-from kubespread.api.core import Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, Pod
 from kubespread.api.keys import LABEL_HOSTNAME
 from kubespread.api.resources import pod_requests
 from kubespread.cluster.nodeinfo import NodeInfo, pod_host_ports
@@ -94,7 +94,6 @@ ANTI_AFFINITY: Final = "antiAffinity"
 AFFINITY: Final = "affinity"
 FAMILIES: Final = (RESOURCES, SPREAD, ANTI_AFFINITY, AFFINITY)
 
-_DO_NOT_SCHEDULE: Final = "DoNotSchedule"
 _PODS: Final = "pods"
 
 
@@ -367,7 +366,7 @@ def build_groups(
     profile: Profile,
     *,
     keep: Sequence[Mapping[str, int]] | None = None,
-    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
+    actions: tuple[str, ...] = (DO_NOT_SCHEDULE,),
     balance: bool = False,
 ) -> PlacementModel:
     """The model for groups ``(name, template, count)`` on ``cluster`` (which holds none of
@@ -434,13 +433,13 @@ def _spreads(
     profile: Profile,
     templates: Sequence[Pod],
     node_names: list[str],
-    actions: tuple[str, ...] = (_DO_NOT_SCHEDULE,),
+    actions: tuple[str, ...] = (DO_NOT_SCHEDULE,),
 ) -> list[Spread]:
     out = []
     for v in profile_views(cluster, template, profile):
         if v.when_unsatisfiable not in actions:
             continue
-        if v.defaulted and v.when_unsatisfiable != _DO_NOT_SCHEDULE:
+        if v.defaulted and v.when_unsatisfiable != DO_NOT_SCHEDULE:
             continue  # a profile's soft default (System: zone 5, hostname 3) stays soft
         c = v.constraint
         members = tuple(

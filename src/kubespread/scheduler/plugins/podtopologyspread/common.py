@@ -15,7 +15,15 @@ import numpy as np
 
 from kubespread.api import keys
 from kubespread.api.apps import ReplicaSet, ReplicationController, StatefulSet
-from kubespread.api.core import Pod, Service, TopologySpreadConstraint
+from kubespread.api.core import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
+    SCHEDULE_ANYWAY,
+    Pod,
+    Service,
+    TopologySpreadConstraint,
+)
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
@@ -38,10 +46,6 @@ __all__ = [
     "parse_constraints",
 ]
 
-DO_NOT_SCHEDULE: Final = "DoNotSchedule"
-SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
-HONOR: Final = "Honor"
-IGNORE: Final = "Ignore"
 
 #: controllers whose selector DefaultSelector adds, by (group, version, kind) of the owner ref
 HOSTNAME: Final = keys.LABEL_HOSTNAME
