@@ -261,7 +261,7 @@ def _plan_round(
         if workload_of(pod) not in movable_workloads or not _running(pod, cluster):
             continue
         covering = pdbs_for_pod(cluster, pod)
-        if len(covering) > 1 or any(_allowed(b) <= 0 for b in covering):
+        if len(covering) > 1 or any(b.status.disruptions_allowed <= 0 for b in covering):
             continue  # the Eviction API refuses it: it stays (counted as an existing pod)
         movable.append(pod)
     if not movable:
@@ -308,11 +308,6 @@ def _plan_round(
     return _Round(evictions, minimum, answer.proven)
 
 
-def _allowed(pdb: KubeObject) -> int:
-    status = getattr(pdb, "status", None)
-    return int(getattr(status, "disruptions_allowed", 0) or 0)
-
-
 def _per_node(cluster: ClusterState, pods: Sequence[Pod]) -> dict[str, int]:
     out: dict[str, int] = {}
     for p in pods:
@@ -330,7 +325,7 @@ def _waves(
     for key, target in evictions:
         covering = pdbs_for_pod(cluster, cluster.pods[key])
         for i in range(len(waves)):
-            if all(used[i].get(b.key, 0) < _allowed(b) for b in covering):
+            if all(used[i].get(b.key, 0) < b.status.disruptions_allowed for b in covering):
                 break
         else:
             waves.append([])
