@@ -49,8 +49,10 @@ class SchedulingLoop:
     on a live cluster. ``observers`` see every decision before it is applied.
     """
 
-    def __init__(self, profiles: Mapping[str, Profile], *, seed: int = 0) -> None:
+    def __init__(self, profiles: Mapping[str, Profile], *, seed: int = 0, timed: bool = True) -> None:
         self.profiles = dict(profiles)
+        #: keep each cycle's timings in its Decision (off: no clock reads at all)
+        self.timed = timed
         self.queue = SchedulingQueue(gate=self.gate)
         self.rng = tie_break_rng(seed)
         self.observers: list[Callable[[Decision], None]] = []
@@ -157,7 +159,9 @@ class SchedulingLoop:
         if popped is None:
             return False
         pod, profile = popped
-        decision = schedule_one(pod, cluster, profile, rng=self.rng, nominated=self.nominated or None)
+        decision = schedule_one(
+            pod, cluster, profile, rng=self.rng, nominated=self.nominated or None, timed=self.timed
+        )
         for observe in self.observers:
             observe(decision)
         if decision.selected is not None:

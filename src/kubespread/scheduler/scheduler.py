@@ -44,6 +44,15 @@ from kubespread.scheduler.framework import (
     fit_error_text,
 )
 from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.timings import (
+    FILTER,
+    NORMALIZE_SCORE,
+    POST_FILTER,
+    PRE_FILTER,
+    PRE_SCORE,
+    SCORE,
+    CycleTimings,
+)
 
 __all__ = [
     "PRE_FILTER",
@@ -62,14 +71,7 @@ __all__ = [
     "with_post_filter",
 ]
 
-PRE_FILTER: Final = "PreFilter"
 PRE_FILTER_RESULT: Final = "PreFilterResult"
-FILTER: Final = "Filter"
-#: the other extension points a Decision's timings name (kube-scheduler's metric labels)
-POST_FILTER: Final = "PostFilter"
-PRE_SCORE: Final = "PreScore"
-SCORE: Final = "Score"
-NORMALIZE_SCORE: Final = "NormalizeScore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +124,9 @@ class Decision:
     #: DefaultPreemption's answer for an unschedulable pod: the nominated node (None when
     #: preemption cannot help) and the victims to evict; None when it did not run
     preemption: PreemptionResult | None = None
-    #: nanoseconds per extension point and plugin in this cycle (``time.perf_counter_ns``
-    #: around every plugin call; PostFilter's includes preemption's dry run)
-    timings: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: where the cycle's time went, per extension point and plugin (PostFilter's includes
+    #: preemption's dry run); None when the cycle was not timed (``schedule_one(timed=False)``)
+    timings: CycleTimings | None = None
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
 
@@ -228,15 +230,8 @@ def with_post_filter(message: str, post_filter_status: Status | None) -> str:
     return f"{message} {post_filter_status.message}"
 
 
-def _clock(timings: dict[str, dict[str, int]], point: str, plugin: str, started: int) -> None:
-    """Add the time since ``started`` (perf_counter_ns) to the plugin's at the point."""
-    spent = time.perf_counter_ns() - started
-    per_plugin = timings.setdefault(point, {})
-    per_plugin[plugin] = per_plugin.get(plugin, 0) + spent
-
-
 def _run_pre_filter(
-    profile: Profile, state: CycleState, pod: Pod, timings: dict[str, dict[str, int]]
+    profile: Profile, state: CycleState, pod: Pod, timings: CycleTimings | None
 ) -> tuple[PreFilterResult, Status | None, list[str]]:
     """RunPreFilterPlugins: (merged node set, the rejecting status or None, plugins that
     narrowed the node set). UnschedulableAndUnresolvable stops the loop at once (the later
@@ -247,9 +242,10 @@ def _run_pre_filter(
     narrowing: list[str] = []
     rejected: Status | None = None
     for pl in profile.pre_filter:
-        started = time.perf_counter_ns()
+        started = time.perf_counter_ns() if timings is not None else 0
         r, st = pl.pre_filter(state, pod)
-        _clock(timings, PRE_FILTER, pl.name, started)
+        if timings is not None:
+            timings.call(PRE_FILTER, pl.name, started, st.code.value)
         if st.is_skip:
             state.skip_filter.add(pl.name)
             continue
@@ -272,7 +268,7 @@ def _run_pre_filter(
 
 
 def _run_post_filter(
-    profile: Profile, state: CycleState, pod: Pod, statuses: NodeStatuses, timings: dict[str, dict[str, int]]
+    profile: Profile, state: CycleState, pod: Pod, statuses: NodeStatuses, timings: CycleTimings | None
 ) -> Status | None:
     """RunPostFilterPlugins: Success or UnschedulableAndUnresolvable ends the loop with that
     plugin's status, any other non-rejecting code as an Error; otherwise the reasons gather
@@ -281,9 +277,10 @@ def _run_post_filter(
     reasons: list[str] = []
     first = ""
     for pl in profile.post_filter:
-        started = time.perf_counter_ns()
+        started = time.perf_counter_ns() if timings is not None else 0
         st = pl.post_filter(state, pod, statuses)
-        _clock(timings, POST_FILTER, pl.name, started)
+        if timings is not None:
+            timings.call(POST_FILTER, pl.name, started, st.code.value if st is not None else "Error")
         if st is None:
             return None
         if st.is_success or st.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -307,7 +304,12 @@ def _unschedulable(
     decision.fit_error_without_post_filter = msg
     if num_nodes:
         statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
-        decision.post_filter_status = _run_post_filter(profile, state, pod, statuses, decision.timings)
+        t = decision.timings
+        started = time.perf_counter_ns() if t is not None else 0
+        decision.post_filter_status = _run_post_filter(profile, state, pod, statuses, t)
+        if t is not None:
+            answer = decision.post_filter_status
+            t.point(POST_FILTER, started, answer.code.value if answer is not None else "Error")
         with contextlib.suppress(StateNotFoundError):
             decision.preemption = state.read(PREEMPTION_RESULT)
     decision.fit_error = with_post_filter(msg, decision.post_filter_status)
@@ -316,49 +318,77 @@ def _unschedulable(
 
 def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     """Run the Filter plugins in profile order; a node leaves at the first rejection."""
+    t = decision.timings
+    point_started = time.perf_counter_ns() if t is not None else 0
     for pl in profile.filter:
         if len(ids) == 0:
             break
         if pl.name in state.skip_filter:
             continue
-        started = time.perf_counter_ns()
+        started = time.perf_counter_ns() if t is not None else 0
         res = pl.filter_nodes(state, pod, ids)
-        _clock(decision.timings, FILTER, pl.name, started)
         rejected = res.which >= 0
         if not rejected.any():
+            if t is not None:
+                t.call(FILTER, pl.name, started)
             continue
+        if t is not None:
+            t.call(FILTER, pl.name, started, _worst(res.statuses))
         statuses = [st.with_plugin(pl.name) for st in res.statuses]
         for k, st in enumerate(statuses):
             if st.code is Code.ERROR:
                 raise RuntimeError(f"plugin {pl.name} failed at Filter: {st.message}")
             decision.rejected.append((ids[res.which == k], Rejection(FILTER, st)))
         ids = ids[~rejected]
+    if t is not None:
+        t.point(FILTER, point_started, "Success" if len(ids) else Code.UNSCHEDULABLE.value)
     return ids
+
+
+def _worst(statuses: Sequence[Status]) -> str:
+    """The most severe code a vectorized Filter call gave (its status as one call)."""
+    codes = {st.code for st in statuses}
+    for code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE):
+        if code in codes:
+            return code.value
+    return Code.SUCCESS.value
 
 
 def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     totals = np.zeros(len(ids), dtype=np.int64)
+    t = decision.timings
+    point_started = time.perf_counter_ns() if t is not None else 0
     for pre in profile.pre_score:
-        started = time.perf_counter_ns()
+        started = time.perf_counter_ns() if t is not None else 0
         st = pre.pre_score(state, pod, ids)
-        _clock(decision.timings, PRE_SCORE, pre.name, started)
+        if t is not None:
+            t.call(PRE_SCORE, pre.name, started, st.code.value)
         if st.is_skip:
             state.skip_score.add(pre.name)
         elif not st.is_success:
             raise RuntimeError(f"plugin {pre.name} failed at PreScore: {st.message}")
+    if t is not None:
+        t.point(PRE_SCORE, point_started)
+        point_started = time.perf_counter_ns()
     for pl in profile.score:
         if pl.name in state.skip_score:
             decision.skipped_score_plugins.append(pl.name)
             continue
-        started = time.perf_counter_ns()
-        raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
-        _clock(decision.timings, SCORE, pl.name, started)
-        started = time.perf_counter_ns()
-        normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
-        _clock(decision.timings, NORMALIZE_SCORE, pl.name, started)
+        if t is None:
+            raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
+            normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
+        else:
+            started = time.perf_counter_ns()
+            raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
+            t.call(SCORE, pl.name, started)
+            started = time.perf_counter_ns()
+            normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
+            t.call(NORMALIZE_SCORE, pl.name, started)
         ps = PluginScores(raw, normalized, profile.weight(pl.name))
         decision.scores[pl.name] = ps
         totals += ps.weighted
+    if t is not None:
+        t.point(SCORE, point_started)
     return totals
 
 
@@ -457,7 +487,7 @@ class ProfileHandle:
         keep up to date). A PreFilter rejection does not stop the filters: kube-scheduler
         runs only them here."""
         state = CycleState(self.cluster, self)
-        _, rejected, _ = _run_pre_filter(self.profile, state, pod, {})  # inside PostFilter's time
+        _, rejected, _ = _run_pre_filter(self.profile, state, pod, None)  # inside PostFilter's time
         if rejected is not None and rejected.code is Code.ERROR:
             return rejected
         ids = np.array([node_index], dtype=np.int64)
@@ -516,17 +546,39 @@ def schedule_one(
     rng: random.Random | None = None,
     offset_rng: random.Random | None = None,
     nominated: Nominated | None = None,
+    timed: bool = True,
 ) -> Decision:
     """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes).
     ``offset_rng`` picks where preemption's dry run starts among the potential nodes (their
     first when None). ``nominated``: pods nominated to nodes by earlier preemptions; on a
     node, those of at least the pod's priority count as there (the filters run with and
-    without them)."""
+    without them). ``timed``: keep the cycle's timings in ``Decision.timings``."""
+    if not timed:
+        return _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, None)
+    t = CycleTimings()
+    started = time.perf_counter_ns()
+    decision = _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, t)
+    t.cycle_ns = time.perf_counter_ns() - started
+    return decision
+
+
+def _schedule_one(
+    pod: Pod,
+    cluster: ClusterState,
+    profile: Profile,
+    rng: random.Random | None,
+    offset_rng: random.Random | None,
+    nominated: Nominated | None,
+    t: CycleTimings | None,
+) -> Decision:
     names = cluster.node_names
-    decision = Decision(pod=pod, nodes=names.copy())
+    decision = Decision(pod=pod, nodes=names.copy(), timings=t)
     handle = ProfileHandle(profile, cluster, offset_rng, nominated)
     state = CycleState(cluster, handle)
-    pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod, decision.timings)
+    started = time.perf_counter_ns() if t is not None else 0
+    pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod, t)
+    if t is not None:
+        t.point(PRE_FILTER, started, rejected_by.code.value if rejected_by is not None else "Success")
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")
@@ -582,14 +634,19 @@ class Scheduler:
     kube-scheduler's random pick, but reproducible); unset: the smallest node name wins.
     """
 
-    def __init__(self, profile: Profile | None = None, *, seed: int | None = None) -> None:
+    def __init__(
+        self, profile: Profile | None = None, *, seed: int | None = None, timed: bool = True
+    ) -> None:
         if profile is None:
             from kubespread.scheduler.config import default_profile
 
             profile = default_profile()
         self.profile = profile
+        self.timed = timed
         self._rng = random.Random(seed) if seed is not None else None
         self._offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
 
     def schedule(self, pod: Pod, cluster: ClusterState) -> Decision:
-        return schedule_one(pod, cluster, self.profile, rng=self._rng, offset_rng=self._offset_rng)
+        return schedule_one(
+            pod, cluster, self.profile, rng=self._rng, offset_rng=self._offset_rng, timed=self.timed
+        )
