@@ -293,7 +293,6 @@ def webhook_command(
             "this webhook" if merge else "the API server",
         )
     ws_webhook = None
-    lock = None
     if workload_spread and api is not None:
         client = LiveWorkloadSpreadClient(api)
         try:
@@ -301,13 +300,12 @@ def webhook_command(
         except ApiError as e:
             err.print(f"error: {e}", markup=False, highlight=False)
             raise typer.Exit(1) from None
-        ws_webhook = WorkloadSpreadWebhook(client)
-        lock = client.cache.lock
+        ws_webhook = WorkloadSpreadWebhook(client, cluster_lock=client.cache.lock)
     options = AdmissionOptions(
         hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
         limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
     )
-    handlers = AdmissionHandlers(ws_webhook, options=options, merge_match_label_keys=merge, lock=lock)
+    handlers = AdmissionHandlers(ws_webhook, options=options, merge_match_label_keys=merge)
     try:
         serve(
             handlers,

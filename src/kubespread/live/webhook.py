@@ -49,6 +49,7 @@ from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.selectors import LabelSelector
 from kubespread.api.validation import validate, validate_update
+from kubespread.controllers.workloadspread import matched_subset
 from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
 
 __all__ = [
@@ -56,11 +57,13 @@ __all__ = [
     "HEALTHZ",
     "MAX_BODY_BYTES",
     "MUTATE_PODS",
+    "MUTATE_PODS_MATCH_LABEL_KEYS",
     "VALIDATE_PODS",
     "VALIDATE_WORKLOADSPREADS",
     "AdmissionHandlers",
     "WebhookConfigError",
     "WebhookServer",
+    "WorkloadSpreadLanes",
     "merge_match_label_keys_once",
     "serve",
 ]
@@ -70,6 +73,8 @@ logger = logging.getLogger("kubespread.webhook")
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 HEALTHZ: Final = "/healthz"
 MUTATE_PODS: Final = "/mutate-pods"
+#: the matchLabelKeys merge alone (registered for every namespace, failurePolicy Ignore)
+MUTATE_PODS_MATCH_LABEL_KEYS: Final = "/mutate-pods/match-label-keys"
 VALIDATE_PODS: Final = "/validate-pods"
 VALIDATE_WORKLOADSPREADS: Final = "/validate-workloadspreads"
 #: kube-apiserver's own request body limit; nothing legitimate is larger
@@ -244,16 +249,107 @@ class _Outcome:
     patch: list[dict[str, Any]] = field(default_factory=list)
 
 
+# --- one WorkloadSpread at a time -------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Booking:
+    ws: WorkloadSpread
+    pod: Pod
+    result: str | Rejection | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+@dataclass(eq=False)
+class _Lane:
+    """The reviews of one WorkloadSpread: its lock, the bookings waiting for it, its users."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: list[_Booking] = field(default_factory=list)
+    users: int = 0
+
+
+class WorkloadSpreadLanes:
+    """Serializes the status writes of each WorkloadSpread, and only of the same one.
+
+    Why: the status update is optimistic (resourceVersion, re-read on 409), so two reviews of
+    one WorkloadSpread in parallel only make each other retry; reviews of different ones, and
+    of pods no WorkloadSpread selects, have nothing to wait for. Bookings are group-committed:
+    the review that gets a lane's lock books every pod queued behind it with one read and one
+    status update (:meth:`WorkloadSpreadWebhook.acquire_many`), so a burst of n creations costs
+    about log(n) round trips to the API server, not n. Lanes are dropped when unused.
+    """
+
+    def __init__(self, webhook: WorkloadSpreadWebhook) -> None:
+        self.webhook = webhook
+        self._mutex = threading.Lock()
+        self._lanes: dict[str, _Lane] = {}
+        #: how many status writes booked how many pods (for the log and benchmarks)
+        self.batches = 0
+        self.booked = 0
+
+    @contextlib.contextmanager
+    def _lane(self, key: str) -> Iterator[_Lane]:
+        with self._mutex:
+            lane = self._lanes.get(key)
+            if lane is None:
+                lane = self._lanes[key] = _Lane()
+            lane.users += 1
+        try:
+            yield lane
+        finally:
+            with self._mutex:
+                lane.users -= 1
+                if lane.users == 0:
+                    del self._lanes[key]
+
+    @contextlib.contextmanager
+    def serialized(self, key: str) -> Iterator[None]:
+        """Hold WorkloadSpread ``key``'s lane (a give-back on deletion)."""
+        with self._lane(key) as lane, lane.lock:
+            yield
+
+    def book(self, ws: WorkloadSpread, pod: Pod) -> str | Rejection | None:
+        """The subset ``pod`` is booked in (None: no subset left), as
+        :meth:`WorkloadSpreadWebhook.acquire_many` answers it."""
+        booking = _Booking(ws, pod)
+        with self._lane(ws.key) as lane:
+            with self._mutex:
+                lane.waiting.append(booking)
+            with lane.lock:
+                if not booking.done:
+                    with self._mutex:
+                        batch, lane.waiting = lane.waiting, []
+                    self._commit(ws.key, batch)
+        if booking.error is not None:
+            raise booking.error
+        return booking.result
+
+    def _commit(self, key: str, batch: list[_Booking]) -> None:
+        try:
+            results = self.webhook.acquire_many(key, [(b.ws, b.pod) for b in batch])
+        except BaseException as e:  # every review of the batch fails alike, none hangs
+            for b in batch:
+                b.error, b.done = e, True
+            raise
+        self.batches += 1
+        self.booked += len(batch)
+        for b, result in zip(batch, results, strict=True):
+            b.result, b.done = result, True
+
+
 # --- the handlers ------------------------------------------------------------------------------------------
 
 
 class AdmissionHandlers:
     """Answers admission reviews; the pure layer under :class:`WebhookServer`.
 
-    Every review runs under ``lock``: the live client's ClusterState, which the WorkloadSpread
-    webhook reads and books into, is not thread-safe, and the server answers reviews on many
-    threads. Requests with ``dryRun`` never book WorkloadSpread status: that is a write, and the
-    webhooks are registered with ``sideEffects: NoneOnDryRun``.
+    Reviews run in parallel, one per server thread. What the WorkloadSpread webhook writes,
+    its status, is serialized per WorkloadSpread (:class:`WorkloadSpreadLanes`); its reads of
+    the live cache hold the cache's lock only while they read (``cluster_lock`` of the
+    webhook). Requests with ``dryRun`` never book WorkloadSpread status: that is a write, and
+    the webhooks are registered with ``sideEffects: NoneOnDryRun``.
     """
 
     def __init__(
@@ -262,15 +358,15 @@ class AdmissionHandlers:
         *,
         options: AdmissionOptions,
         merge_match_label_keys: bool,
-        lock: contextlib.AbstractContextManager[Any] | None = None,
     ) -> None:
         self.workload_spread = workload_spread
         self.options = options
         self.merge_match_label_keys = merge_match_label_keys
-        self.lock: contextlib.AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
+        self.lanes = WorkloadSpreadLanes(workload_spread) if workload_spread is not None else None
         self._hard_anti_affinity = HardAntiAffinity()
         self._routes: dict[str, Callable[[_Review], _Outcome]] = {
             MUTATE_PODS: self._mutate_pods,
+            MUTATE_PODS_MATCH_LABEL_KEYS: self._merge_only,
             VALIDATE_PODS: self._validate_pods,
             VALIDATE_WORKLOADSPREADS: self._validate_workload_spreads,
         }
@@ -293,8 +389,7 @@ class AdmissionHandlers:
             logger.debug("unreadable review on %s: %s", path, e)
             return 400, str(e)
         try:
-            with self.lock:
-                outcome = route(review)
+            outcome = route(review)
         except BadReview as e:
             logger.info("review path=%s uid=%s status=400 (unreadable review)", path, review.uid)
             logger.debug("unreadable review %s: %s", review.uid, e)
@@ -363,9 +458,24 @@ class AdmissionHandlers:
                 # the subset books the pod by name; the API server keeps a name a webhook sets
                 pod.metadata.name = self._generate_name(webhook, pod)
                 review.label = f"{pod.namespace}/{pod.metadata.name}"
-            rejection = webhook.mutate(pod, self._context(review))
+            assert self.lanes is not None
+            rejection = webhook.inject_subset(pod, found, self.lanes.book(found, pod))
             if rejection is not None:
                 return _Outcome(rejection)
+        return _Outcome(patch=jsonpatch.make_patch(before, pod.to_dict()).patch)
+
+    def _merge_only(self, review: _Review) -> _Outcome:
+        """The matchLabelKeys merge alone: the webhook registered for every namespace, which
+        must never book or refuse anything."""
+        if not self.merge_match_label_keys:
+            return _Outcome()
+        if not review.is_resource("pods") or review.subresource or review.operation is not Operation.CREATE:
+            return _Outcome()
+        raw = review.raw("object")
+        before = _decode(Pod, copy.deepcopy(raw)).to_dict()
+        pod = _decode(Pod, copy.deepcopy(raw))
+        review.label = f"{review.namespace or pod.metadata.namespace}/{pod.metadata.name or '-'}"
+        merge_match_label_keys_once(pod)
         return _Outcome(patch=jsonpatch.make_patch(before, pod.to_dict()).patch)
 
     @staticmethod
@@ -426,7 +536,18 @@ class AdmissionHandlers:
         webhook = self.workload_spread
         if webhook is None or review.dry_run:
             return _Outcome()
-        return _Outcome(_refusal(pod, webhook.validate(pod, self._context(review, old))))
+        matched = matched_subset(old)
+        if matched is None:
+            return _Outcome()  # no subset booked it: nothing to give back
+        assert self.lanes is not None
+        with self.lanes.serialized(f"{old.namespace}/{matched.name}"):
+            refusal = _refusal(pod, webhook.validate(pod, self._context(review, old)))
+        if refusal is not None and refusal.code == 409:
+            # the WorkloadSpread kept changing: let the pod go all the same; the controller
+            # recounts the subset when the pod is gone (refusing would block a deletion)
+            logger.warning("review uid=%s: %s; allowed, the controller recounts", review.uid, refusal.reason)
+            return _Outcome()
+        return _Outcome(refusal)
 
     # ------------------------------------------------------------------ /validate-workloadspreads
     def _validate_workload_spreads(self, review: _Review) -> _Outcome:

@@ -25,6 +25,7 @@ import functools
 import heapq
 import itertools
 import logging
+import random
 import secrets
 import threading
 import time
@@ -66,6 +67,8 @@ WEBHOOK_KINDS: Final = (
 )
 #: the controller also counts pods
 CONTROLLER_KINDS: Final = (*WEBHOOK_KINDS, "Pod")
+#: the most a status write refused with 409 waits before the webhook reads again
+CONFLICT_JITTER_SECONDS: Final = 0.02
 #: a zero-delay "after this burst" timer of the simulator becomes this debounce
 SETTLE_SECONDS: Final = 0.5
 
@@ -127,7 +130,13 @@ class LiveWorkloadSpreadClient:
         return self.cache.apply("MODIFIED", data)
 
     def update_status(self, ws: WorkloadSpread) -> None:
-        _write_status(self.api, ws, self.cache)
+        try:
+            _write_status(self.api, ws, self.cache)
+        except Conflict:
+            # another replica wrote: give it a moment before the webhook reads again, so two
+            # replicas do not keep refusing each other in lockstep
+            time.sleep(random.uniform(0.0, CONFLICT_JITTER_SECONDS))
+            raise
 
 
 class _WallTimer:
