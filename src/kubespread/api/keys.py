@@ -16,6 +16,9 @@ LABEL_NAMESPACE_NAME: Final = "kubernetes.io/metadata.name"
 
 ANNOTATION_POD_DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
 ANNOTATION_WORKLOADSPREAD: Final = "apps.kruise.io/matched-workloadspread"
+#: kubespread's controller keeps it ("true") on each namespace that holds a WorkloadSpread: the
+#: namespaceSelector of the pod webhooks, so pods of other namespaces never call the webhook
+LABEL_WORKLOADSPREAD_NAMESPACE: Final = "kubespread.io/workloadspread"
 
 TAINT_NOT_READY: Final = "node.kubernetes.io/not-ready"
 TAINT_UNREACHABLE: Final = "node.kubernetes.io/unreachable"

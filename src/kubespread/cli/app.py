@@ -97,7 +97,7 @@ def _register() -> None:
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
-    from kubespread.cli.live import controller_command, scheduler_command, webhook_app
+    from kubespread.cli.live import controller_command, manifests_command, scheduler_command, webhook_app
     from kubespread.cli.rebalance import rebalance_command
     from kubespread.cli.schedule import schedule_command
     from kubespread.cli.simulate import simulate_command
@@ -119,6 +119,7 @@ def _register() -> None:
         ("audit", "Fail every zone, rack or node in turn and see what survives", audit_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
         ("controller", "Run the WorkloadSpread controller", controller_command),
+        ("manifests", "Print what deploys the webhook, controller and scheduler", manifests_command),
     ]
     for name, summary, command in commands:
         app.command(name, cls=_Command, short_help=summary)(command)

@@ -21,7 +21,7 @@ from kubespread.cli.common import ContextOption, err, scheduler_profiles_or_exit
 if TYPE_CHECKING:
     from kubespread.live.kube import KubeApi
 
-__all__ = ["controller_command", "scheduler_command", "stop_on_signals", "webhook_app"]
+__all__ = ["controller_command", "manifests_command", "scheduler_command", "stop_on_signals", "webhook_app"]
 
 
 class LogLevel(StrEnum):
@@ -321,35 +321,66 @@ def webhook_command(
         raise typer.Exit(1) from None
 
 
-@webhook_app.command("manifests", short_help="Print the CRD, RBAC, Deployment and webhook configurations")
-def webhook_manifests_command(
-    namespace: Annotated[
-        str, typer.Option("--namespace", metavar="NAMESPACE", help="Where it runs.")
-    ] = "kubespread-system",
-    image: Annotated[
-        str, typer.Option("--image", metavar="IMAGE", help="Container image.")
-    ] = "kubespread:latest",
-    url: Annotated[
-        str | None,
-        typer.Option(
-            "--url",
-            metavar="URL",
-            help="Call the webhook at this base URL instead of its in-cluster Service.",
-        ),
-    ] = None,
-    ca_bundle: Annotated[
-        Path | None,
-        typer.Option("--ca-bundle", metavar="FILE", help="PEM CA the API server verifies the webhook with."),
-    ] = None,
-    failure_policy: Annotated[
-        str,
-        typer.Option(
-            "--failure-policy", metavar="POLICY", help="Fail or Ignore when the webhook cannot answer."
-        ),
-    ] = "Fail",
+ManifestsNamespaceOption = Annotated[
+    str, typer.Option("--namespace", metavar="NAMESPACE", help="Where the components run.")
+]
+ImageOption = Annotated[str, typer.Option("--image", metavar="IMAGE", help="Container image.")]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url", metavar="URL", help="Call the webhook at this base URL instead of its in-cluster Service."
+    ),
+]
+CaBundleOption = Annotated[
+    Path | None,
+    typer.Option("--ca-bundle", metavar="FILE", help="PEM CA the API server verifies the webhook with."),
+]
+FailurePolicyOption = Annotated[
+    str,
+    typer.Option(
+        "--failure-policy",
+        metavar="POLICY",
+        help="Fail or Ignore: a pod creation in a namespace with a WorkloadSpread, and a WorkloadSpread "
+        "write, while the webhook cannot answer (deletions and evictions are always Ignore).",
+    ),
+]
+MergeOption = Annotated[
+    bool,
+    typer.Option(
+        "--merge-match-label-keys",
+        help="Also call the webhook for pod creations in every namespace to merge matchLabelKeys "
+        f"(API servers before v1.{MERGING_MINOR}; failurePolicy Ignore).",
+    ),
+]
+HardAntiAffinityOption = Annotated[
+    HardAntiAffinityLimit,
+    typer.Option(
+        "--hard-anti-affinity",
+        metavar="MODE",
+        help="Register the hard anti-affinity limit for pod creations everywhere (design or strict; "
+        "failurePolicy Ignore), or not (off).",
+    ),
+]
+
+
+class Component(StrEnum):
+    webhook = "webhook"
+    controller = "controller"
+    scheduler = "scheduler"
+
+
+def _print_manifests(
+    components: list[str],
+    *,
+    namespace: str,
+    image: str,
+    url: str | None,
+    ca_bundle: Path | None,
+    failure_policy: str,
+    merge_match_label_keys: bool,
+    hard_anti_affinity: HardAntiAffinityLimit,
 ) -> None:
-    """Print the WorkloadSpread CRD, RBAC, Service, Deployment and webhook configurations."""
-    from kubespread.live.manifests import render, webhook_manifests
+    from kubespread.live.manifests import manifests, render
 
     bundle = None
     if ca_bundle is not None:
@@ -358,11 +389,86 @@ def webhook_manifests_command(
         except OSError as e:
             err.print(f"error: {ca_bundle}: {e.strerror}", markup=False, highlight=False)
             raise typer.Exit(1) from None
-    try:
-        docs = webhook_manifests(
-            namespace=namespace, image=image, url=url, ca_bundle=bundle, failure_policy=failure_policy
-        )
-    except ValueError as e:
-        err.print(f"error: --failure-policy: {e}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+    if failure_policy not in ("Fail", "Ignore"):
+        err.print(f"error: --failure-policy: must be Fail or Ignore, not {failure_policy!r}", markup=False)
+        raise typer.Exit(2)
+    docs = manifests(
+        components,
+        namespace=namespace,
+        image=image,
+        url=url,
+        ca_bundle=bundle,
+        failure_policy=failure_policy,
+        merge_match_label_keys=merge_match_label_keys,
+        hard_anti_affinity=hard_anti_affinity.value,
+    )
     typer.echo(render(docs), nl=False)
+
+
+def manifests_command(
+    component: Annotated[
+        list[Component] | None,
+        typer.Option(
+            "--component",
+            metavar="NAME",
+            help="webhook, controller or scheduler; repeat for several (default: all three).",
+        ),
+    ] = None,
+    namespace: ManifestsNamespaceOption = "kubespread-system",
+    image: ImageOption = "kubespread:latest",
+    url: UrlOption = None,
+    ca_bundle: CaBundleOption = None,
+    failure_policy: FailurePolicyOption = "Fail",
+    merge_match_label_keys: MergeOption = False,
+    hard_anti_affinity: HardAntiAffinityOption = HardAntiAffinityLimit.off,
+) -> None:
+    """Print what deploys kubespread: the namespace, the WorkloadSpread CRD, each component's
+    ServiceAccount, ClusterRole and Deployment, the webhook's Service and configurations."""
+    chosen = [c.value for c in Component if c in (component or list(Component))]
+    if "webhook" in chosen and "controller" not in chosen:
+        err.print(
+            "warning: the webhook is called only in namespaces the controller labels: run the controller too",
+            markup=False,
+        )
+    _print_manifests(
+        chosen,
+        namespace=namespace,
+        image=image,
+        url=url,
+        ca_bundle=ca_bundle,
+        failure_policy=failure_policy,
+        merge_match_label_keys=merge_match_label_keys,
+        hard_anti_affinity=hard_anti_affinity,
+    )
+
+
+@webhook_app.command(
+    "manifests",
+    short_help="Print the CRD, RBAC, Deployments and webhook configurations (with the controller)",
+)
+def webhook_manifests_command(
+    namespace: ManifestsNamespaceOption = "kubespread-system",
+    image: ImageOption = "kubespread:latest",
+    url: UrlOption = None,
+    ca_bundle: CaBundleOption = None,
+    failure_policy: FailurePolicyOption = "Fail",
+    with_scheduler: Annotated[
+        bool, typer.Option("--with-scheduler", help="Add the secondary scheduler's account and Deployment.")
+    ] = False,
+    merge_match_label_keys: MergeOption = False,
+    hard_anti_affinity: HardAntiAffinityOption = HardAntiAffinityLimit.off,
+) -> None:
+    """Print the webhook and the WorkloadSpread controller it needs (it labels the namespaces
+    the webhook is called for): `kubespread manifests --component webhook --component
+    controller`, plus the scheduler with --with-scheduler."""
+    components = ["webhook", "controller", *(["scheduler"] if with_scheduler else [])]
+    _print_manifests(
+        components,
+        namespace=namespace,
+        image=image,
+        url=url,
+        ca_bundle=ca_bundle,
+        failure_policy=failure_policy,
+        merge_match_label_keys=merge_match_label_keys,
+        hard_anti_affinity=hard_anti_affinity,
+    )

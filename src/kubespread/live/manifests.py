@@ -1,4 +1,8 @@
-"""The manifests that deploy kubespread's admission webhook, in the order to apply them.
+"""The manifests that deploy kubespread in a cluster, in the order to apply them.
+
+Three components, each with its own ServiceAccount and least-privilege ClusterRole: the
+admission webhook (a Deployment of 2 behind a Service), the WorkloadSpread controller and the
+secondary scheduler (leader-elected, its Lease in the components' namespace through a Role).
 
 The serving certificate is not among them: create the Secret ``kubespread-webhook-tls``
 (``tls.crt``, ``tls.key``) for the Service's DNS name, with cert-manager or by hand, and pass
@@ -8,8 +12,11 @@ The WorkloadSpread CRD carries kubespread's own schema, written from
 :mod:`kubespread.api.kruise`: in a cluster that already runs OpenKruise, keep Kruise's CRD and
 leave this one out.
 
-The webhooks skip kube-system and the webhook's own namespace: with ``failurePolicy: Fail``,
-the webhook's pods must be able to start while the webhook is down.
+What the webhook is called for, and what a call missed costs (see :func:`webhook_configurations`):
+only pod creations, deletions and evictions in namespaces that hold a WorkloadSpread (the
+controller labels them ``kubespread.io/workloadspread=true``) and WorkloadSpread writes. Pod
+status and other pod updates never go through it. Only the booking of a new pod and a
+WorkloadSpread's validation fail closed; what the rest would have done the controller redoes.
 """
 
 from __future__ import annotations
@@ -17,17 +24,32 @@ from __future__ import annotations
 import base64
 from typing import Any, Final
 
+from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.io import dump_yaml
 
 __all__ = [
     "APP_NAME",
+    "COMPONENTS",
+    "CONTROLLER_NAME",
     "CRD_NAME",
+    "HARD_ANTI_AFFINITY_MODES",
+    "SCHEDULER_NAME",
     "TLS_SECRET",
+    "WORKLOADSPREAD_NAMESPACE_LABEL",
+    "manifests",
     "render",
     "webhook_manifests",
 ]
 
 APP_NAME: Final = "kubespread-webhook"
+CONTROLLER_NAME: Final = "kubespread-controller"
+SCHEDULER_NAME: Final = "kubespread-scheduler"
+#: what ``kubespread manifests --component`` takes, in apply order
+COMPONENTS: Final = ("webhook", "controller", "scheduler")
+HARD_ANTI_AFFINITY_MODES: Final = ("off", "design", "strict")
+#: the label the controller keeps on namespaces holding a WorkloadSpread: the pod webhooks'
+#: namespaceSelector, so pods elsewhere never wait for (or on) the webhook
+WORKLOADSPREAD_NAMESPACE_LABEL: Final = LABEL_WORKLOADSPREAD_NAMESPACE
 TLS_SECRET: Final = "kubespread-webhook-tls"
 CRD_NAME: Final = "workloadspreads.apps.kruise.io"
 KRUISE_GROUP: Final = "apps.kruise.io"
@@ -35,14 +57,19 @@ TLS_DIR: Final = "/etc/kubespread/tls"
 CONTAINER_PORT: Final = 9443
 FAILURE_POLICIES: Final = ("Fail", "Ignore")
 
-_LABELS: Final = {"app.kubernetes.io/name": APP_NAME, "app.kubernetes.io/part-of": "kubespread"}
+#: a webhook call's deadline: the API server waits this long at most before the failurePolicy
+WEBHOOK_TIMEOUT_SECONDS: Final = 5
 
 
-def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+def _labels(app: str = APP_NAME) -> dict[str, str]:
+    return {"app.kubernetes.io/name": app, "app.kubernetes.io/part-of": "kubespread"}
+
+
+def _meta(name: str, namespace: str | None = None, app: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = dict(_LABELS)
+    meta["labels"] = _labels(app or name)
     return meta
 
 
@@ -160,7 +187,7 @@ def workload_spread_crd() -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": _meta(CRD_NAME),
+        "metadata": _meta(CRD_NAME, app=APP_NAME),
         "spec": {
             "group": KRUISE_GROUP,
             "names": {
@@ -198,33 +225,143 @@ def _rule(groups: list[str], resources: list[str], verbs: list[str]) -> dict[str
     return {"apiGroups": groups, "resources": resources, "verbs": verbs}
 
 
-def _cluster_role() -> dict[str, Any]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": _meta(APP_NAME),
-        "rules": [
-            _rule([""], ["nodes", "pods", "namespaces"], list(_READ)),
-            _rule(["apps"], ["replicasets", "deployments", "statefulsets"], list(_READ)),
-            _rule(["batch"], ["jobs"], list(_READ)),
-            _rule([KRUISE_GROUP], ["clonesets"], list(_READ)),
-            _rule([KRUISE_GROUP], ["workloadspreads"], [*_READ, "update"]),
-            _rule([KRUISE_GROUP], ["workloadspreads/status"], ["update", "patch"]),
-            _rule([""], ["pods"], ["patch", "delete"]),
-            # the scheduler's PodScheduled=False condition (UpdatePodCondition patches status)
-            _rule([""], ["pods/status"], ["patch", "update"]),
-            _rule([""], ["pods/binding"], ["create"]),
-            _rule([""], ["events"], ["create", "patch"]),
-            _rule(["events.k8s.io"], ["events"], ["create", "patch"]),
-            _rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"]),
-        ],
+def _workload_reads() -> list[dict[str, Any]]:
+    """Owner chains (pod -> ReplicaSet -> Deployment, ...) and WorkloadSpreads, watched."""
+    return [
+        _rule([""], ["nodes", "namespaces"], list(_READ)),
+        _rule(["apps"], ["replicasets", "deployments", "statefulsets"], list(_READ)),
+        _rule(["batch"], ["jobs"], list(_READ)),
+        _rule([KRUISE_GROUP], ["clonesets", "workloadspreads"], list(_READ)),
+        # the subsets' bookkeeping: a PUT carrying the resourceVersion read
+        _rule([KRUISE_GROUP], ["workloadspreads/status"], ["update"]),
+    ]
+
+
+def _webhook_rules() -> list[dict[str, Any]]:
+    # pods are read one at a time (the pod an eviction names, a generated name's clash)
+    return [*_workload_reads(), _rule([""], ["pods"], ["get"])]
+
+
+def _controller_rules() -> list[dict[str, Any]]:
+    return [
+        *_workload_reads(),
+        # deletion-cost and subset annotations (patch); pods a subset cannot hold (delete)
+        _rule([""], ["pods"], [*_READ, "patch", "delete"]),
+        # the WorkloadSpread namespace label the pod webhooks select on
+        _rule([""], ["namespaces"], ["patch"]),
+        _rule(["events.k8s.io"], ["events"], ["create", "patch"]),
+    ]
+
+
+def _scheduler_rules() -> list[dict[str, Any]]:
+    return [
+        _rule([""], ["nodes", "namespaces", "pods"], list(_READ)),
+        _rule([""], ["pods/binding"], ["create"]),
+        # the PodScheduled=False condition (UpdatePodCondition patches status)
+        _rule([""], ["pods/status"], ["patch"]),
+        _rule(["events.k8s.io"], ["events"], ["create", "patch"]),
+    ]
+
+
+def _lease_rules() -> list[dict[str, Any]]:
+    return [_rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])]
+
+
+def _account(name: str, namespace: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ServiceAccount, its ClusterRole of ``rules`` and the binding."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, namespace)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(name),
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(name),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+        },
+    ]
+
+
+def _namespaced_role(name: str, namespace: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Role in ``namespace`` bound to the ServiceAccount ``name`` (a Lease needs no more)."""
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": _meta(name, namespace),
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": _meta(name, namespace),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+        },
+    ]
+
+
+# --- the Deployments ---------------------------------------------------------------------------------------
+
+_SECURITY: Final = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _deployment(
+    name: str,
+    namespace: str,
+    container: dict[str, Any],
+    *,
+    replicas: int,
+    volumes: list[dict[str, Any]] | None = None,
+    recreate: bool = False,
+) -> dict[str, Any]:
+    """A Deployment of one container running as ServiceAccount ``name``, non-root, its
+    replicas on different nodes when the cluster has them. ``recreate``: never two at once
+    (a controller without leader election)."""
+    selector = {"app.kubernetes.io/name": name}
+    container = {
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": dict(_SECURITY),
+        **container,
     }
+    spec: dict[str, Any] = {"replicas": replicas, "selector": {"matchLabels": dict(selector)}}
+    if recreate:
+        spec["strategy"] = {"type": "Recreate"}
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": name,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "runAsGroup": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+    }
+    if replicas > 1:
+        pod_spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(selector)},
+            }
+        ]
+    if volumes:
+        pod_spec["volumes"] = volumes
+    spec["template"] = {"metadata": {"labels": _labels(name)}, "spec": pod_spec}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, namespace), "spec": spec}
 
 
-# --- the server --------------------------------------------------------------------------------------------
-
-
-def _deployment(namespace: str, image: str) -> dict[str, Any]:
+def _webhook_deployment(namespace: str, image: str, hard_anti_affinity: str) -> dict[str, Any]:
     probe = {
         "httpGet": {"path": "/healthz", "port": CONTAINER_PORT, "scheme": "HTTPS"},
         "periodSeconds": 10,
@@ -242,51 +379,43 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
             f"{TLS_DIR}/tls.key",
             "--port",
             str(CONTAINER_PORT),
+            "--hard-anti-affinity",
+            hard_anti_affinity,
         ],
         "ports": [{"name": "https", "containerPort": CONTAINER_PORT, "protocol": "TCP"}],
         "readinessProbe": {**probe, "initialDelaySeconds": 2},
         "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
-        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-        },
         "volumeMounts": [{"name": "tls", "mountPath": TLS_DIR, "readOnly": True}],
     }
-    selector = {"app.kubernetes.io/name": APP_NAME}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _meta(APP_NAME, namespace),
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": dict(selector)},
-            "template": {
-                "metadata": {"labels": dict(_LABELS)},
-                "spec": {
-                    "serviceAccountName": APP_NAME,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 65532,
-                        "runAsGroup": 65532,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    # the two replicas on different nodes when the cluster has them
-                    "topologySpreadConstraints": [
-                        {
-                            "maxSkew": 1,
-                            "topologyKey": "kubernetes.io/hostname",
-                            "whenUnsatisfiable": "ScheduleAnyway",
-                            "labelSelector": {"matchLabels": dict(selector)},
-                        }
-                    ],
-                    "containers": [container],
-                    "volumes": [{"name": "tls", "secret": {"secretName": TLS_SECRET}}],
-                },
-            },
-        },
+    return _deployment(
+        APP_NAME,
+        namespace,
+        container,
+        replicas=2,
+        volumes=[{"name": "tls", "secret": {"secretName": TLS_SECRET}}],
+    )
+
+
+def _controller_deployment(namespace: str, image: str) -> dict[str, Any]:
+    container = {"name": "controller", "image": image, "command": ["kubespread", "controller"]}
+    return _deployment(CONTROLLER_NAME, namespace, container, replicas=1, recreate=True)
+
+
+def _scheduler_deployment(namespace: str, image: str) -> dict[str, Any]:
+    container = {
+        "name": "scheduler",
+        "image": image,
+        "command": [
+            "kubespread",
+            "scheduler",
+            "--scheduler-name",
+            "kubespread",
+            "--leader-elect",
+            "--leader-elect-namespace",
+            namespace,
+        ],
     }
+    return _deployment(SCHEDULER_NAME, namespace, container, replicas=2)
 
 
 def _service(namespace: str) -> dict[str, Any]:
@@ -313,7 +442,12 @@ def _webhook(
     url: str | None,
     ca_bundle: bytes | None,
     failure_policy: str,
+    side_effects: str,
+    workload_spread_namespaces: bool | None,
 ) -> dict[str, Any]:
+    """One webhook. ``workload_spread_namespaces``: True, only namespaces the controller
+    labelled; False, only the others; None, every namespace. kube-system and kubespread's own
+    namespace are always left out, so its pods start while the webhook is down."""
     client: dict[str, Any]
     if url is not None:
         client = {"url": url.rstrip("/") + path}
@@ -322,20 +456,23 @@ def _webhook(
     if ca_bundle is not None:
         client["caBundle"] = base64.b64encode(ca_bundle).decode()
     excluded = list(dict.fromkeys(["kube-system", namespace]))
+    expressions: list[dict[str, Any]] = [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}
+    ]
+    if workload_spread_namespaces is True:
+        expressions.append({"key": WORKLOADSPREAD_NAMESPACE_LABEL, "operator": "In", "values": ["true"]})
+    elif workload_spread_namespaces is False:
+        expressions.append({"key": WORKLOADSPREAD_NAMESPACE_LABEL, "operator": "DoesNotExist"})
     return {
         "name": name,
         "clientConfig": client,
         "rules": rules,
         "admissionReviewVersions": ["v1"],
-        "sideEffects": "NoneOnDryRun",
-        "timeoutSeconds": 10,
+        "sideEffects": side_effects,
+        "timeoutSeconds": WEBHOOK_TIMEOUT_SECONDS,
         "failurePolicy": failure_policy,
         "matchPolicy": "Equivalent",
-        "namespaceSelector": {
-            "matchExpressions": [
-                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}
-            ]
-        },
+        "namespaceSelector": {"matchExpressions": expressions},
     }
 
 
@@ -349,6 +486,186 @@ def _pod_rule(operations: list[str], resource: str) -> dict[str, Any]:
     }
 
 
+def webhook_configurations(
+    *,
+    namespace: str = "kubespread-system",
+    url: str | None = None,
+    ca_bundle: bytes | None = None,
+    failure_policy: str = "Fail",
+    merge_match_label_keys: bool = False,
+    hard_anti_affinity: str = "off",
+) -> list[dict[str, Any]]:
+    """The Mutating- and ValidatingWebhookConfiguration: only the calls something needs.
+
+    - pod CREATE in WorkloadSpread namespaces (``/mutate-pods``): books the pod in a subset and
+      injects it. ``failure_policy`` (Fail): a pod admitted unbooked lands outside its subset's
+      nodes and may overfill one, which no controller undoes (it only adopts the pod by its
+      node); Ignore trades that for pod creation during an outage. Never reinvoked: a booking
+      is a write. Side effects skipped on dry run.
+    - pod DELETE and pods/eviction CREATE in WorkloadSpread namespaces (``/validate-pods``):
+      give the subset its place back at once, so the replacement goes to the same subset.
+      Ignore: when missed, the controller recounts the subset as soon as the pod is
+      terminating (it counts active pods only).
+    - WorkloadSpread CREATE/UPDATE (``/validate-workloadspreads``), ``failure_policy``: a
+      second WorkloadSpread of one workload or a targetRef change would get in unchecked.
+    - with ``merge_match_label_keys`` (API servers before v1.34): pod CREATE in the other
+      namespaces (``/mutate-pods/match-label-keys``), Ignore, reinvoked if needed (the merge
+      is idempotent); missed, a pod counts every revision's pods in its spread.
+    - with ``hard_anti_affinity`` other than off: pod CREATE everywhere (``/validate-pods``),
+      Ignore: a policy must not stop pod creation; missed, a pod it would refuse gets in.
+
+    Never pods/status or pod UPDATE: a finished pod's place comes back when the controller
+    recounts, and a pod's affinity cannot change after creation.
+    """
+    if failure_policy not in FAILURE_POLICIES:
+        choices = ", ".join(FAILURE_POLICIES)
+        raise ValueError(f"failure_policy must be one of {choices}, not {failure_policy!r}")
+    if hard_anti_affinity not in HARD_ANTI_AFFINITY_MODES:
+        choices = ", ".join(HARD_ANTI_AFFINITY_MODES)
+        raise ValueError(f"hard_anti_affinity must be one of {choices}, not {hard_anti_affinity!r}")
+    common: dict[str, Any] = {"namespace": namespace, "url": url, "ca_bundle": ca_bundle}
+    mutating_hooks = [
+        {
+            **_webhook(
+                "workloadspread.pods.kubespread.io",
+                "/mutate-pods",
+                [_pod_rule(["CREATE"], "pods")],
+                failure_policy=failure_policy,
+                side_effects="NoneOnDryRun",
+                workload_spread_namespaces=True,
+                **common,
+            ),
+            "reinvocationPolicy": "Never",
+        }
+    ]
+    if merge_match_label_keys:
+        mutating_hooks.append(
+            {
+                **_webhook(
+                    "match-label-keys.pods.kubespread.io",
+                    "/mutate-pods/match-label-keys",
+                    [_pod_rule(["CREATE"], "pods")],
+                    failure_policy="Ignore",
+                    side_effects="None",
+                    workload_spread_namespaces=False,
+                    **common,
+                ),
+                "reinvocationPolicy": "IfNeeded",
+            }
+        )
+    validating_hooks = [
+        _webhook(
+            "workloadspread-deletions.pods.kubespread.io",
+            "/validate-pods",
+            [_pod_rule(["DELETE"], "pods"), _pod_rule(["CREATE"], "pods/eviction")],
+            failure_policy="Ignore",
+            side_effects="NoneOnDryRun",
+            workload_spread_namespaces=True,
+            **common,
+        ),
+        _webhook(
+            "workloadspreads.kubespread.io",
+            "/validate-workloadspreads",
+            [
+                {
+                    "apiGroups": [KRUISE_GROUP],
+                    "apiVersions": ["v1alpha1"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["workloadspreads"],
+                    "scope": "Namespaced",
+                }
+            ],
+            failure_policy=failure_policy,
+            side_effects="None",
+            workload_spread_namespaces=None,
+            **common,
+        ),
+    ]
+    if hard_anti_affinity != "off":
+        validating_hooks.append(
+            _webhook(
+                "hard-anti-affinity.pods.kubespread.io",
+                "/validate-pods",
+                [_pod_rule(["CREATE"], "pods")],
+                failure_policy="Ignore",
+                side_effects="None",
+                workload_spread_namespaces=None,
+                **common,
+            )
+        )
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": _meta(APP_NAME),
+            "webhooks": mutating_hooks,
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": _meta(APP_NAME),
+            "webhooks": validating_hooks,
+        },
+    ]
+
+
+# --- everything --------------------------------------------------------------------------------------------
+
+
+def manifests(
+    components: tuple[str, ...] | list[str] = COMPONENTS,
+    *,
+    namespace: str = "kubespread-system",
+    image: str = "kubespread:latest",
+    url: str | None = None,
+    ca_bundle: bytes | None = None,
+    failure_policy: str = "Fail",
+    merge_match_label_keys: bool = False,
+    hard_anti_affinity: str = "off",
+) -> list[dict[str, Any]]:
+    """What runs ``components`` (of :data:`COMPONENTS`) in a cluster, in apply order: the
+    namespace, the CRD (webhook or controller), each component's account, role and
+    Deployment, then the webhook configurations last (the webhook's pods first). ``url``:
+    the API server calls the webhook there (``<url>/mutate-pods`` ...) instead of through
+    the Service, for a webhook running outside the cluster (its Deployment is still printed).
+    The webhook needs the controller somewhere: it labels the namespaces the pod webhooks
+    select."""
+    unknown = [c for c in components if c not in COMPONENTS]
+    if unknown or not components:
+        raise ValueError(
+            f"components must be some of {', '.join(COMPONENTS)}, not {', '.join(unknown) or 'none'}"
+        )
+    wanted = set(components)
+    configurations = (
+        webhook_configurations(
+            namespace=namespace,
+            url=url,
+            ca_bundle=ca_bundle,
+            failure_policy=failure_policy,
+            merge_match_label_keys=merge_match_label_keys,
+            hard_anti_affinity=hard_anti_affinity,
+        )
+        if "webhook" in wanted
+        else []
+    )
+    out: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, app="kubespread")}
+    ]
+    if wanted & {"webhook", "controller"}:
+        out.append(workload_spread_crd())
+    if "webhook" in wanted:
+        out += _account(APP_NAME, namespace, _webhook_rules())
+        out += [_service(namespace), _webhook_deployment(namespace, image, hard_anti_affinity)]
+    if "controller" in wanted:
+        out += _account(CONTROLLER_NAME, namespace, _controller_rules())
+        out.append(_controller_deployment(namespace, image))
+    if "scheduler" in wanted:
+        out += _account(SCHEDULER_NAME, namespace, _scheduler_rules())
+        out += _namespaced_role(SCHEDULER_NAME, namespace, _lease_rules())
+        out.append(_scheduler_deployment(namespace, image))
+    return out + configurations
+
+
 def webhook_manifests(
     *,
     namespace: str = "kubespread-system",
@@ -356,80 +673,23 @@ def webhook_manifests(
     url: str | None = None,
     ca_bundle: bytes | None = None,
     failure_policy: str = "Fail",
+    with_scheduler: bool = False,
+    merge_match_label_keys: bool = False,
+    hard_anti_affinity: str = "off",
 ) -> list[dict[str, Any]]:
-    """Everything the webhook needs, in apply order. ``url``: the API server calls the webhook
-    there (``<url>/mutate-pods`` ...) instead of through the Service, for a webhook running
-    outside the cluster."""
-    if failure_policy not in FAILURE_POLICIES:
-        choices = ", ".join(FAILURE_POLICIES)
-        raise ValueError(f"failure_policy must be one of {choices}, not {failure_policy!r}")
-    common: dict[str, Any] = {
-        "namespace": namespace,
-        "url": url,
-        "ca_bundle": ca_bundle,
-        "failure_policy": failure_policy,
-    }
-    mutating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": _meta(APP_NAME),
-        "webhooks": [
-            {
-                **_webhook(
-                    "mutate-pods.kubespread.io", "/mutate-pods", [_pod_rule(["CREATE"], "pods")], **common
-                ),
-                "reinvocationPolicy": "Never",
-            }
-        ],
-    }
-    validating = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": _meta(APP_NAME),
-        "webhooks": [
-            _webhook(
-                "validate-pods.kubespread.io",
-                "/validate-pods",
-                [
-                    _pod_rule(["CREATE", "UPDATE", "DELETE"], "pods"),
-                    _pod_rule(["CREATE"], "pods/eviction"),
-                    _pod_rule(["UPDATE"], "pods/status"),
-                ],
-                **common,
-            ),
-            _webhook(
-                "validate-workloadspreads.kubespread.io",
-                "/validate-workloadspreads",
-                [
-                    {
-                        "apiGroups": [KRUISE_GROUP],
-                        "apiVersions": ["v1alpha1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["workloadspreads"],
-                        "scope": "Namespaced",
-                    }
-                ],
-                **common,
-            ),
-        ],
-    }
-    return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace)},
-        workload_spread_crd(),
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(APP_NAME, namespace)},
-        _cluster_role(),
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": _meta(APP_NAME),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": APP_NAME},
-            "subjects": [{"kind": "ServiceAccount", "name": APP_NAME, "namespace": namespace}],
-        },
-        _service(namespace),
-        _deployment(namespace, image),
-        mutating,
-        validating,
-    ]
+    """``kubespread webhook manifests``: the webhook and the controller it needs (the one
+    labels the namespaces the other is called for), and the scheduler on request."""
+    components = ("webhook", "controller", "scheduler") if with_scheduler else ("webhook", "controller")
+    return manifests(
+        components,
+        namespace=namespace,
+        image=image,
+        url=url,
+        ca_bundle=ca_bundle,
+        failure_policy=failure_policy,
+        merge_match_label_keys=merge_match_label_keys,
+        hard_anti_affinity=hard_anti_affinity,
+    )
 
 
 def render(manifests: list[dict[str, Any]]) -> str:

@@ -11,7 +11,9 @@ workloadspread`); only what they read and write changes:
   :class:`~kubespread.controllers.host.ControllerHost` on the API: a work queue of
   WorkloadSpread keys fed by the watches, timers on the wall clock for the controller's
   deadlines, status written with the resourceVersion read (409: sync again), pods deleted to
-  reschedule them, and deletion-cost annotations patched. The verbs the WorkloadSpread
+  reschedule them, and deletion-cost annotations patched. It also keeps the label
+  ``kubespread.io/workloadspread=true`` on exactly the namespaces that hold a WorkloadSpread:
+  the pod webhooks are registered for those namespaces only. The verbs the WorkloadSpread
   controller does not use are carried out on the API as a kubectl user would; the kubelets'
   side is the real kubelets'.
 
@@ -36,13 +38,16 @@ from typing import Any, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod, PodCondition
+from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import EPOCH, timestamp
 from kubespread.cluster.errors import Conflict
+from kubespread.cluster.events import ClusterEvent
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller
 from kubespread.controllers.workloadspread import WorkloadSpreadController, WorkloadSpreadOptions
+from kubespread.controllers.workloadspread.subsets import workload_spreads_in
 from kubespread.live.informer import ClusterCache, Reflector, decode, start_reflectors
 from kubespread.live.kube import ApiError, KubeApi
 from kubespread.live.recorder import EventRecorder
@@ -174,9 +179,14 @@ class LiveController:
         self._timers: list[tuple[float, int, _WallTimer]] = []
         self._seq = itertools.count()
         self._wake = threading.Condition()
+        #: namespaces whose WorkloadSpread label may be wrong, checked before the next sync
+        self._namespaces: set[str] = set()
         #: syncs done and status writes refused with 409 (for tests and the log)
         self.syncs = 0
         self.conflicts = 0
+        #: namespaces labelled and unlabelled (for tests and the log)
+        self.labelled = 0
+        self.unlabelled = 0
 
     # ------------------------------------------------------------------ what the controller calls
     @property
@@ -316,6 +326,8 @@ class LiveController:
     def start(self, timeout: float = 60.0) -> None:
         self.reflectors = start_reflectors(self.api, CONTROLLER_KINDS, self.cache, self.stop, timeout=timeout)
         with self.cache.lock:
+            self.cache.cluster.subscribe(self._on_event)
+            self._check_namespaces(self.cache.cluster.namespaces)
             self.controller.start(self)
         log.info(
             "controller: watching %d WorkloadSpreads, %d pods",
@@ -327,9 +339,61 @@ class LiveController:
         while not self.stop.is_set():
             self.run_once(timeout=0.5)
 
+    # ------------------------------------------------------------------ the namespace label
+    def _on_event(self, event: ClusterEvent) -> None:
+        """A WorkloadSpread came or went, or a namespace changed: check its label."""
+        if event.kind == WorkloadSpread.KIND:
+            self._check_namespaces([event.obj.namespace])
+        elif event.kind == "Namespace":
+            self._check_namespaces([event.obj.metadata.name])
+
+    def _check_namespaces(self, names: Iterable[str]) -> None:
+        with self._wake:
+            self._namespaces.update(names)
+            self._wake.notify()
+
+    def _label_namespaces(self, names: Iterable[str]) -> None:
+        """Label the namespaces holding a WorkloadSpread (not being deleted), unlabel the rest.
+        A failed patch is tried again a second later; a namespace gone needs nothing."""
+        for name in sorted(names):
+            with self.cache.lock:
+                ns = self.cache.cluster.namespaces.get(name)
+                if ns is None:
+                    continue
+                wanted = any(
+                    not ws.metadata.deletion_timestamp for ws in workload_spreads_in(self.cache.cluster, name)
+                )
+                has = ns.metadata.labels.get(LABEL_WORKLOADSPREAD_NAMESPACE) == "true"
+            if wanted == has or (wanted and ns.metadata.deletion_timestamp):
+                continue
+            patch = {"metadata": {"labels": {LABEL_WORKLOADSPREAD_NAMESPACE: "true" if wanted else None}}}
+            try:
+                stored = self.api.patch("Namespace", name, patch)
+            except ApiError as e:
+                if e.status != 404:
+                    log.warning("labelling namespace %s: %s; retrying", name, e)
+                    self.after(1.0, functools.partial(self._check_namespaces, [name]))
+                continue
+            self.cache.apply("MODIFIED", stored)
+            if wanted:
+                self.labelled += 1
+            else:
+                self.unlabelled += 1
+            log.info(
+                "namespace %s %s %s=true",
+                name,
+                "labelled" if wanted else "unlabelled",
+                LABEL_WORKLOADSPREAD_NAMESPACE,
+            )
+
     def run_once(self, timeout: float = 0.0) -> bool:
-        """Fire due timers, then one sync; wait up to ``timeout`` when idle. True if work ran."""
+        """Fire due timers, label namespaces, then one sync; wait up to ``timeout`` when idle.
+        True if work ran."""
         due: list[_WallTimer] = []
+        with self._wake:
+            namespaces, self._namespaces = self._namespaces, set()
+        if namespaces:
+            self._label_namespaces(namespaces)
         with self._wake:
             now = time.monotonic()
             while self._timers and self._timers[0][0] <= now:
@@ -341,6 +405,8 @@ class LiveController:
                 item = self._work.popleft()
                 self._queued.discard(item[1])
             if not due and item is None:
+                if namespaces:
+                    return True
                 wait = timeout
                 if self._timers:
                     wait = min(wait, max(0.0, self._timers[0][0] - now))
