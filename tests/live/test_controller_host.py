@@ -186,6 +186,54 @@ def test_a_running_pod_without_the_annotation_is_adopted_by_its_nodes_subset(sto
     assert json.loads(annotations[ANNOTATION_WORKLOADSPREAD]) == {"name": "spread", "subset": "subset-b"}
 
 
+LABEL = "kubespread.io/workloadspread"
+
+
+def namespace(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def ns_labels(api: FakeApi, name: str) -> dict[str, str]:
+    return dict(api.stored("Namespace", name)["metadata"].get("labels") or {})
+
+
+def test_the_controller_labels_exactly_the_namespaces_holding_a_workload_spread(
+    stop: threading.Event,
+) -> None:
+    api = world()
+    api.create(namespace("default", team="shop"))
+    api.create(namespace("stale", **{LABEL: "true"}))  # labelled, but its WorkloadSpread is gone
+    api.create(namespace("plain"))
+    host = started(api, stop)
+    assert run_until(
+        host, lambda: ns_labels(api, "default").get(LABEL) == "true" and LABEL not in ns_labels(api, "stale")
+    )
+    assert ns_labels(api, "default") == {"team": "shop", LABEL: "true"}  # other labels kept
+    assert ns_labels(api, "plain") == {}
+    # a WorkloadSpread created in a namespace labels it; the last one deleted unlabels it
+    ws = workload_spread()
+    ws["metadata"]["namespace"] = "plain"
+    api.create(ws)
+    assert run_until(host, lambda: ns_labels(api, "plain").get(LABEL) == "true")
+    api.delete("WorkloadSpread", WS_KEY)
+    assert run_until(host, lambda: LABEL not in ns_labels(api, "default"))
+    # someone removing the label by hand: put back
+    api.patch("Namespace", "plain", {"metadata": {"labels": {LABEL: None}}})
+    assert run_until(host, lambda: ns_labels(api, "plain").get(LABEL) == "true")
+    stopped(host)
+    assert (host.labelled, host.unlabelled) == (3, 2)
+
+
+def test_a_failed_label_patch_is_tried_again(stop: threading.Event) -> None:
+    api = world()
+    api.create(namespace("default"))
+    api.fail_next(1, status=500, only="patch Namespace default")
+    host = started(api, stop)
+    assert run_until(host, lambda: ns_labels(api, "default").get(LABEL) == "true", timeout=4.0)
+    stopped(host)
+    assert len(api.calls_matching("patch Namespace default")) == 2
+
+
 def test_a_conflict_on_the_status_write_leads_to_a_sync_that_succeeds(stop: threading.Event) -> None:
     api = world()
     # someone (the webhook) writes the WorkloadSpread just before the controller's first write

@@ -11,44 +11,67 @@ import yaml
 
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.validation import validate
-from kubespread.live.manifests import render, webhook_manifests
+from kubespread.live.manifests import manifests, render, webhook_manifests
 
 
-def by_kind(manifests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out = {m["kind"]: m for m in manifests}
-    assert len(out) == len(manifests), "one document per kind"
+def by_kind(manifests: list[dict[str, Any]], name: str | None = None) -> dict[str, dict[str, Any]]:
+    """The documents by kind (of the component ``name`` when given: one of each kind)."""
+    chosen = [m for m in manifests if name is None or m["metadata"]["name"] == name]
+    out = {m["kind"]: m for m in chosen}
+    assert len(out) == len(chosen), "one document per kind"
     return out
 
 
 def test_every_document_is_complete_and_in_apply_order() -> None:
-    manifests = webhook_manifests()
-    for m in manifests:
+    docs = manifests()
+    for m in docs:
         assert m["apiVersion"] and m["kind"] and m["metadata"]["name"]
-    kinds = [m["kind"] for m in manifests]
+    kinds = [(m["kind"], m["metadata"]["name"]) for m in docs]
+    account = ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
     assert kinds == [
+        ("Namespace", "kubespread-system"),
+        ("CustomResourceDefinition", "workloadspreads.apps.kruise.io"),
+        *((k, "kubespread-webhook") for k in [*account, "Service", "Deployment"]),
+        *((k, "kubespread-controller") for k in [*account, "Deployment"]),
+        *((k, "kubespread-scheduler") for k in [*account, "Role", "RoleBinding", "Deployment"]),
+        ("MutatingWebhookConfiguration", "kubespread-webhook"),
+        ("ValidatingWebhookConfiguration", "kubespread-webhook"),
+    ]
+    for m in docs:
+        if m["kind"] in ("ServiceAccount", "Service", "Deployment", "Role", "RoleBinding"):
+            assert m["metadata"]["namespace"] == "kubespread-system"
+
+
+def test_components_choose_the_documents_and_webhook_manifests_keeps_its_pair() -> None:
+    only = manifests(["scheduler"])
+    assert {m["kind"] for m in only} == {
         "Namespace",
-        "CustomResourceDefinition",
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",
-        "Service",
+        "Role",
+        "RoleBinding",
         "Deployment",
-        "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration",
-    ]
-    docs = by_kind(manifests)
-    for kind in ("ServiceAccount", "Service", "Deployment"):
-        assert docs[kind]["metadata"]["namespace"] == "kubespread-system"
-    assert docs["Namespace"]["metadata"]["name"] == "kubespread-system"
+    }
+    assert "CustomResourceDefinition" in {m["kind"] for m in manifests(["controller"])}
+    pair = {m["metadata"]["name"] for m in webhook_manifests() if m["kind"] == "Deployment"}
+    assert pair == {"kubespread-webhook", "kubespread-controller"}
+    three = {
+        m["metadata"]["name"] for m in webhook_manifests(with_scheduler=True) if m["kind"] == "Deployment"
+    }
+    assert three == {"kubespread-webhook", "kubespread-controller", "kubespread-scheduler"}
+    with pytest.raises(ValueError, match="components must be some of"):
+        manifests(["webhook", "descheduler"])
 
 
 def schema_of(manifests: list[dict[str, Any]]) -> dict[str, Any]:
-    (version,) = by_kind(manifests)["CustomResourceDefinition"]["spec"]["versions"]
+    crd = next(m for m in manifests if m["kind"] == "CustomResourceDefinition")
+    (version,) = crd["spec"]["versions"]
     return version["schema"]["openAPIV3Schema"]
 
 
 def test_the_crd_serves_workloadspreads_with_a_status_subresource_and_its_own_schema() -> None:
-    crd = by_kind(webhook_manifests())["CustomResourceDefinition"]
+    crd = next(m for m in webhook_manifests() if m["kind"] == "CustomResourceDefinition")
     assert crd["metadata"]["name"] == "workloadspreads.apps.kruise.io"
     spec = crd["spec"]
     assert spec["group"] == "apps.kruise.io" and spec["scope"] == "Namespaced"
@@ -150,30 +173,70 @@ def test_the_schema_keeps_every_field_of_a_full_workload_spread() -> None:
     assert walk(schema_of(webhook_manifests()), {"spec": {"bogus": 1}}) == [".spec.bogus"]
 
 
-def test_rbac_lets_the_service_account_book_status_and_bind() -> None:
-    docs = by_kind(webhook_manifests(namespace="spread"))
-    rules = docs["ClusterRole"]["rules"]
+def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:
+    return any(group in r["apiGroups"] and resource in r["resources"] and verb in r["verbs"] for r in rules)
 
-    def allowed(group: str, resource: str, verb: str) -> bool:
-        return any(
-            group in r["apiGroups"] and resource in r["resources"] and verb in r["verbs"] for r in rules
-        )
 
-    assert allowed("apps.kruise.io", "workloadspreads/status", "update")
-    assert allowed("apps.kruise.io", "workloadspreads", "watch")
-    assert allowed("", "pods/binding", "create")
-    assert allowed("coordination.k8s.io", "leases", "update")
-    assert allowed("events.k8s.io", "events", "create")
-    assert not allowed("", "secrets", "get")
-    binding = docs["ClusterRoleBinding"]
-    assert binding["roleRef"]["name"] == docs["ClusterRole"]["metadata"]["name"]
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": docs["ServiceAccount"]["metadata"]["name"], "namespace": "spread"}
-    ]
+def test_each_component_has_its_own_account_with_only_what_it_does() -> None:
+    docs = manifests(namespace="spread")
+    roles = {m["metadata"]["name"]: m["rules"] for m in docs if m["kind"] == "ClusterRole"}
+    webhook, controller, scheduler = (
+        roles["kubespread-webhook"],
+        roles["kubespread-controller"],
+        roles["kubespread-scheduler"],
+    )
+    # the webhook books subsets; it neither binds nor writes pods
+    assert allowed(webhook, "apps.kruise.io", "workloadspreads/status", "update")
+    assert allowed(webhook, "apps.kruise.io", "workloadspreads", "watch")
+    assert not any(allowed(webhook, "", "pods", v) for v in ("patch", "delete", "list"))
+    assert not allowed(webhook, "", "pods/binding", "create")
+    # the controller: status, deletion cost, rescheduling deletions, the namespace label
+    assert allowed(controller, "apps.kruise.io", "workloadspreads/status", "update")
+    assert allowed(controller, "", "pods", "patch") and allowed(controller, "", "pods", "delete")
+    assert allowed(controller, "", "namespaces", "patch")
+    assert not allowed(controller, "", "pods/binding", "create")
+    # the scheduler: binding, PodScheduled, events; its Lease only in its own namespace
+    assert allowed(scheduler, "", "pods/binding", "create")
+    assert allowed(scheduler, "", "pods/status", "patch")
+    assert allowed(scheduler, "events.k8s.io", "events", "create")
+    assert not allowed(scheduler, "coordination.k8s.io", "leases", "update")
+    assert not allowed(scheduler, "apps.kruise.io", "workloadspreads/status", "update")
+    lease_role = by_kind(docs, "kubespread-scheduler")["Role"]
+    assert lease_role["metadata"]["namespace"] == "spread"
+    assert allowed(lease_role["rules"], "coordination.k8s.io", "leases", "update")
+    for rules in roles.values():
+        assert not allowed(rules, "", "secrets", "get")
+        assert not any("*" in r["verbs"] or "*" in r["resources"] for r in rules)
+    for name in roles:
+        mine = by_kind(docs, name)
+        binding = mine["ClusterRoleBinding"]
+        assert binding["roleRef"]["name"] == name
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": name, "namespace": "spread"}]
+        pod = mine["Deployment"]["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == name
+
+
+def test_the_controller_and_scheduler_deployments_run_their_commands() -> None:
+    docs = manifests(namespace="spread", image="registry.example/kubespread:1.0")
+    controller = by_kind(docs, "kubespread-controller")["Deployment"]["spec"]
+    (c,) = controller["template"]["spec"]["containers"]
+    assert c["command"] == ["kubespread", "controller"] and c["image"] == "registry.example/kubespread:1.0"
+    # no leader election in the controller: never two at once, even during a rollout
+    assert controller["replicas"] == 1 and controller["strategy"] == {"type": "Recreate"}
+    scheduler = by_kind(docs, "kubespread-scheduler")["Deployment"]["spec"]
+    (c,) = scheduler["template"]["spec"]["containers"]
+    command = c["command"]
+    assert command[:2] == ["kubespread", "scheduler"] and "--leader-elect" in command
+    assert command[command.index("--leader-elect-namespace") + 1] == "spread"
+    assert scheduler["replicas"] == 2
+    for spec in (controller, scheduler):
+        pod = spec["template"]
+        assert spec["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+        assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
 
 
 def test_the_deployment_serves_tls_from_the_secret_and_probes_healthz_over_https() -> None:
-    docs = by_kind(webhook_manifests(image="registry.example/kubespread:1.0"))
+    docs = by_kind(webhook_manifests(image="registry.example/kubespread:1.0"), "kubespread-webhook")
     dep, svc = docs["Deployment"], docs["Service"]
     assert dep["spec"]["replicas"] == 2
     pod = dep["spec"]["template"]
@@ -187,22 +250,18 @@ def test_the_deployment_serves_tls_from_the_secret_and_probes_healthz_over_https
     assert command[command.index("--tls-cert") + 1] == "/etc/kubespread/tls/tls.crt"
     assert command[command.index("--tls-key") + 1] == "/etc/kubespread/tls/tls.key"
     assert command[command.index("--port") + 1] == "9443"
+    assert command[command.index("--hard-anti-affinity") + 1] == "off"
     assert pod["spec"]["volumes"] == [{"name": "tls", "secret": {"secretName": "kubespread-webhook-tls"}}]
     assert container["volumeMounts"][0]["mountPath"] == "/etc/kubespread/tls"
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}
     assert container["resources"]["requests"]
     assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
-    assert pod["spec"]["serviceAccountName"] == docs["ServiceAccount"]["metadata"]["name"]
 
 
-def webhooks(manifests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    docs = by_kind(manifests)
-    hooks = [
-        *docs["MutatingWebhookConfiguration"]["webhooks"],
-        *docs["ValidatingWebhookConfiguration"]["webhooks"],
-    ]
-    return {h["clientConfig"].get("service", {}).get("path") or h["clientConfig"]["url"]: h for h in hooks}
+def webhooks(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    hooks = [h for m in docs if m["kind"].endswith("WebhookConfiguration") for h in m["webhooks"]]
+    return {h["name"]: h for h in hooks}
 
 
 def rules_of(hook: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -215,45 +274,81 @@ def rules_of(hook: dict[str, Any]) -> set[tuple[str, str, str]]:
     }
 
 
-def test_the_webhooks_call_the_service_on_their_paths() -> None:
-    hooks = webhooks(webhook_manifests(namespace="spread", failure_policy="Ignore"))
-    assert set(hooks) == {"/mutate-pods", "/validate-pods", "/validate-workloadspreads"}
-    for path, hook in hooks.items():
-        assert hook["clientConfig"]["service"] == {
-            "namespace": "spread",
-            "name": "kubespread-webhook",
-            "path": path,
-            "port": 443,
-        }
-        assert "caBundle" not in hook["clientConfig"]
-        assert hook["admissionReviewVersions"] == ["v1"]
-        assert hook["sideEffects"] == "NoneOnDryRun"
-        assert hook["timeoutSeconds"] == 10
-        assert hook["failurePolicy"] == "Ignore"
-        (expr,) = hook["namespaceSelector"]["matchExpressions"]
-        assert expr == {
-            "key": "kubernetes.io/metadata.name",
-            "operator": "NotIn",
-            "values": ["kube-system", "spread"],
-        }
-    assert rules_of(hooks["/mutate-pods"]) == {("", "pods", "CREATE")}
-    assert rules_of(hooks["/validate-pods"]) == {
-        ("", "pods", "CREATE"),
-        ("", "pods", "UPDATE"),
-        ("", "pods", "DELETE"),
-        ("", "pods/eviction", "CREATE"),
-        ("", "pods/status", "UPDATE"),
+SYSTEM = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "spread"]}
+LABELLED = {"key": "kubespread.io/workloadspread", "operator": "In", "values": ["true"]}
+
+
+def test_only_what_needs_the_webhook_calls_it_and_only_bookings_fail_closed() -> None:
+    hooks = webhooks(webhook_manifests(namespace="spread"))
+    assert set(hooks) == {
+        "workloadspread.pods.kubespread.io",
+        "workloadspread-deletions.pods.kubespread.io",
+        "workloadspreads.kubespread.io",
     }
-    assert rules_of(hooks["/validate-workloadspreads"]) == {
+    book = hooks["workloadspread.pods.kubespread.io"]
+    assert rules_of(book) == {("", "pods", "CREATE")}
+    assert book["clientConfig"]["service"]["path"] == "/mutate-pods"
+    assert book["namespaceSelector"]["matchExpressions"] == [SYSTEM, LABELLED]
+    assert (book["failurePolicy"], book["sideEffects"], book["reinvocationPolicy"]) == (
+        "Fail",
+        "NoneOnDryRun",
+        "Never",
+    )
+    gone = hooks["workloadspread-deletions.pods.kubespread.io"]
+    assert rules_of(gone) == {("", "pods", "DELETE"), ("", "pods/eviction", "CREATE")}
+    assert gone["clientConfig"]["service"]["path"] == "/validate-pods"
+    assert gone["namespaceSelector"]["matchExpressions"] == [SYSTEM, LABELLED]
+    assert (gone["failurePolicy"], gone["sideEffects"]) == ("Ignore", "NoneOnDryRun")
+    ws = hooks["workloadspreads.kubespread.io"]
+    assert rules_of(ws) == {
         ("apps.kruise.io", "workloadspreads", "CREATE"),
         ("apps.kruise.io", "workloadspreads", "UPDATE"),
     }
+    assert (ws["failurePolicy"], ws["sideEffects"]) == ("Fail", "None")
+    assert ws["namespaceSelector"]["matchExpressions"] == [SYSTEM]
+    for hook in hooks.values():
+        # never pod status, never pod updates: a kubelet's writes do not wait for the webhook
+        assert not {
+            r for r in rules_of(hook) if r[1] == "pods/status" or (r[1] == "pods" and r[2] == "UPDATE")
+        }
+        assert hook["timeoutSeconds"] == 5
+        assert hook["admissionReviewVersions"] == ["v1"]
+        assert hook["clientConfig"]["service"]["namespace"] == "spread"
+        assert hook["clientConfig"]["service"]["name"] == "kubespread-webhook"
+        assert "caBundle" not in hook["clientConfig"]
+
+
+def test_the_optional_webhooks_fail_open_and_skip_what_the_booking_one_covers() -> None:
+    docs = webhook_manifests(
+        namespace="spread", failure_policy="Ignore", merge_match_label_keys=True, hard_anti_affinity="strict"
+    )
+    hooks = webhooks(docs)
+    merge = hooks["match-label-keys.pods.kubespread.io"]
+    assert merge["clientConfig"]["service"]["path"] == "/mutate-pods/match-label-keys"
+    assert merge["namespaceSelector"]["matchExpressions"] == [
+        SYSTEM,
+        {"key": "kubespread.io/workloadspread", "operator": "DoesNotExist"},
+    ]
+    assert (merge["failurePolicy"], merge["sideEffects"], merge["reinvocationPolicy"]) == (
+        "Ignore",
+        "None",
+        "IfNeeded",
+    )
+    limit = hooks["hard-anti-affinity.pods.kubespread.io"]
+    assert rules_of(limit) == {("", "pods", "CREATE")}
+    assert (limit["failurePolicy"], limit["sideEffects"]) == ("Ignore", "None")
+    assert limit["namespaceSelector"]["matchExpressions"] == [SYSTEM]
+    assert hooks["workloadspread.pods.kubespread.io"]["failurePolicy"] == "Ignore"
+    command = by_kind(docs, "kubespread-webhook")["Deployment"]["spec"]["template"]["spec"]["containers"][0][
+        "command"
+    ]
+    assert command[command.index("--hard-anti-affinity") + 1] == "strict"
 
 
 def test_url_mode_calls_the_url_and_carries_the_ca_bundle() -> None:
     ca = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
     hooks = webhooks(webhook_manifests(url="https://10.0.0.5:9443/", ca_bundle=ca))
-    assert set(hooks) == {
+    assert {h["clientConfig"]["url"] for h in hooks.values()} == {
         "https://10.0.0.5:9443/mutate-pods",
         "https://10.0.0.5:9443/validate-pods",
         "https://10.0.0.5:9443/validate-workloadspreads",
@@ -261,17 +356,18 @@ def test_url_mode_calls_the_url_and_carries_the_ca_bundle() -> None:
     for hook in hooks.values():
         assert "service" not in hook["clientConfig"]
         assert base64.b64decode(hook["clientConfig"]["caBundle"]) == ca
-        assert hook["failurePolicy"] == "Fail"
 
 
-def test_an_unknown_failure_policy_is_refused() -> None:
+def test_an_unknown_failure_policy_or_limit_is_refused() -> None:
     with pytest.raises(ValueError, match="failure_policy"):
         webhook_manifests(failure_policy="fail")
+    with pytest.raises(ValueError, match="hard_anti_affinity"):
+        webhook_manifests(hard_anti_affinity="zone")
 
 
 @pytest.mark.slow
 def test_render_round_trips_through_yaml() -> None:
-    manifests = webhook_manifests(url="https://127.0.0.1:9443", ca_bundle=b"ca")
-    text = render(manifests)
-    assert text.count("\n---\n") == len(manifests) - 1
-    assert list(yaml.safe_load_all(text)) == manifests
+    docs = manifests(url="https://127.0.0.1:9443", ca_bundle=b"ca")
+    text = render(docs)
+    assert text.count("\n---\n") == len(docs) - 1
+    assert list(yaml.safe_load_all(text)) == docs

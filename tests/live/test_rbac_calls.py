@@ -1,6 +1,6 @@
-"""The printed ClusterRole allows every API call the live scheduler makes: each call the
-in-memory API records (list, watch, get, create, patch, delete, with subresources) is mapped
-to its RBAC (apiGroup, resource, verb) and checked against the rules. A call the role misses
+"""The printed roles allow every API call each live component makes: each call the in-memory
+API records (list, watch, get, create, patch, delete, with subresources) is mapped to its RBAC
+(apiGroup, resource, verb) and checked against that component's rules. A call the role misses
 is a 403 on a real cluster (the scheduler once could not write PodScheduled=False)."""
 
 from __future__ import annotations
@@ -9,13 +9,21 @@ import threading
 from typing import Any
 
 from builders import ZONE, make_node, make_pod
+from kubespread.admission.framework import AdmissionOptions
+from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
 from kubespread.live.kube import resource_for
 from kubespread.live.leader import LeaderElector
-from kubespread.live.manifests import webhook_manifests
+from kubespread.live.manifests import manifests
 from kubespread.live.scheduler import SecondaryScheduler
+from kubespread.live.webhook import AdmissionHandlers
+from kubespread.live.workloadspread import LiveWorkloadSpreadClient
 from kubespread.scheduler.config import default_profile
 from live.fake_api import FakeApi
+from live.test_controller_host import EXPECTED, rs_pod, run_until, started, subset_statuses, world
+from live.test_controller_host import fast as fast  # autouse: quick retries and settling
+from live.test_controller_host import stopped as host_stopped
 from live.test_scheduler import drive, stopped
+from live.test_webhook import review
 
 VERBS = {"list": "list", "watch": "watch", "get": "get", "create": "create", "replace": "update"}
 VERBS |= {"patch": "patch", "delete": "delete"}
@@ -51,6 +59,23 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
     return any(group in r["apiGroups"] and resource in r["resources"] and verb in r["verbs"] for r in rules)
 
 
+def rules_of(account: str) -> list[dict[str, Any]]:
+    """The ClusterRole's rules and the Role's (in the components' namespace) of ``account``."""
+    docs = manifests()
+    return [
+        rule
+        for d in docs
+        if d["kind"] in ("ClusterRole", "Role") and d["metadata"]["name"] == account
+        for rule in d["rules"]
+    ]
+
+
+def missing_rules(api: FakeApi, since: int, account: str) -> tuple[set[tuple[str, str, str]], list[Any]]:
+    needed = {r for c in api.calls[since:] if (r := rbac_of(c)) is not None}
+    rules = rules_of(account)
+    return needed, sorted(r for r in needed if not allowed(rules, *r))
+
+
 def test_every_call_of_the_scheduler_is_allowed_by_the_printed_role(stop: threading.Event) -> None:
     api = FakeApi()
     for i, zone in enumerate("aabb"):
@@ -69,10 +94,49 @@ def test_every_call_of_the_scheduler_is_allowed_by_the_printed_role(stop: thread
     assert leader.leading.wait(2.0)
     stopped(sched)
     leader.join(2.0)
-    rules = next(d for d in webhook_manifests() if d["kind"] == "ClusterRole")["rules"]
+    rules = rules_of("kubespread-scheduler")
     needed = {r for c in api.calls[setup:] if (r := rbac_of(c)) is not None}
     # the scheduler's own writes are among them, so the check is not vacuous
     assert {("", "pods/binding", "create"), ("", "pods/status", "patch")} <= needed
     assert ("events.k8s.io", "events", "create") in needed
     missing = sorted(r for r in needed if not allowed(rules, *r))
+    assert missing == []
+
+
+def test_every_call_of_the_controller_is_allowed_by_its_role(stop: threading.Event) -> None:
+    api = world(unmarked=True)
+    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+    setup = len(api.calls)
+    host = started(api, stop)
+    assert run_until(host, lambda: subset_statuses(api) == EXPECTED)
+    assert run_until(host, lambda: bool(api.calls_matching("patch Namespace default")))
+    host.delete_pod("default/web-1-aaaaa")  # a subset's pod rescheduled
+    host_stopped(host)
+    needed, missing = missing_rules(api, setup, "kubespread-controller")
+    assert {("", "pods", "patch"), ("", "namespaces", "patch"), ("", "pods", "delete")} <= needed
+    assert ("apps.kruise.io", "workloadspreads/status", "update") in needed
+    assert missing == []
+
+
+def test_every_call_of_the_webhook_is_allowed_by_its_role(stop: threading.Event) -> None:
+    api = world()
+    setup = len(api.calls)
+    client = LiveWorkloadSpreadClient(api)
+    client.start(stop, timeout=2.0)
+    handlers = AdmissionHandlers(
+        WorkloadSpreadWebhook(client, cluster_lock=client.cache.lock),
+        options=AdmissionOptions(),
+        merge_match_label_keys=False,
+    )
+    pod = rs_pod("", "", None)
+    del pod["metadata"]["name"], pod["spec"]["nodeName"]
+    pod["metadata"]["generateName"] = "web-1-"
+    status, answer = handlers.handle("/mutate-pods", review(pod))
+    assert status == 200 and isinstance(answer, dict) and answer["response"]["allowed"]
+    old = api.stored("Pod", "default/web-1-ccccc")
+    handlers.handle("/validate-pods", review(None, operation="DELETE", old=old))
+    handlers.handle("/validate-pods", review({"metadata": {}}, sub="eviction", name="web-1-aaaaa"))
+    needed, missing = missing_rules(api, setup, "kubespread-webhook")
+    assert ("apps.kruise.io", "workloadspreads/status", "update") in needed
+    assert ("", "pods", "get") in needed
     assert missing == []

@@ -16,6 +16,8 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -558,6 +560,185 @@ def test_a_pod_that_finishes_gives_its_place_back_through_its_status_update() ->
     body = review(finished, operation="UPDATE", old=pod, sub="status")
     assert response(handlers_for(client).handle("/validate-pods", body))["allowed"] is True
     assert subset_statuses(client)["subset-a"].missing_replicas == 2
+
+
+def test_a_deletion_is_allowed_when_its_give_back_keeps_conflicting() -> None:
+    client = world()
+    (pod,) = booked_pods(client, 1)
+
+    def always_conflict(ws: WorkloadSpread) -> None:
+        raise Conflict("the object has been modified")
+
+    client.update_status = always_conflict  # type: ignore[method-assign]
+    delete = review(None, operation="DELETE", old=pod)
+    # refusing would block the deletion; the controller recounts once the pod is gone
+    assert response(handlers_for(client).handle("/validate-pods", delete))["allowed"] is True
+    assert subset_statuses(client)["subset-a"].missing_replicas == 1
+
+
+# =========================================================================== reviews in parallel
+class LockedClient(StoreClient):
+    """StoreClient safe across threads; ``gate`` (when set) holds every status write of
+    ``gated`` until it is opened, ``delay`` slows each write (an API round trip)."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        super().__init__(cluster)
+        self.lock = threading.RLock()
+        self.gate: threading.Event | None = None
+        self.gated = WS_KEY
+        self.delay = 0.0
+        self.entered = threading.Event()
+
+    def update_status(self, ws: WorkloadSpread) -> None:
+        if self.gate is not None and ws.key == self.gated:
+            self.entered.set()
+            assert self.gate.wait(5.0)
+        time.sleep(self.delay)
+        with self.lock:
+            super().update_status(ws)
+
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        with self.lock:
+            return super().get(kind, key)
+
+
+def locked_world(*, second: bool = False) -> LockedClient:
+    """world() behind a lock; ``second``: also Deployment api (ReplicaSet api-1) and its
+    WorkloadSpread api-spread (subset-a at most 2)."""
+    base = world()
+    client = LockedClient(base.cluster)
+    if second:
+        dep_doc, rs_doc = web_workload_manifests(3, template())
+        for doc, name in ((dep_doc, "api"), (rs_doc, "api-1")):
+            doc["metadata"]["name"] = name
+            doc["metadata"]["uid"] = f"{name}-uid"
+        rs_doc["metadata"]["ownerReferences"][0].update(name="api", uid="api-uid")
+        client.cluster.add(Deployment.from_dict(dep_doc))
+        client.cluster.add(ReplicaSet.from_dict(rs_doc))
+        other = workload_spread(zone_subset("subset-a", "zone-a", 2), name="api-spread")
+        other["spec"]["targetRef"]["name"] = "api"
+        client.cluster.add(WorkloadSpread.from_dict(other))
+    return client
+
+
+def api_pod() -> dict[str, Any]:
+    pod = rs_pod()
+    pod["metadata"]["generateName"] = "api-1-"
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "api-1",
+            "uid": "api-1-uid",
+            "controller": True,
+        }
+    ]
+    return pod
+
+
+def parallel_handlers(client: LockedClient) -> AdmissionHandlers:
+    return AdmissionHandlers(
+        WorkloadSpreadWebhook(client, cluster_lock=client.lock),
+        options=AdmissionOptions(),
+        merge_match_label_keys=False,
+    )
+
+
+def test_a_burst_of_creations_fills_the_bounded_subset_exactly_with_few_writes() -> None:
+    client = locked_world()
+    client.delay = 0.01
+    handlers = parallel_handlers(client)
+
+    def create(i: int) -> dict[str, Any]:
+        original = rs_pod()
+        return admitted(
+            response(handlers.handle("/mutate-pods", review(original, uid=f"u{i}")), f"u{i}"), original
+        )
+
+    with ThreadPoolExecutor(40) as pool:
+        pods = list(pool.map(create, range(40)))
+    subsets = Counter(matched(p)["subset"] for p in pods)
+    assert subsets == {"subset-a": 2, "subset-b": 38}
+    a = subset_statuses(client)["subset-a"]
+    assert a.missing_replicas == 0
+    assert set(a.creating_pods) == {p["metadata"]["name"] for p in pods if matched(p)["subset"] == "subset-a"}
+    # subset-b is unbounded: only subset-a's bookings are written, in at most two batches
+    assert 1 <= client.writes <= 2
+    assert handlers.lanes is not None and handlers.lanes.booked == 40
+    assert handlers.lanes.batches < 40  # group-committed: later reviews rode on earlier writes
+
+
+def test_a_workload_spread_write_in_flight_holds_up_only_its_own_pods() -> None:
+    client = locked_world(second=True)
+    client.gate = threading.Event()
+    handlers = parallel_handlers(client)
+    with ThreadPoolExecutor(4) as pool:
+        held = pool.submit(handlers.handle, "/mutate-pods", review(rs_pod(), uid="held"))
+        assert client.entered.wait(5.0)  # web's status write is under way, and stays so
+        stray = rs_pod("stray")
+        stray["metadata"]["ownerReferences"] = []
+        # a pod of no WorkloadSpread, and a pod of another WorkloadSpread, are answered meanwhile
+        plain = pool.submit(handlers.handle, "/mutate-pods", review(stray, uid="plain"))
+        other = pool.submit(handlers.handle, "/mutate-pods", review(api_pod(), uid="other"))
+        assert response(plain.result(timeout=5.0), "plain")["allowed"] is True
+        pod = admitted(response(other.result(timeout=5.0), "other"), api_pod())
+        assert matched(pod) == {"name": "api-spread", "subset": "subset-a"}
+        # a second pod of web waits behind the first
+        waiting = pool.submit(handlers.handle, "/mutate-pods", review(rs_pod(), uid="waiting"))
+        time.sleep(0.1)
+        assert not held.done() and not waiting.done()
+        client.gate.set()
+        assert matched(admitted(response(held.result(timeout=5.0), "held"), rs_pod()))["subset"] == "subset-a"
+        assert (
+            matched(admitted(response(waiting.result(timeout=5.0), "waiting"), rs_pod()))["subset"]
+            == "subset-a"
+        )
+    assert subset_statuses(client)["subset-a"].missing_replicas == 0
+
+
+def test_a_failed_batch_answers_every_review_in_it_and_the_lane_goes_on() -> None:
+    client = locked_world()
+    client.gate = threading.Event()
+    handlers = parallel_handlers(client)
+    broken = {"on": True}
+    write = LockedClient.update_status
+
+    def flaky(ws: WorkloadSpread) -> None:
+        write(client, ws)
+        if broken["on"]:
+            raise RuntimeError("boom")
+
+    client.update_status = flaky  # type: ignore[method-assign]
+    with ThreadPoolExecutor(6) as pool:
+        first = pool.submit(handlers.handle, "/mutate-pods", review(rs_pod(), uid="u0"))
+        assert client.entered.wait(5.0)
+        rest = [
+            pool.submit(handlers.handle, "/mutate-pods", review(rs_pod(), uid=f"u{i}")) for i in range(1, 5)
+        ]
+        time.sleep(0.1)  # queued behind the first write: the next batch
+        client.gate.set()
+        answers = [f.result(timeout=5.0) for f in [first, *rest]]
+    for i, answer in enumerate(answers):
+        resp = response(answer, f"u{i}")
+        assert resp["allowed"] is False and resp["status"]["code"] == 500
+    broken["on"] = False
+    resp = response(handlers.handle("/mutate-pods", review(rs_pod(), uid="after")), "after")
+    assert resp["allowed"] is True
+    assert handlers.lanes is not None and not handlers.lanes._lanes  # unused lanes are dropped
+
+
+def test_the_merge_only_path_merges_and_never_books() -> None:
+    client = world()
+    handlers = handlers_for(client, merge=True)
+    original = spread_pod()
+    original["metadata"]["ownerReferences"] = [web_rs_owner()]
+    resp = response(handlers.handle("/mutate-pods/match-label-keys", review(original)))
+    pod = admitted(resp, original)
+    assert HASH_IN in pod["spec"]["topologySpreadConstraints"][0]["labelSelector"]["matchExpressions"]
+    assert ANNOTATION_WORKLOADSPREAD not in (pod["metadata"].get("annotations") or {})
+    assert client.writes == 0
+    off = response(handlers_for(client).handle("/mutate-pods/match-label-keys", review(original)))
+    assert off["allowed"] is True and "patch" not in off
 
 
 # =========================================================================== /validate-workloadspreads
