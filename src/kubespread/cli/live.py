@@ -198,6 +198,9 @@ class HardAntiAffinityLimit(StrEnum):
     strict = "strict"
 
 
+#: connections the webhook keeps to the API server: reviews run in parallel, each may read
+WEBHOOK_API_CONNECTIONS = 64
+
 #: the first kube-apiserver that merges matchLabelKeys itself (KEP-3243's
 #: MatchLabelKeysInPodTopologySpreadSelectorMerge, on by default)
 MERGING_MINOR = 34
@@ -294,6 +297,7 @@ def webhook_command(
         )
     ws_webhook = None
     if workload_spread and api is not None:
+        api.set_pool_size(WEBHOOK_API_CONNECTIONS)
         client = LiveWorkloadSpreadClient(api)
         try:
             client.start(stop)

@@ -180,6 +180,14 @@ class KubeApi:
         name = context or _current_context(path)
         return cls(client, context=name)
 
+    def set_pool_size(self, size: int) -> None:
+        """Keep up to ``size`` connections to the API server open (the client's default is 5 per
+        CPU): a server answering many requests at once otherwise opens, and throws away, a new
+        TLS connection for each request beyond them."""
+        manager = self._client.rest_client.pool_manager
+        manager.connection_pool_kw["maxsize"] = size
+        manager.clear()
+
     # ------------------------------------------------------------------ requests
     def request(
         self,

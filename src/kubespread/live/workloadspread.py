@@ -4,9 +4,10 @@ The webhook and the controller are the simulator's own (:mod:`kubespread.control
 workloadspread`); only what they read and write changes:
 
 - :class:`LiveWorkloadSpreadClient` serves the webhook. Owners and nodes come from watches;
-  the WorkloadSpread itself is read from the API server on every admission, so the status
-  update carries the resourceVersion just read (the proposal's "Pod creation" steps), and a
-  409 Conflict makes the webhook read again and retry.
+  the WorkloadSpread is the version the webhook itself last wrote or read from the API server,
+  so the status update carries that resourceVersion (the proposal's "Pod creation" steps) and
+  a 409 Conflict makes the webhook read it again from the API server and retry (and keep
+  reading it there first for a while: another replica is writing it).
 - :class:`LiveController` is the controller's
   :class:`~kubespread.controllers.host.ControllerHost` on the API: a work queue of
   WorkloadSpread keys fed by the watches, timers on the wall clock for the controller's
@@ -74,6 +75,8 @@ WEBHOOK_KINDS: Final = (
 CONTROLLER_KINDS: Final = (*WEBHOOK_KINDS, "Pod")
 #: the most a status write refused with 409 waits before the webhook reads again
 CONFLICT_JITTER_SECONDS: Final = 0.02
+#: after a conflict, a WorkloadSpread is read from the API server before each write this long
+FRESH_READS_SECONDS: Final = 2.0
 #: a zero-delay "after this burst" timer of the simulator becomes this debounce
 SETTLE_SECONDS: Final = 0.5
 
@@ -83,15 +86,16 @@ def wall_seconds() -> float:
     return (datetime.now(UTC) - EPOCH).total_seconds()
 
 
-def _write_status(api: KubeApi, ws: WorkloadSpread, cache: ClusterCache) -> None:
-    """PUT status with the resourceVersion ``ws`` was read at; Conflict when it moved."""
+def _write_status(api: KubeApi, ws: WorkloadSpread, cache: ClusterCache) -> KubeObject | None:
+    """PUT status with the resourceVersion ``ws`` was read at; Conflict when it moved. The
+    object as stored."""
     try:
         stored = api.replace(ws.to_dict(), subresource="status")
     except ApiError as e:
         if e.status == 409:
             raise Conflict(e.message) from None
         raise
-    cache.apply("MODIFIED", stored)
+    return cache.apply("MODIFIED", stored)
 
 
 class LiveWorkloadSpreadClient:
@@ -101,6 +105,11 @@ class LiveWorkloadSpreadClient:
         self.api = api
         self.cache = cache or ClusterCache()
         self.reflectors: list[Reflector] = []
+        self._lock = threading.Lock()
+        #: WorkloadSpread key -> the version this webhook last wrote or read
+        self._latest: dict[str, WorkloadSpread] = {}
+        #: WorkloadSpread key -> until when (monotonic) it is read from the API server first
+        self._fresh_until: dict[str, float] = {}
 
     def start(self, stop: threading.Event, timeout: float = 60.0) -> None:
         self.reflectors = start_reflectors(self.api, WEBHOOK_KINDS, self.cache, stop, timeout=timeout)
@@ -116,10 +125,16 @@ class LiveWorkloadSpreadClient:
         return timestamp(seconds)
 
     def get(self, kind: str, key: str) -> KubeObject | None:
-        """WorkloadSpreads fresh from the API server (their resourceVersion guards the update);
+        """A WorkloadSpread as this webhook last wrote or read it from the API server (its
+        resourceVersion guards the update: a stale one costs a 409 and a fresh read), or fresh
+        from the API server after a conflict, for a while (another replica is writing it);
         anything else from the watches, or from the API server when the watch has not shown it
         yet (a ReplicaSet created a moment before its pods)."""
-        if kind != WorkloadSpread.KIND:
+        if kind == WorkloadSpread.KIND:
+            known = self._known(key)
+            if known is not None:
+                return known
+        else:
             with self.cache.lock:
                 obj = self.cache.cluster.get(kind, key)
             if obj is not None:
@@ -132,16 +147,53 @@ class LiveWorkloadSpreadClient:
             raise
         if kind == Pod.KIND:
             return decode(data)  # pods are not watched here: a cached one would go stale
-        return self.cache.apply("MODIFIED", data)
+        obj = self.cache.apply("MODIFIED", data)
+        if isinstance(obj, WorkloadSpread):
+            with self._lock:
+                self._latest[key] = obj
+        return obj
+
+    def _known(self, key: str) -> WorkloadSpread | None:
+        """The last version written or read, unless a conflict was recent, or the watch shows
+        another version or none (deleted). Why both: a replica whose reads cost no round trip
+        would win every race against one that reads first, and starve it."""
+        with self._lock:
+            latest = self._latest.get(key)
+            if latest is None:
+                return None
+            if time.monotonic() < self._fresh_until.get(key, 0.0):
+                return None
+        with self.cache.lock:
+            watched = self.cache.cluster.get(WorkloadSpread.KIND, key)
+        if watched is None:
+            with self._lock:
+                self._latest.pop(key, None)
+            return None
+        if watched.metadata.resource_version != latest.metadata.resource_version:
+            # the watch shows another version: someone else (another replica, the controller)
+            # is writing it, and a stale read would only lose the race again
+            return None
+        return latest
 
     def update_status(self, ws: WorkloadSpread) -> None:
+        key = ws.key
         try:
-            _write_status(self.api, ws, self.cache)
-        except Conflict:
-            # another replica wrote: give it a moment before the webhook reads again, so two
-            # replicas do not keep refusing each other in lockstep
+            stored = _write_status(self.api, ws, self.cache)
+        except (Conflict, ApiError) as e:
+            with self._lock:
+                self._latest.pop(key, None)
+                if isinstance(e, Conflict):
+                    self._fresh_until[key] = time.monotonic() + FRESH_READS_SECONDS
+            if isinstance(e, ApiError) and e.status != 404:
+                raise
+            # another replica wrote (or the WorkloadSpread is gone: the next read says so):
+            # give it a moment before the webhook reads again, so two replicas do not keep
+            # refusing each other in lockstep
             time.sleep(random.uniform(0.0, CONFLICT_JITTER_SECONDS))
-            raise
+            raise Conflict(str(e)) from None
+        if isinstance(stored, WorkloadSpread):
+            with self._lock:
+                self._latest[key] = stored
 
 
 class _WallTimer:
