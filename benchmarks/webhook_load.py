@@ -168,26 +168,6 @@ def ensure_crd(api: KubeApi) -> None:
     wait_for("the WorkloadSpread CRD to be established", established, 60)
 
 
-def ensure_nodes(api: KubeApi, n: int = 9) -> None:
-    """Nodes in three zones (the subsets' node selectors name them; nothing schedules here)."""
-    names = {o["metadata"]["name"] for o in api.list("Node")[0]}
-    for i in range(n):
-        name = f"load-node-{i}"
-        if name in names:
-            continue
-        api.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "labels": {ZONE: f"zone-{'abc'[i % 3]}", "kubespread-load": "true"},
-                },
-                "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
-            }
-        )
-
-
 def webhook_configurations(ca: Path, url: str, run: str) -> list[dict[str, Any]]:
     """The printed configurations, renamed for this run and scoped to its namespaces."""
     from kubespread.live.manifests import webhook_configurations as printed
@@ -461,7 +441,6 @@ def run_load(
 ) -> list[Round]:
     api = KubeApi.connect(kubeconfig)
     ensure_crd(api)
-    ensure_nodes(api)
     # one client (one connection pool) per thread, made before any clock starts
     clients = [KubeApi.connect(kubeconfig) for _ in range(max(concurrencies))]
     rounds = [one_round(api, clients, max(concurrencies), 0, "", [])]  # warm-up, not reported
@@ -506,7 +485,7 @@ def table(rounds: list[Round]) -> str:
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--proxy":
         port, *backends = (int(a) for a in sys.argv[2:])
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # nothing to flush: just go
         asyncio.run(_proxy(port, backends))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -761,3 +761,168 @@ def test_schedule_and_explain_read_a_live_cluster_and_write_nothing(
     assert after == before  # nothing was created, bound or changed
     assert not api.list("Deployment", namespace)[0]
     print(f"\nschedule --kubeconfig: new pods by zone {dict(zones)}; the API unchanged ({len(after)} pods)")
+
+
+# ---------------------------------------------------------------------------------------- outage and load
+def other_namespace(api: Any) -> str:
+    name = f"ks-{uuid.uuid4().hex[:8]}"
+    api.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubespread-test": name}},
+        }
+    )
+    api.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": name}}
+    )
+    return name
+
+
+def load_benchmark() -> Any:
+    from shared_corpus import load_script
+
+    return load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "webhook_load.py")
+
+
+def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_subsets_exactly(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The printed registrations on a real API server: with the webhook stopped, pod deletions,
+    evictions, status and label updates, and creations in a namespace without a WorkloadSpread
+    go through (the controller recounts what a missed deletion leaves); only a creation the
+    webhook would book fails. Then 200 concurrent creations through 2 webhook replicas."""
+    from kubespread.live.kube import ApiError
+
+    bench = load_benchmark()
+    plain = other_namespace(api)
+    ca, cert, key = make_certs(tmp_path)
+    port = free_port()
+    printed = subprocess.run(
+        [KUBESPREAD, "manifests", "--url", f"https://127.0.0.1:{port}", "--ca-bundle", str(ca)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    docs = [d for d in yaml.safe_load_all(printed) if d]
+    bench.ensure_crd(api)
+    configs = []
+    for d in docs:
+        if d["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            d["metadata"]["name"] = f"{d['metadata']['name']}-{namespace}"
+            for hook in d["webhooks"]:  # the printed selectors, and only this test's namespaces
+                hook["namespaceSelector"]["matchExpressions"].append(
+                    {"key": "kubespread-test", "operator": "In", "values": [namespace, plain]}
+                )
+            configs.append(d)
+    args = ["webhook", "--kubeconfig", KUBECONFIG, "--tls-cert", str(cert), "--tls-key", str(key)]
+    webhook = Process([*args, "--host", "127.0.0.1", "--port", str(port)], tmp_path / "webhook.log")
+    controller = Process(["controller", "--kubeconfig", KUBECONFIG], tmp_path / "controller.log")
+    results: dict[str, str] = {}
+    try:
+        wait_for("the webhook to listen", lambda: "serving admission reviews" in webhook.log(), 60)
+        wait_for("the controller to list the cluster", lambda: "watching" in controller.log(), 60)
+        for c in configs:
+            api.create(c)
+        pod, bounds = bench.workload(api, namespace, 10)
+        wait_for(
+            "the controller to label the WorkloadSpread's namespace",
+            lambda: (
+                (api.get("Namespace", namespace)["metadata"].get("labels") or {}).get(
+                    "kubespread.io/workloadspread"
+                )
+                == "true"
+            ),
+            30,
+        )
+        assert "kubespread.io/workloadspread" not in (
+            api.get("Namespace", plain)["metadata"].get("labels") or {}
+        )
+        time.sleep(1.0)  # the webhook's watch sees the WorkloadSpread
+        booked = [api.create(pod) for _ in range(6)]
+        assert all(SUBSET_ANNOTATION in p["metadata"]["annotations"] for p in booked)
+
+        def zone_a() -> dict[str, Any]:
+            ws = api.get("WorkloadSpread", f"{namespace}/web-spread")
+            return next(s for s in ws["status"]["subsetStatuses"] if s["name"] == "zone-a")
+
+        wait_for("the controller's count of zone-a", lambda: zone_a().get("replicas") == 3, 30)
+
+        assert webhook.terminate() == 0  # the webhook is down from here on
+        names = [p["metadata"]["name"] for p in booked]
+        in_zone_a = [
+            p["metadata"]["name"]
+            for p in booked
+            if json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"] == "zone-a"
+        ]
+
+        def attempt(what: str, call: Callable[[], Any]) -> None:
+            started = time.monotonic()
+            try:
+                call()
+                results[what] = f"ok in {(time.monotonic() - started) * 1000:.0f} ms"
+            except ApiError as e:
+                results[what] = f"{e.status} {e.message[:160]}"
+
+        key = f"{namespace}/{names[3]}"
+        attempt(
+            "status update",
+            lambda: api.patch("Pod", key, {"status": {"phase": "Running"}}, subresource="status"),
+        )
+        attempt("label update", lambda: api.patch("Pod", key, {"metadata": {"labels": {"seen": "yes"}}}))
+        attempt(
+            "delete", lambda: api.delete("Pod", f"{namespace}/{in_zone_a[0]}", body={"gracePeriodSeconds": 0})
+        )
+        eviction = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": in_zone_a[1], "namespace": namespace},
+        }
+        attempt(
+            "eviction", lambda: api.create(eviction, subresource="eviction", name=in_zone_a[1], kind="Pod")
+        )
+        plain_pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "plain", "namespace": plain},
+            "spec": {"containers": [{"name": "c", "image": "pause"}]},
+        }
+        attempt("create elsewhere", lambda: api.create(plain_pod))
+        attempt(
+            "delete elsewhere", lambda: api.delete("Pod", f"{plain}/plain", body={"gracePeriodSeconds": 0})
+        )
+        attempt("create to book", lambda: api.create(pod))
+        for what in (
+            "status update",
+            "label update",
+            "delete",
+            "eviction",
+            "create elsewhere",
+            "delete elsewhere",
+        ):
+            assert results[what].startswith("ok"), (what, results[what])
+        assert results["create to book"].startswith("500"), results["create to book"]
+        assert "workloadspread.pods.kubespread.io" in results["create to book"]
+        # what the missed deletion and eviction would have given back, the controller recounts
+        wait_for("the controller to recount zone-a", lambda: zone_a().get("replicas") == 1, 30)
+        assert zone_a().get("missingReplicas") == bounds["zone-a"] - 1
+    finally:
+        for c in configs:
+            with contextlib.suppress(ApiError):
+                api.delete(c["kind"], c["metadata"]["name"])
+        webhook.terminate()
+        code = controller.terminate()
+        delete_pods(api, plain)
+        api.delete("Namespace", plain)
+    assert code == 0, controller.log()[-1500:]
+    print("\nwith the webhook stopped:")
+    for what, result in results.items():
+        print(f"  {what}: {result}")
+
+    rounds = bench.run_load(KUBECONFIG, [200], [2], tmp_path / "load")
+    print(bench.table(rounds))
+    alone, loaded = rounds
+    assert alone.replicas == 0 and not alone.errors  # the API server alone, for reference
+    assert loaded.replicas == 2 and not loaded.errors, loaded.errors[:3]
+    assert loaded.exact and not loaded.over, loaded.subsets
+    assert loaded.subsets == {"zone-a": 60, "zone-b": 60, "rest": 80}
