@@ -5,6 +5,7 @@ LiveWorkloadSpreadClient (WorkloadSpreads fresh from the API, owners from the ca
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -440,6 +441,59 @@ def test_update_status_with_a_stale_version_is_a_conflict() -> None:
     assert stored["status"] == {"observedGeneration": 1}
     cached = client.cache.cluster.get("WorkloadSpread", WS_KEY)
     assert cached is not None and cached.metadata.resource_version == stored["metadata"]["resourceVersion"]
+
+
+def test_after_its_own_write_the_client_reads_nothing_until_another_writer_shows() -> None:
+    api = world()
+    client = LiveWorkloadSpreadClient(api)
+    client.cache.apply("ADDED", api.get("WorkloadSpread", WS_KEY))
+    gets = lambda: len(api.calls_matching("get WorkloadSpread")) - 1  # noqa: E731
+    ws = client.get("WorkloadSpread", WS_KEY)
+    assert isinstance(ws, WorkloadSpread) and gets() == 1
+    ws.status.observed_generation = 1
+    client.update_status(ws)
+    mine = client.get("WorkloadSpread", WS_KEY)
+    assert gets() == 1  # its own write is the latest version: no round trip
+    stored = api.stored("WorkloadSpread", WS_KEY)
+    assert isinstance(mine, WorkloadSpread)
+    assert mine.metadata.resource_version == stored["metadata"]["resourceVersion"]
+    # another replica writes; once the watch shows it, reads go to the API server again
+    api.patch("WorkloadSpread", WS_KEY, {"status": {"observedGeneration": 2}}, subresource="status")
+    client.cache.apply("MODIFIED", copy.deepcopy(api.stored("WorkloadSpread", WS_KEY)))
+    theirs = client.get("WorkloadSpread", WS_KEY)
+    assert gets() == 2 and isinstance(theirs, WorkloadSpread) and theirs.status.observed_generation == 2
+    # the watch saw it deleted: read, and found gone
+    client.cache.apply("DELETED", copy.deepcopy(api.stored("WorkloadSpread", WS_KEY)))
+    api.delete("WorkloadSpread", WS_KEY)
+    assert client.get("WorkloadSpread", WS_KEY) is None and gets() == 3
+
+
+def test_after_a_conflict_the_client_reads_from_the_api_before_each_write_for_a_while() -> None:
+    api = world()
+    client = LiveWorkloadSpreadClient(api)
+    client.cache.apply("ADDED", api.get("WorkloadSpread", WS_KEY))
+    gets = lambda: len(api.calls_matching("get WorkloadSpread")) - 1  # noqa: E731
+    stale = client.get("WorkloadSpread", WS_KEY)
+    assert isinstance(stale, WorkloadSpread)
+    api.patch("WorkloadSpread", WS_KEY, {"metadata": {"labels": {"new": "yes"}}})  # not yet watched
+    with pytest.raises(Conflict):
+        client.update_status(stale)
+    fresh = client.get("WorkloadSpread", WS_KEY)
+    assert isinstance(fresh, WorkloadSpread) and gets() == 2
+    client.update_status(fresh)
+    client.get("WorkloadSpread", WS_KEY)
+    assert gets() == 3  # within FRESH_READS_SECONDS of the conflict: read first, every time
+
+
+def test_a_status_write_to_a_deleted_workload_spread_is_a_conflict_and_the_read_finds_none() -> None:
+    api = world()
+    client = LiveWorkloadSpreadClient(api)
+    ws = client.get("WorkloadSpread", WS_KEY)
+    assert isinstance(ws, WorkloadSpread)
+    api.delete("WorkloadSpread", WS_KEY)
+    with pytest.raises(Conflict):
+        client.update_status(ws)
+    assert client.get("WorkloadSpread", WS_KEY) is None
 
 
 def test_an_owner_missing_from_the_cache_is_read_from_the_api_and_kept() -> None:
