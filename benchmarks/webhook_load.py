@@ -2,7 +2,8 @@
 """The WorkloadSpread webhook under load on a real kube-apiserver: concurrent pod creations.
 
 For each webhook replica count (``--replicas``, default 1 and 2) it starts that many
-``kubespread webhook`` processes behind a round-robin TCP proxy (what a Service does) and one
+``kubespread webhook`` processes sharing one port (``--reuse-port``: the kernel spreads the
+API server's connections among them, as a Service spreads them among pods) and one
 ``kubespread controller`` (it labels the namespace the webhooks are registered for), then for
 each concurrency (``--concurrency``, default 50, 100, 200) creates that many pods of one
 Deployment's ReplicaSet at once, one client thread and connection each, all through the
@@ -20,9 +21,7 @@ configurations it registers are scoped to the namespaces it creates, and removed
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import itertools
 import json
 import os
 import signal
@@ -112,45 +111,6 @@ class Process:
         return code
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError, OSError):
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    with contextlib.suppress(ConnectionError, OSError):
-        writer.close()
-
-
-async def _proxy(port: int, backends: list[int]) -> None:
-    """Each connection to ``port`` goes to the next backend in turn (TLS passes through)."""
-    turn = itertools.cycle(backends)
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", next(turn))
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-
-    server = await asyncio.start_server(serve, "127.0.0.1", port, backlog=1024)
-    async with server:
-        await server.serve_forever()
-
-
-def start_proxy(port: int, backends: list[int]) -> subprocess.Popen[bytes]:
-    """The proxy in a process of its own (it must not share this one's interpreter lock)."""
-    args = [sys.executable, __file__, "--proxy", str(port), *map(str, backends)]
-    proc = subprocess.Popen(args)
-    wait_for("the proxy to listen", lambda: _listening(port), 10)
-    return proc
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 # ------------------------------------------------------------------------------------------ the cluster
 def ensure_crd(api: KubeApi) -> None:
     from kubespread.live.manifests import workload_spread_crd
@@ -188,7 +148,7 @@ def webhooks_running(
 ) -> Iterator[list[Process]]:
     """``replicas`` webhooks behind the proxy, the controller, and the configurations."""
     ca, cert, key = make_certs(workdir)
-    ports = [free_port() for _ in range(replicas)]
+    port = free_port()
     procs = [
         Process(
             [
@@ -204,24 +164,20 @@ def webhooks_running(
                 "127.0.0.1",
                 "--port",
                 str(port),
+                "--reuse-port",
                 "--log-level",
                 LOG_LEVEL[0],
             ],
             workdir / f"webhook-{i}.log",
         )
-        for i, port in enumerate(ports)
+        for i in range(replicas)
     ]
     controller = Process([KUBESPREAD, "controller", "--kubeconfig", kubeconfig], workdir / "controller.log")
-    # one replica is called directly; more through the proxy, as a Service spreads connections
-    proxy_port = free_port() if replicas > 1 else ports[0]
-    proxy = None
-    configs = webhook_configurations(ca, f"https://127.0.0.1:{proxy_port}", run)
+    configs = webhook_configurations(ca, f"https://127.0.0.1:{port}", run)
     try:
-        for port in ports:
-            wait_for("a webhook to listen", lambda p=port: _listening(p), 60)  # type: ignore[misc]
+        for proc in procs:
+            wait_for("a webhook to listen", lambda p=proc: "serving admission reviews" in p.log(), 60)  # type: ignore[misc]
         wait_for("the controller to list the cluster", lambda: "watching" in controller.log(), 60)
-        if replicas > 1:
-            proxy = start_proxy(proxy_port, ports)
         for c in configs:
             api.create(c)
         yield [*procs, controller]
@@ -229,9 +185,6 @@ def webhooks_running(
         for c in configs:
             with contextlib.suppress(ApiError):
                 api.delete(c["kind"], c["metadata"]["name"])
-        if proxy is not None:
-            proxy.terminate()
-            proxy.wait(10)
         for p in [*procs, controller]:
             p.terminate()
 
@@ -483,11 +436,6 @@ def table(rounds: list[Round]) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "--proxy":
-        port, *backends = (int(a) for a in sys.argv[2:])
-        signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # nothing to flush: just go
-        asyncio.run(_proxy(port, backends))
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubeconfig", required=True, help="a disposable API server's admin kubeconfig")
     parser.add_argument("--concurrency", default="50,100,200", help="pods created at once, comma-separated")

@@ -943,6 +943,20 @@ def test_fifty_concurrent_reviews_get_their_own_answers(
     assert results == [(200, f"c-{i}") for i in range(50)]
 
 
+def test_two_servers_share_a_port_only_with_reuse_port(tls_files: tuple[Path, Path]) -> None:
+    cert, key = tls_files
+    first = WebhookServer(handlers_for(), cert=cert, key=key, host="127.0.0.1", port=0, reuse_port=True)
+    try:
+        second = WebhookServer(
+            handlers_for(), cert=cert, key=key, host="127.0.0.1", port=first.port, reuse_port=True
+        )
+        second.shutdown()
+        with pytest.raises(OSError):
+            WebhookServer(handlers_for(), cert=cert, key=key, host="127.0.0.1", port=first.port)
+    finally:
+        first.shutdown()
+
+
 def test_shutdown_before_serving_returns(tls_files: tuple[Path, Path]) -> None:
     srv = WebhookServer(handlers_for(), cert=tls_files[0], key=tls_files[1], host="127.0.0.1", port=0)
     srv.shutdown()

@@ -261,6 +261,14 @@ def webhook_command(
         float,
         typer.Option("--request-timeout", metavar="SECONDS", help="Seconds a connection may stay silent."),
     ] = 10.0,
+    reuse_port: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-port",
+            help="Share the port with other webhook processes on this host (SO_REUSEPORT): the "
+            "kernel spreads connections among them, each process using a core.",
+        ),
+    ] = False,
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
@@ -319,6 +327,7 @@ def webhook_command(
             port=port,
             request_timeout=request_timeout,
             stop=stop,
+            reuse_port=reuse_port,
         )
     except (WebhookConfigError, OSError) as e:
         err.print(f"error: {e}", markup=False, highlight=False)

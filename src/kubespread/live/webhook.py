@@ -708,11 +708,17 @@ class WebhookServer(ThreadingHTTPServer):
         host: str = "0.0.0.0",
         port: int = 9443,
         request_timeout: float = 10.0,
+        reuse_port: bool = False,
     ) -> None:
         self.handlers = handlers
         self.request_timeout = request_timeout
+        #: SO_REUSEPORT: several processes listen on one port and the kernel spreads the
+        #: connections among them (one interpreter lock each: more cores for one pod)
+        self.allow_reuse_port = reuse_port
         self.tls = tls_context(cert, key)
         self._state = threading.Lock()
+        #: connections accepted (each a TLS handshake), for the log at shutdown
+        self.connections = 0
         self._serving = False
         self._closed = False
         if ":" in host:
@@ -730,6 +736,7 @@ class WebhookServer(ThreadingHTTPServer):
         self.server_name, self.server_port = str(host), int(port)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        self.connections += 1  # one thread each: never two at once on this counter's line
         request.settimeout(self.request_timeout)
         try:
             conn = self.tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
@@ -778,11 +785,18 @@ def serve(
     port: int = 9443,
     request_timeout: float = 10.0,
     stop: threading.Event | None = None,
+    reuse_port: bool = False,
 ) -> None:
     """Serve until SIGTERM or SIGINT (handled only when called from the main thread) or until
     ``stop`` is set, then shut down and return."""
     server = WebhookServer(
-        handlers, cert=cert, key=key, host=host, port=port, request_timeout=request_timeout
+        handlers,
+        cert=cert,
+        key=key,
+        host=host,
+        port=port,
+        request_timeout=request_timeout,
+        reuse_port=reuse_port,
     )
     stop = stop if stop is not None else threading.Event()
     previous: dict[signal.Signals, Any] = {}
@@ -801,4 +815,6 @@ def serve(
         thread.join()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        logger.info("webhook server stopped")
+        lanes = handlers.lanes
+        booked = f", {lanes.booked} pods booked in {lanes.batches} status writes" if lanes is not None else ""
+        logger.info("webhook server stopped: %d connections%s", server.connections, booked)
