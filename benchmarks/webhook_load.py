@@ -46,8 +46,6 @@ ZONE = "topology.kubernetes.io/zone"
 SUBSET_ANNOTATION = "apps.kruise.io/matched-workloadspread"
 WS_LABEL = "kubespread.io/workloadspread"
 RUN_LABEL = "kubespread-load/run"
-#: the webhooks' --log-level (info: one line per review, with its milliseconds)
-LOG_LEVEL = ["warning"]
 
 
 # ------------------------------------------------------------------------------------------ plumbing
@@ -166,7 +164,7 @@ def webhooks_running(
                 str(port),
                 "--reuse-port",
                 "--log-level",
-                LOG_LEVEL[0],
+                "info",  # as deployed: one line per review
             ],
             workdir / f"webhook-{i}.log",
         )
@@ -452,8 +450,6 @@ def main() -> int:
     if not Path(args.kubeconfig).is_file():
         parser.error(f"--kubeconfig {args.kubeconfig}: no such file")
     with tempfile.TemporaryDirectory() as tmp:
-        if args.logs:
-            LOG_LEVEL[0] = "info"
         rounds = run_load(args.kubeconfig, concurrencies, replicas, Path(args.logs or tmp))
     print(table(rounds))
     for r in rounds:
