@@ -1,6 +1,10 @@
 """Scheduling throughput on a benchmark input (../shared/bench): the incoming pods scheduled
 and bound one after another, timing only the scheduling cycles, as kube-scheduler's
 reference figures do (snapshot, PreFilter … selection, assume), not parsing.
+
+Every cycle is timed per plugin (scheduler.timings) unless ``timed=False``; the timings of all
+cycles are summed into one CycleTimings, the ``byPlugin`` breakdown. Timing costs a few
+clock reads per plugin call: ``benchmarks/run.py`` measures that overhead by running both ways.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from kubespread.scheduler.evaluate import (
     profile_for,
     schedule_in_turn,
 )
+from kubespread.scheduler.timings import CycleTimings, TimingRow
 
 __all__ = ["BenchResult", "peak_rss_kib", "run_bench"]
 
@@ -38,14 +43,17 @@ class BenchResult:
     existing_pods: int = 0
     #: pod key → node, None when unschedulable
     placements: dict[str, str | None] = field(default_factory=dict)
+    #: every cycle's timings summed; None when the cycles were not timed
+    timings: CycleTimings | None = None
 
     @property
     def pods_per_second(self) -> float:
         return self.pods / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, by_plugin: bool = False) -> dict[str, Any]:
+        """The bench's JSON object; ``by_plugin`` adds ``byPlugin`` (``by_plugin_rows``)."""
         rss = peak_rss_kib()
-        return {
+        out: dict[str, Any] = {
             "podsPerSecond": round(self.pods_per_second, 1),
             "scheduled": self.scheduled,
             "unschedulable": self.unschedulable,
@@ -55,7 +63,38 @@ class BenchResult:
             "existingPods": self.existing_pods,
             "ruMaxrssKiB": rss,
             "peakMemoryMiB": round(rss / 1024, 1),
+            "timed": self.timings is not None,
         }
+        if by_plugin and self.timings is not None:
+            out["byPlugin"] = self.by_plugin()
+        return out
+
+    def by_plugin(self) -> dict[str, Any]:
+        """Where the cycles' time went: per extension point and plugin (and the framework's
+        own work) the total µs, µs per pod and share of the cycles' time."""
+        t = self.timings
+        assert t is not None
+        return {
+            "cycleMicroseconds": _us(t.cycle_ns),
+            "pluginMicroseconds": _us(t.plugin_ns),
+            "frameworkMicroseconds": _us(t.framework_ns),
+            "otherMicroseconds": _us(t.other_ns),
+            "rows": [self._row(r, t.cycle_ns) for r in t.rows()],
+        }
+
+    def _row(self, r: TimingRow, cycle_ns: int) -> dict[str, Any]:
+        return {
+            "extensionPoint": r.point,
+            "plugin": r.name,
+            "framework": r.framework,
+            "microseconds": _us(r.ns),
+            "microsecondsPerPod": round(r.ns / 1000 / max(self.pods, 1), 2),
+            "share": round(r.ns / cycle_ns, 4) if cycle_ns else 0.0,
+        }
+
+
+def _us(ns: int) -> float:
+    return round(ns / 1000, 1)
 
 
 def peak_rss_kib() -> int:
@@ -68,10 +107,12 @@ def run_bench(
     *,
     on_pod: Callable[[int, int], None] | None = None,
     profiler: cProfile.Profile | None = None,
+    timed: bool = True,
 ) -> BenchResult:
     """Load ``path`` (timed as loadSeconds), then schedule its incoming pods in turn, binding
     each scheduled one; ``on_pod(done, total)`` after each pod is outside the timing, and
-    ``profiler`` (if given) runs during the cycles only."""
+    ``profiler`` (if given) runs during the cycles only. ``timed``: time every cycle per plugin
+    (``BenchResult.timings``); False reads no clock inside the cycles."""
     result = BenchResult()
     start = time.perf_counter()
     try:
@@ -92,7 +133,8 @@ def run_bench(
     result.load_seconds = time.perf_counter() - start
     result.nodes, result.existing_pods, result.pods = cluster.num_nodes, len(cluster.pods), len(pods)
 
-    decisions = schedule_in_turn(cluster, profile, pods, bind=True)
+    decisions = schedule_in_turn(cluster, profile, pods, bind=True, timed=timed)
+    total = CycleTimings() if timed else None
     clock = time.perf_counter
     for done in range(1, len(pods) + 1):
         if profiler is not None:
@@ -102,6 +144,8 @@ def run_bench(
         result.wall_seconds += clock() - t0
         if profiler is not None:
             profiler.disable()
+        if total is not None and decision.timings is not None:
+            total.add(decision.timings)
         if decision.selected is None:
             result.unschedulable += 1
         else:
@@ -109,4 +153,5 @@ def run_bench(
         result.placements[decision.pod.key] = decision.selected
         if on_pod is not None:
             on_pod(done, len(pods))
+    result.timings = total
     return result

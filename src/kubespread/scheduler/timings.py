@@ -11,7 +11,14 @@ of every cycle it is asked to time (``schedule_one(..., timed=True)``, the defau
 - ``points``: point -> nanoseconds of the whole extension point, the framework's own work
   (merging node sets, dropping rejected nodes, weighting scores) included;
 - ``point_status``: the extension point's status (PreFilter's rejection, PostFilter's answer);
+- ``steps``: the framework's own work outside the extension points, each step timed by its
+  own clock reads (``FRAMEWORK_STEPS``), so that a cycle's rows add up to its time and what is
+  left (``other_ns``: the calls between them, the clock reads) is measured, not assumed;
 - ``cycle_ns``: the whole ``schedule_one`` call.
+
+``rows()`` is the one breakdown every view shows (``explain --timings``, ``bench
+--by-plugin``, the report's chart): per extension point its plugins, then the framework's
+work inside the point (the point's time minus its plugins'), then the framework steps.
 
 The extension points are kube-scheduler's metric labels; ``NormalizeScore`` is timed per
 plugin (as kube-scheduler's plugin metric does) and counted inside the ``Score`` point.
@@ -25,13 +32,21 @@ from typing import Final
 
 __all__ = [
     "FILTER",
+    "FIT_ERROR",
+    "FRAMEWORK",
+    "FRAMEWORK_STEPS",
+    "NARROW",
+    "NOMINATED",
     "NORMALIZE_SCORE",
     "POINTS",
     "POST_FILTER",
     "PRE_FILTER",
     "PRE_SCORE",
     "SCORE",
+    "SELECT_HOST",
+    "SNAPSHOT",
     "CycleTimings",
+    "TimingRow",
 ]
 
 PRE_FILTER: Final = "PreFilter"
@@ -42,6 +57,20 @@ SCORE: Final = "Score"
 NORMALIZE_SCORE: Final = "NormalizeScore"
 #: the extension points a cycle runs, in order (NormalizeScore belongs to Score)
 POINTS: Final = (PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE)
+
+#: the row name of the framework's own work (inside a point, and the steps outside them)
+FRAMEWORK: Final = "(framework)"
+#: framework steps outside the extension points, in cycle order: the cycle's copy of the node
+#: names and its Decision and CycleState; PreFilterResult narrowing the node set; filtering again
+#: the nodes with nominated pods; the feasible nodes, the best total and the tie-break
+SNAPSHOT: Final = "Snapshot"
+NARROW: Final = "PreFilterResult"
+NOMINATED: Final = "NominatedPods"
+SELECT_HOST: Final = "SelectHost"
+FIT_ERROR: Final = "FitError"
+FRAMEWORK_STEPS: Final = (SNAPSHOT, NARROW, NOMINATED, SELECT_HOST, FIT_ERROR)
+
+_now = time.perf_counter_ns
 
 #: status codes by severity, for a Filter call that judged many nodes
 _SEVERITY: Final = {
@@ -61,27 +90,98 @@ class CycleTimings:
     statuses: dict[str, dict[str, str]] = field(default_factory=dict)
     points: dict[str, int] = field(default_factory=dict)
     point_status: dict[str, str] = field(default_factory=dict)
+    steps: dict[str, int] = field(default_factory=dict)
     cycle_ns: int = 0
 
     def call(self, point: str, plugin: str, started: int, status: str = "Success") -> None:
-        """Add the time since ``started`` (perf_counter_ns) to the plugin's at the point."""
-        spent = time.perf_counter_ns() - started
-        per_plugin = self.plugins.setdefault(point, {})
-        per_plugin[plugin] = per_plugin.get(plugin, 0) + spent
-        seen = self.statuses.setdefault(point, {})
-        before = seen.get(plugin)
-        if before is None or _SEVERITY.get(status, 3) > _SEVERITY.get(before, 3):
+        """Add the time since ``started`` (perf_counter_ns) to the plugin's at the point.
+
+        Runs some 25 times a cycle, so it does the least it can: the clock first, then two
+        dict lookups; the severity comparison only when a plugin calls twice at a point."""
+        spent = _now() - started
+        per_plugin = self.plugins.get(point)
+        if per_plugin is None:
+            per_plugin = self.plugins[point] = {}
+            self.statuses[point] = {}
+        seen = self.statuses[point]
+        before = per_plugin.get(plugin)
+        if before is None:
+            per_plugin[plugin] = spent
+            seen[plugin] = status
+            return
+        per_plugin[plugin] = before + spent
+        if _SEVERITY.get(status, 3) > _SEVERITY.get(seen[plugin], 3):
             seen[plugin] = status
 
     def point(self, point: str, started: int, status: str = "Success") -> None:
         """Add the time since ``started`` to the extension point's."""
-        self.points[point] = self.points.get(point, 0) + time.perf_counter_ns() - started
+        self.points[point] = self.points.get(point, 0) + _now() - started
         self.point_status[point] = status
+
+    def step(self, name: str, started: int) -> None:
+        """Add the time since ``started`` to the framework step's (``FRAMEWORK_STEPS``)."""
+        self.steps[name] = self.steps.get(name, 0) + _now() - started
+
+    def add(self, other: CycleTimings) -> None:
+        """Sum ``other`` into this one (many cycles as one, for ``bench --by-plugin``); a
+        status is the most severe seen."""
+        for point, per in other.plugins.items():
+            mine = self.plugins.setdefault(point, {})
+            seen = self.statuses.setdefault(point, {})
+            for name, ns in per.items():
+                mine[name] = mine.get(name, 0) + ns
+                status = other.statuses.get(point, {}).get(name, "Success")
+                if _SEVERITY.get(status, 3) > _SEVERITY.get(seen.get(name, "Success"), 3):
+                    seen[name] = status
+                else:
+                    seen.setdefault(name, status)
+        for point, ns in other.points.items():
+            self.points[point] = self.points.get(point, 0) + ns
+        for point, status in other.point_status.items():
+            if _SEVERITY.get(status, 3) >= _SEVERITY.get(self.point_status.get(point, "Success"), 3):
+                self.point_status[point] = status
+        for name, ns in other.steps.items():
+            self.steps[name] = self.steps.get(name, 0) + ns
+        self.cycle_ns += other.cycle_ns
 
     @property
     def plugin_ns(self) -> int:
         """The plugins' time, every point together."""
         return sum(ns for per in self.plugins.values() for ns in per.values())
+
+    @property
+    def framework_ns(self) -> int:
+        """The framework's own measured work: inside the points, outside the plugins, and
+        the steps outside the points."""
+        return sum(self.points.values()) - self.plugin_ns + sum(self.steps.values())
+
+    @property
+    def other_ns(self) -> int:
+        """The cycle's time in no row: the glue between the timed parts and the clock reads."""
+        return self.cycle_ns - sum(self.points.values()) - sum(self.steps.values())
+
+    def _point_plugins_ns(self, point: str) -> int:
+        """The plugins' time at a point (NormalizeScore's counted in Score's)."""
+        names = (point, NORMALIZE_SCORE) if point == SCORE else (point,)
+        return sum(ns for q in names for ns in self.plugins.get(q, {}).values())
+
+    def rows(self) -> list[TimingRow]:
+        """Every timed part of the cycle(s), in cycle order (see the module notes)."""
+        out: list[TimingRow] = []
+        for p in POINTS:
+            if p not in self.points and p not in self.plugins:
+                continue
+            spent = 0
+            for q in (p, NORMALIZE_SCORE) if p == SCORE else (p,):
+                for name, ns in self.plugins.get(q, {}).items():
+                    out.append(TimingRow(q, name, ns, self.statuses.get(q, {}).get(name, "Success")))
+                    spent += ns
+            if p in self.points:
+                out.append(TimingRow(p, FRAMEWORK, max(self.points[p] - spent, 0), "", framework=True))
+        for name in FRAMEWORK_STEPS:
+            if name in self.steps:
+                out.append(TimingRow(name, FRAMEWORK, self.steps[name], "", framework=True))
+        return out
 
     def by_plugin(self) -> dict[str, int]:
         """Plugin -> nanoseconds over every extension point."""
@@ -100,11 +200,14 @@ class CycleTimings:
         return {
             "cycleMicroseconds": us(self.cycle_ns),
             "pluginMicroseconds": us(self.plugin_ns),
+            "frameworkMicroseconds": us(self.framework_ns),
+            "otherMicroseconds": us(self.other_ns),
             "extensionPoints": [
                 {
                     "name": p,
                     "status": self.point_status.get(p, "Success"),
                     "microseconds": us(self.points.get(p, 0)),
+                    "frameworkMicroseconds": us(max(self.points.get(p, 0) - self._point_plugins_ns(p), 0)),
                     "plugins": [
                         {
                             "name": name,
@@ -119,4 +222,21 @@ class CycleTimings:
                 for p in POINTS
                 if p in self.points or p in self.plugins
             ],
+            "frameworkSteps": [
+                {"name": name, "microseconds": us(self.steps[name])}
+                for name in FRAMEWORK_STEPS
+                if name in self.steps
+            ],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class TimingRow:
+    """One row of a timing breakdown: a plugin at an extension point (``NormalizeScore`` for
+    its normalization), or the framework's work in a point or a framework step."""
+
+    point: str
+    name: str
+    ns: int
+    status: str
+    framework: bool = False
