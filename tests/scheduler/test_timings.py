@@ -47,8 +47,9 @@ def test_points_statuses_and_the_cycle() -> None:
     t = decision.timings
     assert t is not None and decision.selected is not None
     # a Filter call that rejected a node says so; one that rejected none is Success
-    assert t.statuses["Filter"]["NodeResourcesFit"] == "UnschedulableAndUnresolvable"  # > allocatable
-    assert t.statuses["Filter"]["PodTopologySpread"] == "Success"
+    assert t.status("Filter", "NodeResourcesFit") == "UnschedulableAndUnresolvable"  # > allocatable
+    assert t.status("Filter", "PodTopologySpread") == "Success"
+    assert "PodTopologySpread" not in t.statuses.get("Filter", {})  # only other codes are kept
     assert t.point_status["Filter"] == "Success"
     # each point holds its plugins' time, and the cycle holds every point's
     for point in ("PreFilter", "Filter", "PreScore"):
@@ -71,7 +72,7 @@ def test_a_prefilter_rejection_is_the_points_status() -> None:
     decision = schedule_one(pod, cluster, default_profile())
     assert decision.selected is None and decision.timings is not None
     assert decision.timings.point_status["PreFilter"] == "UnschedulableAndUnresolvable"
-    assert decision.timings.statuses["PreFilter"]["NodeAffinity"] == "UnschedulableAndUnresolvable"
+    assert decision.timings.status("PreFilter", "NodeAffinity") == "UnschedulableAndUnresolvable"
     assert "Filter" not in decision.timings.plugins
 
 

@@ -268,7 +268,7 @@ def _run_pre_filter(
         started = _now() if timings is not None else 0
         r, st = pl.pre_filter(state, pod)
         if timings is not None:
-            timings.call(PRE_FILTER, pl.name, started, st.code.value)
+            timings.call(PRE_FILTER, pl.name, started, st.code)
         if st.is_skip:
             state.skip_filter.add(pl.name)
             continue
@@ -390,7 +390,7 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
         started = _now() if t is not None else 0
         st = pre.pre_score(state, pod, ids)
         if t is not None:
-            t.call(PRE_SCORE, pre.name, started, st.code.value)
+            t.call(PRE_SCORE, pre.name, started, st.code)
         if st.is_skip:
             state.skip_score.add(pre.name)
         elif not st.is_success:
