@@ -412,7 +412,7 @@ def timings_table(t: CycleTimings, pods: int | None = None) -> tuple[Table, str]
     def part(ns: int) -> str:
         return f"{ns / 1000:,.0f} µs ({100 * ns / cycle:.1f}%)"
 
-    what = f"{pods} cycles' {t.cycle_ns / 1000:,.0f} µs" if pods else f"an {t.cycle_ns / 1000:,.0f} µs cycle"
+    what = f"{pods} cycles' {t.cycle_ns / 1000:,.0f} µs" if pods else f"the {t.cycle_ns / 1000:,.0f} µs cycle"
     summary = (
         f"plugins {t.plugin_ns / 1000:,.0f} µs of {what} ({100 * t.plugin_ns / cycle:.1f}%); "
         f"framework {part(t.framework_ns)}; in no row {part(t.other_ns)}"
