@@ -9,7 +9,10 @@ median pods/s, checks every placement against ../shared/bench/expected/, and pri
 * the timing overhead table: every workload run ``--runs`` times timed (the default, per-plugin
   timings kept) and as many times ``--no-timings``, alternating which goes first; median pods/s
   of each, their range, and the overhead (how much longer a timed cycle takes) as the median of
-  the pairs' overheads with their range, since the machine is shared and noisy;
+  the pairs' overheads with their range, since the machine is shared and noisy; then one
+  ``bench --overhead`` run, each cycle run twice on the same state (timed and untimed, which
+  first alternating): the median per cycle of how much longer the timed one took, and the
+  same over the sums, figures that other processes' noise sways far less than whole runs;
 * where the time goes: per extension point and plugin, the share of the cycles' time on each
   workload (``bench --by-plugin`` of its median timed run);
 * two scaling tables for ``spread``: 0, 10k, 50k and 100k existing pods at 5,000 nodes, and
@@ -110,6 +113,8 @@ class Measured:
     identical: bool | None
     #: the --no-timings runs, each alternating with the timed run of the same index
     untimed: list[dict] = field(default_factory=list)
+    #: one ``bench --overhead`` run (each cycle timed and untimed in turn)
+    paired: dict | None = None
 
     @property
     def median(self) -> float:
@@ -154,7 +159,11 @@ def measure(
                 identical = identical and same
             label = f" timings {mode}" if untimed else ""
             console.print(f"[dim]  {input_path.stem} run {i + 1}{label}: {got['podsPerSecond']} pods/s[/]")
-    return Measured(results, identical, plain)
+    paired = None
+    if untimed:
+        paired = bench_once(input_path, None, "--overhead")
+        console.print(f"[dim]  {input_path.stem} paired cycles: {paired['overhead']}[/]")
+    return Measured(results, identical, plain, paired)
 
 
 def workload_table(workloads: list[Workload], measured: dict[str, Measured], runs: int) -> Table:
@@ -180,7 +189,18 @@ def workload_table(workloads: list[Workload], measured: dict[str, Measured], run
 
 def overhead_table(workloads: list[Workload], measured: dict[str, Measured], runs: int) -> Table:
     t = Table(title=f"per-plugin timing overhead: {runs} timed and {runs} untimed runs alternating, medians")
-    for col in ("workload", "timed pods/s", "range", "untimed pods/s", "range", "overhead", "pairs"):
+    columns = (
+        "workload",
+        "timed pods/s",
+        "range",
+        "untimed pods/s",
+        "range",
+        "overhead",
+        "pairs",
+        "paired cycles: median",
+        "sums",
+    )
+    for col in columns:
         t.add_column(col, justify="left" if col == "workload" else "right")
     for w in workloads:
         m = measured[w.name]
@@ -195,6 +215,8 @@ def overhead_table(workloads: list[Workload], measured: dict[str, Measured], run
             f"{min(values):.0f}-{max(values):.0f}" if len(values) > 1 else "",
             f"{statistics.median(pairs):+.1f}%",
             f"{min(pairs):+.1f}..{max(pairs):+.1f}%" if len(pairs) > 1 else "",
+            f"{m.paired['overhead']['medianPercent']:+.1f}%" if m.paired else "",
+            f"{m.paired['overhead']['percent']:+.1f}%" if m.paired else "",
         )
     return t
 
@@ -273,7 +295,7 @@ def main() -> None:
         console.print(overhead_table(workloads, measured, a.runs))
         console.print(by_plugin_table(workloads, measured))
         report["workloads"] = {
-            n: {"runs": m.runs, "untimedRuns": m.untimed, "identical": m.identical}
+            n: {"runs": m.runs, "untimedRuns": m.untimed, "paired": m.paired, "identical": m.identical}
             for n, m in measured.items()
         }
         failed = any(m.identical is False for m in measured.values())

@@ -46,6 +46,7 @@ def test_timed_and_untimed_runs_alternate_into_the_overhead_and_by_plugin_tables
     assert [r["timed"] for r in m.runs] == [True, True] and [r["timed"] for r in m.untimed] == [False, False]
     assert all("byPlugin" in r for r in m.runs) and not any("byPlugin" in r for r in m.untimed)
     assert len(m.overheads()) == 2
+    assert m.paired is not None and set(m.paired["overhead"]) >= {"percent", "medianPercent"}
     w = RUN.Workload("tiny", args, 100.0, None)
     console = RUN.Console(width=200, record=True)
     console.print(RUN.overhead_table([w], {"tiny": m}, 2))

@@ -173,3 +173,19 @@ def test_by_plugin_table(tmp_path: Path) -> None:
     assert lines[header].split() == ["extension", "point", "plugin", "µs", "µs/pod", "share", "status"]
     assert any(line.split()[:2] == ["NormalizeScore", "TaintToleration"] for line in lines[header:])
     assert lines[-1].startswith("plugins ") and " of 20 cycles' " in lines[-1]
+
+
+def test_overhead_runs_each_cycle_twice_and_keeps_the_placements(tmp_path: Path) -> None:
+    path = _spread_input(tmp_path)
+    placements = tmp_path / "p.json", tmp_path / "q.json"
+    plain = runner.invoke(app, ["bench", str(path), "--placements", str(placements[0])])
+    paired = runner.invoke(app, ["bench", str(path), "--overhead", "--placements", str(placements[1])])
+    assert paired.exit_code == 0, paired.output
+    assert placements[0].read_text() == placements[1].read_text()
+    assert "overhead" not in json.loads(plain.stdout)
+    o = json.loads(paired.stdout)["overhead"]
+    assert o["timedSeconds"] > 0 and o["untimedSeconds"] > 0
+    assert o["percent"] == pytest.approx(100 * (o["timedSeconds"] / o["untimedSeconds"] - 1), abs=0.5)
+    assert isinstance(o["medianPercent"], float)
+    both = runner.invoke(app, ["bench", str(path), "--no-timings", "--overhead"])
+    assert both.exit_code == 2 and both.stderr == "error: --overhead needs timed cycles; drop --no-timings\n"

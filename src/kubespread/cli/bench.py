@@ -52,6 +52,15 @@ def bench_command(
             "cycles, to measure what timing costs.",
         ),
     ] = True,
+    overhead: Annotated[
+        bool,
+        typer.Option(
+            "--overhead",
+            help="Run every cycle twice on the same state, timed and untimed (which first "
+            "alternating), and report how much longer the timed ones took (JSON: overhead); pods/s "
+            "counts the timed cycles only.",
+        ),
+    ] = False,
     output: OutputOption = Output.json,
 ) -> None:
     """Schedule the incoming pods one after another and print pods/s, timing the cycles only.
@@ -62,9 +71,10 @@ def bench_command(
     from kubespread.scheduler.bench import run_bench
     from kubespread.scheduler.evaluate import EvaluateError
 
-    if by_plugin and not timings:
-        typer.echo("error: --by-plugin needs timed cycles; drop --no-timings", err=True)
-        raise typer.Exit(2)
+    for flag, asked in (("--by-plugin", by_plugin), ("--overhead", overhead)):
+        if asked and not timings:
+            typer.echo(f"error: {flag} needs timed cycles; drop --no-timings", err=True)
+            raise typer.Exit(2)
 
     profiler = cProfile.Profile() if profile_out is not None else None
     progress = None
@@ -81,7 +91,7 @@ def bench_command(
 
         progress.start()
     try:
-        result = run_bench(input_file, on_pod=on_pod, profiler=profiler, timed=timings)
+        result = run_bench(input_file, on_pod=on_pod, profiler=profiler, timed=timings, paired=overhead)
     except EvaluateError as e:
         typer.echo(f"error: {input_file}: {e}", err=True)
         raise typer.Exit(2) from None
@@ -120,6 +130,14 @@ def _print_table(result: BenchResult, by_plugin: bool) -> None:
         "yes" if result.timings is not None else "no",
     )
     out.print(t)
+    if result.paired_ns is not None:
+        on, off = result.paired_ns
+        out.print(
+            f"timing overhead: timed cycles {on / 1e9:.3f} s, the same cycles untimed {off / 1e9:.3f} s "
+            f"({100 * (on / off - 1):+.1f}%; median per cycle {result.paired_median_percent:+.1f}%)",
+            markup=False,
+            highlight=False,
+        )
     if by_plugin and result.timings is not None:
         rows, summary = timings_table(result.timings, pods=result.pods)
         out.print()
