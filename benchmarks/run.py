@@ -188,18 +188,13 @@ def workload_table(workloads: list[Workload], measured: dict[str, Measured], run
 
 
 def overhead_table(workloads: list[Workload], measured: dict[str, Measured], runs: int) -> Table:
-    t = Table(title=f"per-plugin timing overhead: {runs} timed and {runs} untimed runs alternating, medians")
-    columns = (
-        "workload",
-        "timed pods/s",
-        "range",
-        "untimed pods/s",
-        "range",
-        "overhead",
-        "pairs",
-        "paired cycles: median",
-        "sums",
+    t = Table(
+        title=f"timing overhead: {runs} timed (on) and {runs} untimed (off) runs alternating, medians; "
+        "runs: the median of each pair's overhead, pairs: their range; cycles: each cycle timed and untimed in "
+        "turn (bench --overhead), the median per cycle, sums: over all cycles",
+        title_justify="left",
     )
+    columns = ("workload", "on pods/s", "range", "off pods/s", "range", "runs", "pairs", "cycles", "sums")
     for col in columns:
         t.add_column(col, justify="left" if col == "workload" else "right")
     for w in workloads:
@@ -214,7 +209,7 @@ def overhead_table(workloads: list[Workload], measured: dict[str, Measured], run
             f"{off:.0f}",
             f"{min(values):.0f}-{max(values):.0f}" if len(values) > 1 else "",
             f"{statistics.median(pairs):+.1f}%",
-            f"{min(pairs):+.1f}..{max(pairs):+.1f}%" if len(pairs) > 1 else "",
+            f"{min(pairs):+.0f}..{max(pairs):+.0f}%" if len(pairs) > 1 else "",
             f"{m.paired['overhead']['medianPercent']:+.1f}%" if m.paired else "",
             f"{m.paired['overhead']['percent']:+.1f}%" if m.paired else "",
         )
