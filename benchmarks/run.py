@@ -190,8 +190,8 @@ def workload_table(workloads: list[Workload], measured: dict[str, Measured], run
 def overhead_table(workloads: list[Workload], measured: dict[str, Measured], runs: int) -> Table:
     t = Table(
         title=f"timing overhead: {runs} timed (on) and {runs} untimed (off) runs alternating, medians; "
-        "runs: the median of each pair's overhead, pairs: their range; cycles: each cycle timed and untimed in "
-        "turn (bench --overhead), the median per cycle, sums: over all cycles",
+        "runs: the median of each pair's overhead, pairs: their range; cycles: each cycle timed and "
+        "untimed in turn (bench --overhead), the median per cycle, sums: over all cycles",
         title_justify="left",
     )
     columns = ("workload", "on pods/s", "range", "off pods/s", "range", "runs", "pairs", "cycles", "sums")
