@@ -83,6 +83,7 @@ class SecondaryScheduler:
         self.stop = stop or threading.Event()
         self.identity = identity or instance_name()
         self.cache = ClusterCache()
+        self.loop.cluster = self.cache.cluster  # what the queueing hints read
         self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity)
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
