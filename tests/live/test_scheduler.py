@@ -208,7 +208,9 @@ def expected_fit_error(api: FakeApi, name: str) -> str:
 
 
 @pytest.mark.slow
-def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: threading.Event) -> None:
+def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(
+    stop: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
     api = cluster_api(web_pod("huge", cpu="100"))
     fit_error = expected_fit_error(api, "huge")
     assert fit_error.startswith("0/6 nodes are available:")
@@ -225,9 +227,15 @@ def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: t
     # the condition's own write comes back through the watch and wakes nothing
     assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.2)
 
-    # a node change gives it another try: same message, so the same Event counts again and
-    # the condition is not written a second time
+    # a label change helps no plugin that rejected it (NodeResourcesFit): no retry, as kube's
+    # queueing hints decide
     api.patch("Node", "a1", {"metadata": {"labels": {"touched": "yes"}}})
+    assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.2)
+
+    # the 5-minute flush gives it another try: same message, so the same Event counts again
+    # and the condition is not written a second time
+    monkeypatch.setattr(queue_module, "MAX_UNSCHEDULABLE_SECONDS", 0.0)
+    sched._last_leftover_sweep = 0.0
     assert drive(sched, lambda: sched.stats.attempts == 2)
     stopped(sched)
     assert sched.stats.unschedulable == 2
@@ -241,7 +249,8 @@ def test_a_new_message_is_written_to_the_condition_again(stop: threading.Event) 
     api = cluster_api(web_pod("huge", cpu="100"))
     sched = started(api, stop)
     assert drive(sched, lambda: sched.stats.unschedulable == 1)
-    api.create(make_node("d1").zone("d").dict())  # 0/7 now
+    # a node where it would fit but for a taint: NodeResourcesFit's hint queues it; 0/7 now
+    api.create(make_node("d1").zone("d").capacity(cpu="200").taint("dedicated", "x").dict())
     assert drive(sched, lambda: sched.stats.attempts == 2)
     stopped(sched)
     assert len(api.calls_matching("patch Pod default/huge status")) == 2
