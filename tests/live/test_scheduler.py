@@ -405,3 +405,26 @@ def test_run_waits_for_leadership_and_returns_when_it_is_lost(stop: threading.Ev
     t.join(2.0)
     assert not t.is_alive()
     stopped(sched)
+
+
+# --------------------------------------------------------------------------- queueing hints
+def test_a_cordon_does_not_retry_a_node_affinity_rejected_pod_a_matching_label_does(
+    stop: threading.Event,
+) -> None:
+    """Issue 26: cordoning an unrelated node used to retry the pod (a new FailedScheduling every
+    few seconds); NodeAffinity's queueing hint ignores it, and a node labelled to match wakes
+    the pod, which is then bound there."""
+    ssd = make_pod("ssd").set("spec.schedulerName", OURS).node_selector(disk="ssd").dict()
+    api = cluster_api(ssd)
+    sched = started(api, stop)
+    assert drive(sched, lambda: sched.stats.unschedulable == 1)
+    api.patch("Node", "b1", {"spec": {"unschedulable": True}})
+    assert drive(sched, lambda: sched.cache.cluster.nodes["b1"].spec.unschedulable)
+    assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.3)
+    assert sched.queue.where("default/ssd") == "unschedulable"
+    (event,) = api.events("FailedScheduling")
+    assert "series" not in event
+    api.patch("Node", "c2", {"metadata": {"labels": {"disk": "ssd"}}})
+    assert drive(sched, lambda: node_of(api, "ssd") == "c2")
+    stopped(sched)
+    assert sched.stats.attempts == 2
