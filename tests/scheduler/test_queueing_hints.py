@@ -356,3 +356,20 @@ def test_pod_update_actions() -> None:
     assert pod_update_actions(make_pod("p").req(cpu="2").obj(), make_pod("p").req(cpu="1").obj()) == [
         ActionType.UPDATE_POD_SCALE_DOWN
     ]
+
+
+def test_a_pre_filter_result_rejection_counts_the_narrowing_plugin() -> None:
+    """A PreFilterResult that leaves every node out names its plugin only in the message: the
+    plugin is still recorded, and its hint waits for the named node."""
+    h = Harness(make_node("n1"))
+    by_name = {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n9"]}]}]
+    }
+    key = h.fail(
+        make_pod("p").affinity("nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution", by_name)
+    )
+    assert h.rejectors(key) == {"NodeAffinity"}
+    h.cluster.add(make_node("n2").obj())
+    assert h.where(key) == "unschedulable"
+    h.cluster.add(make_node("n9").obj())
+    assert h.where(key) == "active"
