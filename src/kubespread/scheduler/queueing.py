@@ -108,10 +108,6 @@ class EventKind:
             return True
         return self.resource is incoming.resource and bool(self.actions & incoming.actions)
 
-    @property
-    def label(self) -> str:
-        return f"{self.resource.value}/{self.actions.name or int(self.actions)}"
-
 
 #: what a plugin without hints is registered for: every event requeues its pods
 ALL_EVENTS: Final = EventKind(EventResource.WILDCARD, ActionType.ALL)
