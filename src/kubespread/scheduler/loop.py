@@ -21,9 +21,8 @@ the binder applies it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from typing import Final, Protocol
+from typing import Protocol
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
@@ -37,10 +36,6 @@ from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
 
 __all__ = ["Binder", "SchedulingLoop", "profile_registrations", "rejecting_plugins"]
 
-#: the plugins named by "node(s) didn't satisfy plugin X" / "plugin(s) [X Y] (simultaneously)"
-_NARROWING: Final = re.compile(r"didn't satisfy plugin(?:\(s\))? \[?([^\]]*?)\]?(?: simultaneously)?$")
-
-
 def rejecting_plugins(decision: Decision) -> tuple[frozenset[str], frozenset[str]]:
     """(unschedulable plugins, pending plugins) of an unschedulable decision: the plugins
     whose PreFilter or Filter rejected some node (kube's Diagnosis), those answering Pending
@@ -51,12 +46,7 @@ def rejecting_plugins(decision: Decision) -> tuple[frozenset[str], frozenset[str
         status = rejection.status
         if not status.is_rejected:
             continue
-        names = {status.plugin} if status.plugin else set()
-        if not names:
-            for reason in status.reasons:
-                m = _NARROWING.search(reason)
-                if m:
-                    names.update(m.group(1).split())
+        names = {status.plugin} if status.plugin else set(decision.narrowing_plugins)
         (pending if status.code is Code.PENDING else unschedulable).update(names)
     return frozenset(unschedulable), frozenset(pending)
 
