@@ -53,6 +53,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 from kubespread.scheduler.timings import NORMALIZE_SCORE
 
 if TYPE_CHECKING:
@@ -79,12 +80,6 @@ __all__ = [
     "serve_metrics",
 ]
 
-#: plain-HTTP metrics ports. 10251 and 10252 were kube-scheduler's and kube-controller-manager's
-#: insecure (HTTP) ports until v1.23 removed them: free on a control-plane node today, and what
-#: an operator recognises; 10253 continues the row for the webhook
-SCHEDULER_METRICS_PORT: Final = 10251
-CONTROLLER_METRICS_PORT: Final = 10252
-WEBHOOK_METRICS_PORT: Final = 10253
 METRICS_PATH: Final = "/metrics"
 HEALTHZ_PATH: Final = "/healthz"
 READYZ_PATH: Final = "/readyz"
