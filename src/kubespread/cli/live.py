@@ -182,9 +182,9 @@ def scheduler_command(
     profiles = scheduler_profiles_or_exit(config)
     if profiles is None:
         profiles = {scheduler_name: default_profile()}
-    api = connect_or_exit(kubeconfig, context)
-    metrics = SchedulerMetrics()
+    metrics = SchedulerMetrics()  # bound before connecting: a port in use is said at once
     server = serve_metrics_or_exit(metrics.registry, metrics.health, address, "scheduler")
+    api = connect_or_exit(kubeconfig, context)
     stop = stop_on_signals()
     identity = instance_name()
     sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
@@ -234,9 +234,9 @@ def controller_command(
 
     setup_logging(log_level)
     address = parse_metrics_address_or_exit(metrics_bind_address)
-    api = connect_or_exit(kubeconfig, context)
-    metrics = ControllerMetrics()
+    metrics = ControllerMetrics()  # bound before connecting: a port in use is said at once
     server = serve_metrics_or_exit(metrics.registry, metrics.health, address, "workloadspread")
+    api = connect_or_exit(kubeconfig, context)
     stop = stop_on_signals()
     controller = LiveController(api, stop=stop, metrics=metrics)
     try:
