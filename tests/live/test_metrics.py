@@ -205,6 +205,7 @@ def test_the_scheduler_reports_kube_schedulers_metrics(
     assert value(samples, "process_cpu_seconds_total") > 0
 
 
+@pytest.mark.slow
 def test_a_failed_bind_is_an_error_attempt_at_the_bind_extension_point(
     stop: threading.Event, servers: list[MetricsServer]
 ) -> None:
