@@ -181,6 +181,10 @@ def test_the_scheduler_reports_kube_schedulers_metrics(
         value(samples, plugin_count, **fit, status="UnschedulableAndUnresolvable")
         == sched.stats.unschedulable
     )
+    # the spread Filter rejects nodes for skew: Unschedulable, never its missing-label code
+    spread = {"plugin": "PodTopologySpread", "extension_point": "Filter"}
+    assert value(samples, plugin_count, **spread, status="Unschedulable") > 0
+    assert value(samples, plugin_count, **spread, status="UnschedulableAndUnresolvable") == 0
     point_count = "scheduler_framework_extension_point_duration_seconds_count"
     for point in ("PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Bind"):
         assert value(samples, point_count, extension_point=point, profile=OURS) > 0, point
