@@ -341,6 +341,10 @@ def test_the_controller_counts_reconciles_by_result(
     assert value(samples, total, controller=name, result="requeue") == host.conflicts
     assert value(samples, total, controller=name, result="success") == host.syncs - host.conflicts
     assert value(samples, total, controller=name, result="error") == 0
+    # every result's series is there from the start, as controller-runtime's are
+    results = {lab["result"] for n, lab, _ in samples if n == total}
+    assert results == {"success", "error", "requeue", "requeue_after"}
+    assert [v for n, _, v in samples if n == "controller_runtime_reconcile_errors_total"] == [0]
     assert value(samples, "controller_runtime_reconcile_time_seconds_count", controller=name) == host.syncs
     assert bucket_bounds(samples, "controller_runtime_reconcile_time_seconds") == pytest.approx(
         [

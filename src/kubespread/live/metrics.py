@@ -506,6 +506,10 @@ RECONCILE_BUCKETS: Final = (
 )
 
 
+#: controller-runtime's result label values
+RECONCILE_RESULTS: Final = ("success", "error", "requeue", "requeue_after")
+
+
 class ControllerMetrics:
     """controller-runtime's reconcile metrics: result success, error (retried after a delay) or
     requeue (a status write refused by a conflict: synced again at once)."""
@@ -533,9 +537,14 @@ class ControllerMetrics:
             registry=self.registry,
         )
 
-    def attach(self, host: LiveController) -> None:
-        """Ready once the controller's watch caches have listed (reconciles are reported by it)."""
+    def attach(self, host: LiveController, controller: str) -> None:
+        """Ready once the host's watch caches have listed; ``controller``'s series start at 0,
+        as controller-runtime creates them when a controller starts (reconciles are reported
+        by the host)."""
         self.health.add_readiness("informer-sync", reflectors_synced(lambda: host.reflectors))
+        for result in RECONCILE_RESULTS:
+            self.total.labels(controller, result)
+        self.errors.labels(controller)
 
     def reconciled(self, controller: str, result: str, seconds: float) -> None:
         self.total.labels(controller, result).inc()

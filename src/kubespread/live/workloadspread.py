@@ -177,7 +177,7 @@ class LiveController:
         self.syncs = 0
         self.conflicts = 0
         if metrics is not None:
-            metrics.attach(self)
+            metrics.attach(self, WORKLOADSPREAD_CONTROLLER)
 
     # ------------------------------------------------------------------ what the controller calls
     @property
