@@ -53,8 +53,8 @@ def metrics_option(default_port: int) -> Any:
     """``--metrics-bind-address``: where /metrics, /healthz and /readyz are served over HTTP."""
     return typer.Option(
         "--metrics-bind-address",
-        metavar="HOST:PORT",
-        help=f"Serve /metrics, /healthz and /readyz over plain HTTP here (default port {default_port}; "
+        metavar="ADDRESS",
+        help=f"HOST:PORT of /metrics, /healthz and /readyz, plain HTTP (default port {default_port}; "
         "port 0: any free port, logged; 0: off).",
     )
 
