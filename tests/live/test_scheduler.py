@@ -250,6 +250,23 @@ def test_a_new_message_is_written_to_the_condition_again(stop: threading.Event) 
     assert len(api.events("FailedScheduling")) == 2
 
 
+def test_a_rewritten_condition_keeps_its_transition_time_while_the_status_holds(
+    stop: threading.Event,
+) -> None:
+    """UpdatePodCondition: a new message with the same status keeps lastTransitionTime."""
+    pod = web_pod("huge", cpu="100")
+    old = "2020-01-02T03:04:05Z"
+    held = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/5 nodes"}
+    pod["status"] = {"conditions": [{**held, "lastTransitionTime": old}]}
+    api = cluster_api(pod)
+    sched = started(api, stop)
+    assert drive(sched, lambda: sched.stats.unschedulable == 1)
+    stopped(sched)
+    cond = pod_condition(api, "huge", "PodScheduled")
+    assert cond is not None and cond["message"].startswith("0/6 nodes are available:")
+    assert cond["lastTransitionTime"] == old
+
+
 def test_a_pod_recreated_under_the_same_name_gets_the_condition_again(stop: threading.Event) -> None:
     api = cluster_api(web_pod("huge", cpu="100"))
     sched = started(api, stop)

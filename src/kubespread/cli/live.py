@@ -282,7 +282,14 @@ def webhook_command(
         Path | None, typer.Option("--tls-key", metavar="FILE", help="PEM private key.")
     ] = None,
     port: Annotated[int, typer.Option("--port", metavar="PORT", help="HTTPS port.")] = 9443,
-    host: Annotated[str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on.")] = "0.0.0.0",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            metavar="ADDRESS",
+            help="Address to listen on; the default 0.0.0.0 is every interface (127.0.0.1: this host only).",
+        ),
+    ] = "0.0.0.0",
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     workload_spread: Annotated[

@@ -215,6 +215,8 @@ def _cluster_role() -> dict[str, Any]:
             _rule([KRUISE_GROUP], ["workloadspreads"], [*_READ, "update"]),
             _rule([KRUISE_GROUP], ["workloadspreads/status"], ["update", "patch"]),
             _rule([""], ["pods"], ["patch", "delete"]),
+            # the scheduler's PodScheduled=False condition (UpdatePodCondition patches status)
+            _rule([""], ["pods/status"], ["patch", "update"]),
             _rule([""], ["pods/binding"], ["create"]),
             _rule([""], ["events"], ["create", "patch"]),
             _rule(["events.k8s.io"], ["events"], ["create", "patch"]),

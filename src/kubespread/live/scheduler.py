@@ -255,6 +255,9 @@ class SecondaryScheduler:
         uid = pod.metadata.uid or key
         if self._conditions.get(uid) == message:
             return
+        # UpdatePodCondition: the transition time moves only when the status does
+        held = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        since = held.last_transition_time if held is not None and held.status == "False" else None
         patch = {
             "status": {
                 "conditions": [
@@ -264,7 +267,7 @@ class SecondaryScheduler:
                         "reason": "Unschedulable",
                         "message": message,
                         "lastProbeTime": None,
-                        "lastTransitionTime": now_stamp(),
+                        "lastTransitionTime": since or now_stamp(),
                     }
                 ]
             }

@@ -288,7 +288,10 @@ def explain_pod(sim: Simulation, pod: Pod) -> Explanation:
     name = pod.spec.scheduler_name or "default-scheduler"
     profile = sim.profiles.get(name)
     if profile is None:
-        raise NoProfile(f"no scheduler profile named {name!r} (the pod's spec.schedulerName)")
+        raise NoProfile(
+            f"no scheduler profile named {name!r} (the pod's spec.schedulerName); give the "
+            "KubeSchedulerConfiguration that scheduler runs with --scheduler-config"
+        )
     nominated = sim.scheduling.nominated or None
     e = explain(schedule_one(pod, sim.cluster, profile, nominated=nominated), sim.cluster, profile)
     made = [entry for entry in sim.preemptions if entry["pod"] == pod.key]
