@@ -102,3 +102,19 @@ def test_a_metrics_port_in_use_is_refused_before_connecting(command: list[str], 
     assert code == 1
     assert f"--metrics-bind-address: metrics address 127.0.0.1:{port}:" in output
     assert "in use" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize("command", [["scheduler"], ["controller"]])
+def test_the_metrics_port_is_let_go_when_the_command_exits(command: list[str], tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # the metrics server is up before connecting; connecting fails (no such kubeconfig)
+    code, output = run(
+        *command, "--metrics-bind-address", f"127.0.0.1:{port}", "--kubeconfig", str(tmp_path / "missing")
+    )
+    assert code == 1 and "Traceback" not in output
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # free again: the server was shut down on the way out

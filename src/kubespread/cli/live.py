@@ -7,9 +7,11 @@ at the default level.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from kubespread.live.kube import KubeApi
-    from kubespread.live.metrics import Health, MetricsServer
+    from kubespread.live.metrics import Health
 
 __all__ = ["controller_command", "scheduler_command", "stop_on_signals", "webhook_app"]
 
@@ -70,10 +72,12 @@ def parse_metrics_address_or_exit(text: str) -> tuple[str, int] | None:
         raise typer.Exit(2) from None
 
 
-def serve_metrics_or_exit(
+@contextlib.contextmanager
+def metrics_served(
     registry: CollectorRegistry, health: Health, address: tuple[str, int] | None, component: str
-) -> MetricsServer | None:
-    """Bind the metrics server, or exit 1 (a port in use, an address not of this host)."""
+) -> Iterator[None]:
+    """Serve metrics while the block runs (every way out of it shuts the server down), or exit 1
+    when the address cannot be bound (a port in use, an address not of this host)."""
     from kubespread.live.metrics import MetricsConfigError, serve_metrics
 
     try:
@@ -85,7 +89,11 @@ def serve_metrics_or_exit(
         logging.getLogger(f"kubespread.{component}").info(
             "serving /metrics, /healthz, /readyz on http://%s:%d", server.host, server.port
         )
-    return server
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.shutdown()
 
 
 def setup_logging(level: LogLevel) -> None:
@@ -182,39 +190,38 @@ def scheduler_command(
     profiles = scheduler_profiles_or_exit(config)
     if profiles is None:
         profiles = {scheduler_name: default_profile()}
-    metrics = SchedulerMetrics()  # bound before connecting: a port in use is said at once
-    server = serve_metrics_or_exit(metrics.registry, metrics.health, address, "scheduler")
-    api = connect_or_exit(kubeconfig, context)
-    stop = stop_on_signals()
-    identity = instance_name()
-    sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
-    leader = None
-    if leader_elect:
-        lease = "kubespread-scheduler" if len(profiles) > 1 else next(iter(profiles))
-        leader = LeaderElector(api, namespace=lease_namespace, name=lease, identity=identity, stop=stop)
-        leader.start()
-    try:
-        sched.start()
-    except ApiError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    sched.run(leader)
-    stop.set()
-    if server is not None:
-        server.shutdown()
-    if leader is not None:
-        leader.join(timeout=5)
-    s = sched.stats
-    logging.getLogger("kubespread.scheduler").info(
-        "stopped: %d attempts, %d bound, %d unschedulable, %d bind conflicts, %d bind errors",
-        s.attempts,
-        s.bound,
-        s.unschedulable,
-        s.bind_conflicts,
-        s.bind_errors,
-    )
-    if leader is not None and leader.lost.is_set():
-        raise typer.Exit(1)
+    metrics = SchedulerMetrics()
+    # bound before connecting: a port in use is said at once
+    with metrics_served(metrics.registry, metrics.health, address, "scheduler"):
+        api = connect_or_exit(kubeconfig, context)
+        stop = stop_on_signals()
+        identity = instance_name()
+        sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
+        leader = None
+        if leader_elect:
+            lease = "kubespread-scheduler" if len(profiles) > 1 else next(iter(profiles))
+            leader = LeaderElector(api, namespace=lease_namespace, name=lease, identity=identity, stop=stop)
+            leader.start()
+        try:
+            sched.start()
+        except ApiError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        sched.run(leader)
+        stop.set()
+        if leader is not None:
+            leader.join(timeout=5)
+        s = sched.stats
+        logging.getLogger("kubespread.scheduler").info(
+            "stopped: %d attempts, %d bound, %d unschedulable, %d bind conflicts, %d bind errors",
+            s.attempts,
+            s.bound,
+            s.unschedulable,
+            s.bind_conflicts,
+            s.bind_errors,
+        )
+        if leader is not None and leader.lost.is_set():
+            raise typer.Exit(1)
 
 
 def controller_command(
@@ -234,19 +241,18 @@ def controller_command(
 
     setup_logging(log_level)
     address = parse_metrics_address_or_exit(metrics_bind_address)
-    metrics = ControllerMetrics()  # bound before connecting: a port in use is said at once
-    server = serve_metrics_or_exit(metrics.registry, metrics.health, address, "workloadspread")
-    api = connect_or_exit(kubeconfig, context)
-    stop = stop_on_signals()
-    controller = LiveController(api, stop=stop, metrics=metrics)
-    try:
-        controller.start()
-    except ApiError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    controller.run()
-    if server is not None:
-        server.shutdown()
+    metrics = ControllerMetrics()
+    # bound before connecting: a port in use is said at once
+    with metrics_served(metrics.registry, metrics.health, address, "workloadspread"):
+        api = connect_or_exit(kubeconfig, context)
+        stop = stop_on_signals()
+        controller = LiveController(api, stop=stop, metrics=metrics)
+        try:
+            controller.start()
+        except ApiError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        controller.run()
 
 
 class MatchLabelKeys(StrEnum):
@@ -348,56 +354,53 @@ def webhook_command(
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     metrics = WebhookMetrics()
-    server = serve_metrics_or_exit(metrics.registry, metrics.health, address, "webhook")
-    stop = stop_on_signals()
-    api = None
-    if workload_spread or match_label_keys is MatchLabelKeys.auto:
-        api = connect_or_exit(kubeconfig, context)
-    merge = match_label_keys is MatchLabelKeys.on
-    if match_label_keys is MatchLabelKeys.auto and api is not None:
-        minor = api.server_minor_version()
-        merge = minor is not None and minor < MERGING_MINOR
-        logging.getLogger("kubespread.webhook").info(
-            "API server v1.%s: matchLabelKeys merged by %s",
-            minor if minor is not None else "?",
-            "this webhook" if merge else "the API server",
+    with metrics_served(metrics.registry, metrics.health, address, "webhook"):
+        stop = stop_on_signals()
+        api = None
+        if workload_spread or match_label_keys is MatchLabelKeys.auto:
+            api = connect_or_exit(kubeconfig, context)
+        merge = match_label_keys is MatchLabelKeys.on
+        if match_label_keys is MatchLabelKeys.auto and api is not None:
+            minor = api.server_minor_version()
+            merge = minor is not None and minor < MERGING_MINOR
+            logging.getLogger("kubespread.webhook").info(
+                "API server v1.%s: matchLabelKeys merged by %s",
+                minor if minor is not None else "?",
+                "this webhook" if merge else "the API server",
+            )
+        ws_webhook = None
+        lock = None
+        if workload_spread and api is not None:
+            client = LiveWorkloadSpreadClient(api)
+            metrics.health.add_readiness("informer-sync", reflectors_synced(lambda: client.reflectors))
+            try:
+                client.start(stop)
+            except ApiError as e:
+                err.print(f"error: {e}", markup=False, highlight=False)
+                raise typer.Exit(1) from None
+            ws_webhook = WorkloadSpreadWebhook(client)
+            lock = client.cache.lock
+        options = AdmissionOptions(
+            hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
+            limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
         )
-    ws_webhook = None
-    lock = None
-    if workload_spread and api is not None:
-        client = LiveWorkloadSpreadClient(api)
-        metrics.health.add_readiness("informer-sync", reflectors_synced(lambda: client.reflectors))
+        handlers = AdmissionHandlers(
+            ws_webhook, options=options, merge_match_label_keys=merge, lock=lock, metrics=metrics
+        )
         try:
-            client.start(stop)
-        except ApiError as e:
+            serve(
+                handlers,
+                cert=tls_cert,
+                key=tls_key,
+                host=host,
+                port=port,
+                request_timeout=request_timeout,
+                stop=stop,
+                health=metrics.health,
+            )
+        except (WebhookConfigError, OSError) as e:
             err.print(f"error: {e}", markup=False, highlight=False)
             raise typer.Exit(1) from None
-        ws_webhook = WorkloadSpreadWebhook(client)
-        lock = client.cache.lock
-    options = AdmissionOptions(
-        hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
-        limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
-    )
-    handlers = AdmissionHandlers(
-        ws_webhook, options=options, merge_match_label_keys=merge, lock=lock, metrics=metrics
-    )
-    try:
-        serve(
-            handlers,
-            cert=tls_cert,
-            key=tls_key,
-            host=host,
-            port=port,
-            request_timeout=request_timeout,
-            stop=stop,
-            health=metrics.health,
-        )
-    except (WebhookConfigError, OSError) as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    finally:
-        if server is not None:
-            server.shutdown()
 
 
 @webhook_app.command("manifests", short_help="Print the CRD, RBAC, Deployment and webhook configurations")
