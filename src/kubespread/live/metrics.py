@@ -370,6 +370,7 @@ class SchedulerMetrics:
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
+        self._children: dict[tuple[int, tuple[str, ...]], Histogram] = {}
         self.plugin_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
@@ -394,13 +395,13 @@ class SchedulerMetrics:
         if t is not None:
             for point, ns in t.points.items():
                 status = t.point_status.get(point, "Success")
-                self.extension_point_duration.labels(point, status, profile).observe(ns / 1e9)
+                self._child(self.extension_point_duration, (point, status, profile)).observe(ns / 1e9)
             for point, per_plugin in t.plugins.items():
                 label = _POINT_LABEL.get(point, point)
                 statuses = _filter_statuses(decision) if point == FILTER else t.statuses.get(point, {})
                 for plugin, ns in per_plugin.items():
                     status = statuses.get(plugin, "Success")
-                    self.plugin_duration.labels(plugin, label, status).observe(ns / 1e9)
+                    self._child(self.plugin_duration, (plugin, label, status)).observe(ns / 1e9)
             self.algorithm_duration.observe(t.cycle_ns / 1e9)
         if decision.selected is None:
             errored = t is not None and "Error" in t.point_status.values()
@@ -415,6 +416,15 @@ class SchedulerMetrics:
         self.extension_point_duration.labels(BIND, status, profile).observe(seconds)
         self.plugin_duration.labels(DEFAULT_BINDER, BIND, status).observe(seconds)
         self._attempt("scheduled" if ok else "error", profile, _cycle_seconds(decision) + seconds)
+
+    def _child(self, histogram: Histogram, labels: tuple[str, ...]) -> Histogram:
+        """``histogram.labels(*labels)``, kept: a cycle makes some 25 observations, and the
+        library's lookup (validation, a lock) would cost more than the observations do."""
+        key = (id(histogram), labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = histogram.labels(*labels)
+        return child
 
     def _attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()
