@@ -372,3 +372,38 @@ def test_a_relist_after_a_node_and_its_pods_went_away_keeps_the_reflectors_alive
     assert wait_for(lambda: set(cache.cluster.pods) == {"default/on-n1"}, timeout=1.0)
     assert all(r.is_alive() for r in reflectors)
     joined(reflectors, stop)
+
+
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (401, "401 Unauthorized: check the kubeconfig's credentials"),
+        (403, "403 Forbidden: injected failure of list Pod (check the RBAC of the account it runs as)"),
+    ],
+)
+def test_a_denied_first_list_fails_at_once_with_what_to_check(status: int, says: str) -> None:
+    """401/403 will not pass by waiting: no 60 s of retries ending in 'could not list'."""
+    api = FakeApi()
+    api.fail_next(1, status=status, only="list Pod")
+    stop = threading.Event()
+    started = time.monotonic()
+    with pytest.raises(ApiError) as caught:
+        start_reflectors(api, ["Node", "Pod"], ClusterCache(), stop, timeout=30.0)
+    stop.set()
+    assert time.monotonic() - started < 5.0
+    assert caught.value.status == status
+    assert str(caught.value) == f"{api.host}: {says}"
+
+
+def test_a_denied_list_after_the_first_sync_is_retried() -> None:
+    """Once running, a 401/403 may be a rotating token or an RBAC edit: keep trying."""
+    api = FakeApi()
+    stop = threading.Event()
+    (r,) = start_reflectors(api, ["Node"], ClusterCache(), stop, timeout=5.0)
+    api.fail_next(1, status=401, only="list Node")
+    api.break_watch("Node")
+    deadline = time.monotonic() + 5.0
+    while r.relists == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+    assert r.relists >= 1 and r.denied is None

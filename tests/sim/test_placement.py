@@ -11,7 +11,7 @@ from kubespread.api.core import Pod
 from kubespread.api.timestamps import virtual_seconds
 from kubespread.io import load
 from kubespread.scheduler.queue import MAX_BACKOFF_SECONDS, QueuedPodInfo
-from kubespread.sim.placement import PlacementError, is_existing, place
+from kubespread.sim.placement import NoProfile, PlacementError, explain_key, is_existing, place
 from placement_inputs import node, pod, spread, write
 
 
@@ -61,3 +61,18 @@ def test_a_snapshot_is_simulated_from_its_own_time(tmp_path: Path) -> None:
 def test_backoff_is_capped_for_a_pod_pending_for_days() -> None:
     info = QueuedPodInfo("default/p", 0, 0.0, attempts=5000, last_failure=100.0)
     assert info.backoff_expiry() == 100.0 + MAX_BACKOFF_SECONDS
+
+
+def test_pods_of_kubespreads_own_scheduler_name_are_decided_as_it_decides(tmp_path: Path) -> None:
+    """`kubespread scheduler` serves schedulerName kubespread with the default profile when it
+    has no --config: schedule/explain of a live cluster decide its pods the same way. A name
+    no profile serves stays pending and explain says which configuration to give."""
+    ours = pod("ours", {}, schedulerName="kubespread")
+    theirs = pod("theirs", {}, schedulerName="gpu-scheduler")
+    result = place(load([write(tmp_path / "in.yaml", [node("n1", "a"), ours, theirs])]))
+    cluster = result.sim.cluster
+    assert cluster.pods["default/ours"].spec.node_name == "n1"
+    assert explain_key(result.sim, "default/ours").to_dict()["selectedNode"] == "n1"
+    assert not cluster.pods["default/theirs"].spec.node_name
+    with pytest.raises(NoProfile, match=r"'gpu-scheduler'.*--scheduler-config"):
+        explain_key(result.sim, "default/theirs")

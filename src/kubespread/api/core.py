@@ -196,6 +196,8 @@ class PodCondition(Model):
     status: str = ""
     reason: str = ""
     message: str = ""
+    #: RFC 3339; kept when a condition is rewritten with the same status (UpdatePodCondition)
+    last_transition_time: str | None = None
 
 
 @model

@@ -22,6 +22,8 @@ TAINT_UNREACHABLE: Final = "node.kubernetes.io/unreachable"
 TAINT_UNSCHEDULABLE: Final = "node.kubernetes.io/unschedulable"
 
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+#: the schedulerName ``kubespread scheduler`` serves by default (its --scheduler-name)
+KUBESPREAD_SCHEDULER_NAME: Final = "kubespread"
 DEFAULT_NAMESPACE: Final = "default"
 
 

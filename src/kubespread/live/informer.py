@@ -27,7 +27,7 @@ from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.cluster.errors import ClusterError
 from kubespread.cluster.state import ClusterState
-from kubespread.live.kube import ApiError, KubeApi
+from kubespread.live.kube import ApiError, DeniedError, KubeApi
 
 __all__ = ["ClusterCache", "Reflector", "decode"]
 
@@ -167,6 +167,8 @@ class Reflector(threading.Thread):
         self.cache = cache
         self.stop = stop
         self.synced = threading.Event()
+        #: a 401/403 on the first list: the reflector gave up (start_reflectors says why)
+        self.denied: ApiError | None = None
         #: how many times the list was taken again after a break (for tests and logs)
         self.relists = 0
         self._on_relist: list[Callable[[], None]] = []
@@ -195,6 +197,9 @@ class Reflector(threading.Thread):
                 if e.status == 410:
                     log.info("%s: watch expired (410 Gone); listing again", self.kind)
                     continue
+                if e.denied and first:  # never listed: credentials or RBAC, retrying won't help
+                    self.denied = e
+                    return
                 if e.status == 404 and self.kind in ("WorkloadSpread", "CloneSet"):
                     self.synced.set()  # the CRD is not installed: nothing to watch, look again later
                     delay = MAX_RETRY_SECONDS
@@ -233,13 +238,16 @@ class Reflector(threading.Thread):
 def start_reflectors(
     api: KubeApi, kinds: Iterable[str], cache: ClusterCache, stop: threading.Event, *, timeout: float = 60.0
 ) -> list[Reflector]:
-    """Start one reflector per kind and wait until each has listed once."""
+    """Start one reflector per kind and wait until each has listed once. A 401 or 403 on a
+    first list raises at once (with what to check) instead of waiting out ``timeout``."""
     reflectors = [Reflector(api, kind, cache, stop) for kind in kinds]
     for r in reflectors:
         r.start()
     deadline = time.monotonic() + timeout
     for r in reflectors:
         while not r.synced.wait(0.2):
+            if r.denied is not None:
+                raise DeniedError(r.denied, api.host)
             if stop.is_set():
                 return reflectors
             if time.monotonic() > deadline:

@@ -49,6 +49,31 @@ class ApiError(Exception):
     def unreachable(self) -> bool:
         return self.status == 0
 
+    @property
+    def denied(self) -> bool:
+        """401 or 403: waiting will not help (bad credentials, or RBAC lacks the verb)."""
+        return self.status in (401, 403)
+
+    def advice(self, where: str = "") -> str:
+        """The message for a user: what failed (after ``where``), and for a denial what to check."""
+        prefix = f"{where}: " if where else ""
+        if self.status == 401:
+            return f"{prefix}401 Unauthorized: check the kubeconfig's credentials"
+        if self.status == 403:
+            return f"{prefix}403 Forbidden: {self.message} (check the RBAC of the account it runs as)"
+        return f"{prefix}{self}"
+
+
+class DeniedError(ApiError):
+    """A 401/403 that ends a command at start: its text is the advice alone."""
+
+    def __init__(self, cause: ApiError, host: str) -> None:
+        super().__init__(cause.status, cause.reason, cause.advice(host))
+        self.args = (self.message,)
+
+    def __str__(self) -> str:
+        return self.message
+
 
 @dataclass(frozen=True)
 class Resource:

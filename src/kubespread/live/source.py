@@ -48,6 +48,8 @@ def read_cluster(kubeconfig: Path | str | None = None, context: str | None = Non
                 continue  # no such CRD in this cluster
             if e.unreachable:
                 raise LiveError(f"{source}: cannot reach the API server: {e.message}") from None
+            if e.denied:
+                raise LiveError(e.advice(f"{source}: listing {kind}")) from None
             raise LiveError(f"{source}: listing {kind}: {e}") from None
         items += listed
     return load_data(items, source)

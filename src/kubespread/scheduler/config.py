@@ -11,6 +11,7 @@ from pathlib import Path as FsPath
 from typing import Any, Final, TypeVar
 
 from kubespread.api.errors import DecodeError, ErrorType, FieldError, Path
+from kubespread.api.keys import KUBESPREAD_SCHEDULER_NAME
 from kubespread.api.model import Model
 from kubespread.api.schedconfig import (
     DefaultPreemptionArgs,
@@ -53,6 +54,7 @@ __all__ = [
     "ConfigError",
     "build_profile",
     "default_profile",
+    "default_profiles",
     "load_config_file",
     "profiles_from_config",
 ]
@@ -535,6 +537,14 @@ def default_profile(plugin_args: Mapping[str, Any] | None = None) -> Profile:
     """The v1.35 default profile; ``plugin_args`` maps plugin name → args (dict or typed)."""
     pcs = [PluginConfig(name=n, args=a) for n, a in (plugin_args or {}).items()]
     return build_profile(KubeSchedulerProfile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugin_config=pcs))
+
+
+def default_profiles() -> dict[str, Profile]:
+    """The profiles when no configuration is given: kube's default scheduler, and the same
+    default profile under ``kubespread``, the name ``kubespread scheduler`` serves without
+    --config, so ``schedule``/``explain`` of a live cluster decide its pods as it does."""
+    kubespread = KubeSchedulerProfile(scheduler_name=KUBESPREAD_SCHEDULER_NAME)
+    return {DEFAULT_SCHEDULER_NAME: default_profile(), KUBESPREAD_SCHEDULER_NAME: build_profile(kubespread)}
 
 
 def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:

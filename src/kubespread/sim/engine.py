@@ -145,9 +145,9 @@ class Simulation:
         max_pods: int | None = DEFAULT_MAX_PODS,
     ) -> None:
         if profiles is None:
-            from kubespread.scheduler.config import default_profile
+            from kubespread.scheduler.config import default_profiles
 
-            profiles = {DEFAULT_SCHEDULER_NAME: default_profile()}
+            profiles = default_profiles()
         self.cluster = cluster if cluster is not None else ClusterState()
         self.clock = Clock(start)
         self.seed = seed

@@ -289,7 +289,10 @@ def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanatio
     name = pod.spec.scheduler_name or "default-scheduler"
     profile = sim.profiles.get(name)
     if profile is None:
-        raise NoProfile(f"no scheduler profile named {name!r} (the pod's spec.schedulerName)")
+        raise NoProfile(
+            f"no scheduler profile named {name!r} (the pod's spec.schedulerName); give the "
+            "KubeSchedulerConfiguration that scheduler runs with --scheduler-config"
+        )
     nominated = sim.scheduling.nominated or None
     decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, timed=timed)
     e = explain(decision, sim.cluster, profile)
