@@ -148,3 +148,16 @@ def test_an_unschedulable_cycle_times_its_fit_error_and_many_cycles_add_up() -> 
     d = total.to_dict()
     assert d["cycleMicroseconds"] == round(total.cycle_ns / 1000, 1)
     assert [s["name"] for s in d["frameworkSteps"]] == ["Snapshot", "SelectHost", "FitError"]
+
+
+def test_a_filter_calls_status_is_the_worst_it_gave_a_node_not_the_worst_it_could() -> None:
+    # every node has the zone label: the spread Filter rejects for skew only (Unschedulable),
+    # though its vectorized answer also lists the missing-label code it did not give
+    nodes = [make_node(f"n{i}").zone("ab"[i % 2]).capacity(cpu="4") for i in range(4)]
+    running = [make_pod(f"web-{i}").labels(app="web").node(f"n{2 * i}") for i in range(2)]
+    cluster = cluster_of(nodes, running)
+    pod = make_pod("web-new").labels(app="web").spread(1, ZONE, selector=WEB).obj()
+    decision = schedule_one(pod, cluster, default_profile())
+    assert decision.selected in ("n1", "n3")
+    assert decision.timings is not None
+    assert decision.timings.status("Filter", "PodTopologySpread") == "Unschedulable"

@@ -358,31 +358,23 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
             continue
         started = _now() if t is not None else 0
         res = pl.filter_nodes(state, pod, ids)
+        if t is not None:
+            t.call(FILTER, pl.name, started)
         rejected = res.which >= 0
         if not rejected.any():
-            if t is not None:
-                t.call(FILTER, pl.name, started)
             continue
-        if t is not None:
-            t.call(FILTER, pl.name, started, _worst(res.statuses))
         statuses = [st.with_plugin(pl.name) for st in res.statuses]
         for k, st in enumerate(statuses):
             if st.code is Code.ERROR:
                 raise RuntimeError(f"plugin {pl.name} failed at Filter: {st.message}")
-            decision.rejected.append((ids[res.which == k], Rejection(FILTER, st)))
+            judged = ids[res.which == k]
+            decision.rejected.append((judged, Rejection(FILTER, st)))
+            if t is not None and len(judged):  # the call's status: the worst it gave a node
+                t.worsen(FILTER, pl.name, st.code)
         ids = ids[~rejected]
     if t is not None:
         t.point(FILTER, point_started, "Success" if len(ids) else Code.UNSCHEDULABLE.value)
     return ids
-
-
-def _worst(statuses: Sequence[Status]) -> str:
-    """The most severe code a vectorized Filter call gave (its status as one call)."""
-    codes = {st.code for st in statuses}
-    for code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE):
-        if code in codes:
-            return code.value
-    return Code.SUCCESS.value
 
 
 def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:

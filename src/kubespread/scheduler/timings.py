@@ -9,7 +9,7 @@ of every cycle it is asked to time (``schedule_one(..., timed=True)``, the defau
   kube-scheduler's label (``Unschedulable``, ``UnschedulableAndUnresolvable``, ``Skip``,
   ``Error``); read one with ``status(point, plugin)``, which answers ``Success`` for the rest
   (most calls: not storing them keeps timing cheap). A Filter call judges every node at once:
-  its status is the most severe it gave any node;
+  its status is the most severe it gave a node (not the worst code it could have given);
 - ``points``: point -> nanoseconds of the whole extension point, the framework's own work
   (merging node sets, dropping rejected nodes, weighting scores) included;
 - ``point_status``: the extension point's status (PreFilter's rejection, PostFilter's answer);
@@ -107,10 +107,11 @@ class CycleTimings:
         else:
             per_plugin[plugin] = per_plugin.get(plugin, 0) + spent
         if status != "Success":
-            self._worse(point, plugin, str(status))
+            self.worsen(point, plugin, str(status))
 
-    def _worse(self, point: str, plugin: str, status: str) -> None:
-        """Keep ``status`` for the plugin at the point unless a more severe one is kept."""
+    def worsen(self, point: str, plugin: str, status: str) -> None:
+        """Keep ``status`` for the plugin at the point unless a more severe one is kept (a
+        Filter call's status is the worst it gave any node, known after the call)."""
         seen = self.statuses.setdefault(point, {})
         before = seen.get(plugin)
         if before is None or _SEVERITY.get(status, 3) > _SEVERITY.get(before, 3):
@@ -138,7 +139,7 @@ class CycleTimings:
                 mine[name] = mine.get(name, 0) + ns
         for point, seen in other.statuses.items():
             for name, status in seen.items():
-                self._worse(point, name, status)
+                self.worsen(point, name, status)
         for point, ns in other.points.items():
             self.points[point] = self.points.get(point, 0) + ns
         for point, status in other.point_status.items():
