@@ -392,7 +392,7 @@ def short_ns(namespace: str, name: str) -> str:
 def timings_table(t: CycleTimings, pods: int | None = None) -> tuple[Table, str]:
     """Where cycle time went (CycleTimings.rows): per extension point and plugin, then the
     framework's own work, the µs (and with ``pods``, the µs per pod of that many cycles) and
-    the share of the cycles' time; with the summary line "plugins N µs of an M µs cycle"."""
+    the share of the cycles' time; with the summary line "plugins N µs of the M µs cycle"."""
     t_ = table(
         "extension point",
         "plugin",

@@ -64,7 +64,8 @@ POINTS: Final = (PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE)
 FRAMEWORK: Final = "(framework)"
 #: framework steps outside the extension points, in cycle order: the cycle's copy of the node
 #: names and its Decision and CycleState; PreFilterResult narrowing the node set; filtering again
-#: the nodes with nominated pods; the feasible nodes, the best total and the tie-break
+#: the nodes with nominated pods; the feasible nodes, the best total and the tie-break; for an
+#: unschedulable pod, the FitError message and the node statuses PostFilter reads
 SNAPSHOT: Final = "Snapshot"
 NARROW: Final = "PreFilterResult"
 NOMINATED: Final = "NominatedPods"
