@@ -1,7 +1,8 @@
 """``kubespread bench``: scheduling throughput on a benchmark input (../shared/bench), one
 JSON object on stdout (``-o table``: a table); a progress bar on stderr when it is a terminal.
 ``--by-plugin`` adds where the cycles' time went; ``--no-timings`` runs the cycles untimed, so
-the timing's own cost can be measured (benchmarks/run.py)."""
+the timing's own cost can be measured (benchmarks/run.py), and ``--overhead`` measures it per
+cycle (each one run timed and untimed in turn)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubespread.cli.common import Output, OutputOption, print_data
+from kubespread.cli.common import Output, OutputOption, out, print_data, table, timings_table
 
 if TYPE_CHECKING:
     from kubespread.scheduler.bench import BenchResult
@@ -116,11 +117,14 @@ def bench_command(
 
 
 def _print_table(result: BenchResult, by_plugin: bool) -> None:
-    from kubespread.cli.common import out, table, timings_table
-
-    t = table(("pods", "right"), ("scheduled", "right"), ("unschedulable", "right"), ("pods/s", "right"))
-    t.add_column("wall s", justify="right")
-    t.add_column("timed")
+    t = table(
+        ("pods", "right"),
+        ("scheduled", "right"),
+        ("unschedulable", "right"),
+        ("pods/s", "right"),
+        ("wall s", "right"),
+        "timed",
+    )
     t.add_row(
         str(result.pods),
         str(result.scheduled),
