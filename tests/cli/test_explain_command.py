@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
@@ -241,6 +242,15 @@ def test_timings_only_when_asked_and_their_shape() -> None:
     parts = t["pluginMicroseconds"] + t["frameworkMicroseconds"] + t["otherMicroseconds"]
     assert abs(parts - t["cycleMicroseconds"]) <= 0.3
     assert abs(sum(q["microseconds"] for q in plugins) - t["pluginMicroseconds"]) <= 0.1 * len(plugins)
+
+
+def test_timings_in_yaml() -> None:
+    code, stdout, stderr = run(*SNAPSHOT_POD, "--timings", "-o", "yaml")
+    assert code == 0, stderr
+    timings = yaml.safe_load(stdout)["timings"]
+    filter_point = next(p for p in timings["extensionPoints"] if p["name"] == "Filter")
+    by = {q["name"]: q["status"] for q in filter_point["plugins"]}
+    assert by["PodTopologySpread"] == "Unschedulable" and by["NodeName"] == "Success"
 
 
 def test_timings_table_adds_a_section_with_the_plugins_share_of_the_cycle() -> None:

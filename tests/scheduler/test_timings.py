@@ -161,3 +161,5 @@ def test_a_filter_calls_status_is_the_worst_it_gave_a_node_not_the_worst_it_coul
     assert decision.selected in ("n1", "n3")
     assert decision.timings is not None
     assert decision.timings.status("Filter", "PodTopologySpread") == "Unschedulable"
+    # kept as plain strings (a Code is a str enum that YAML cannot dump)
+    assert {type(v) for per in decision.timings.statuses.values() for v in per.values()} == {str}

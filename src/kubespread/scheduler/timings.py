@@ -108,11 +108,13 @@ class CycleTimings:
         else:
             per_plugin[plugin] = per_plugin.get(plugin, 0) + spent
         if status != "Success":
-            self.worsen(point, plugin, str(status))
+            self.worsen(point, plugin, status)
 
     def worsen(self, point: str, plugin: str, status: str) -> None:
         """Keep ``status`` for the plugin at the point unless a more severe one is kept (a
-        Filter call's status is the worst it gave any node, known after the call)."""
+        Filter call's status is the worst it gave any node, known after the call). A Code
+        (a str enum) is kept as its plain string, so the timings dump as JSON and YAML."""
+        status = str(status)
         seen = self.statuses.setdefault(point, {})
         before = seen.get(plugin)
         if before is None or _SEVERITY.get(status, 3) > _SEVERITY.get(before, 3):
