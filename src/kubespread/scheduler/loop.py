@@ -36,6 +36,7 @@ from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
 
 __all__ = ["Binder", "SchedulingLoop", "profile_registrations", "rejecting_plugins"]
 
+
 def rejecting_plugins(decision: Decision) -> tuple[frozenset[str], frozenset[str]]:
     """(unschedulable plugins, pending plugins) of an unschedulable decision: the plugins
     whose PreFilter or Filter rejected some node (kube's Diagnosis), those answering Pending
