@@ -267,11 +267,14 @@ def _run_pre_filter(
     result = PreFilterResult()
     narrowing: list[str] = []
     rejected: Status | None = None
+    spent = timings.at(PRE_FILTER) if timings is not None else None
     for pl in profile.pre_filter:
-        started = _now() if timings is not None else 0
+        started = _now() if spent is not None else 0
         r, st = pl.pre_filter(state, pod)
-        if timings is not None:
-            timings.call(PRE_FILTER, pl.name, started, st.code)
+        if spent is not None:
+            spent[pl.name] = spent.get(pl.name, 0) + _now() - started
+            if st.code is not Code.SUCCESS and timings is not None:
+                timings.worsen(PRE_FILTER, pl.name, st.code)
         if st.is_skip:
             state.skip_filter.add(pl.name)
             continue
@@ -351,15 +354,16 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
     """Run the Filter plugins in profile order; a node leaves at the first rejection."""
     t = decision.timings
     point_started = _now() if t is not None else 0
+    spent = t.at(FILTER) if t is not None else None
     for pl in profile.filter:
         if len(ids) == 0:
             break
         if pl.name in state.skip_filter:
             continue
-        started = _now() if t is not None else 0
+        started = _now() if spent is not None else 0
         res = pl.filter_nodes(state, pod, ids)
-        if t is not None:
-            t.call(FILTER, pl.name, started)
+        if spent is not None:
+            spent[pl.name] = spent.get(pl.name, 0) + _now() - started
         rejected = res.which >= 0
         if not rejected.any():
             continue
@@ -381,17 +385,21 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
     totals = np.zeros(len(ids), dtype=np.int64)
     t = decision.timings
     point_started = _now() if t is not None else 0
+    spent = t.at(PRE_SCORE) if t is not None else None
     for pre in profile.pre_score:
-        started = _now() if t is not None else 0
+        started = _now() if spent is not None else 0
         st = pre.pre_score(state, pod, ids)
-        if t is not None:
-            t.call(PRE_SCORE, pre.name, started, st.code)
+        if spent is not None:
+            spent[pre.name] = spent.get(pre.name, 0) + _now() - started
+            if st.code is not Code.SUCCESS and t is not None:
+                t.worsen(PRE_SCORE, pre.name, st.code)
         if st.is_skip:
             state.skip_score.add(pre.name)
         elif not st.is_success:
             raise RuntimeError(f"plugin {pre.name} failed at PreScore: {st.message}")
     if t is not None:
         t.point(PRE_SCORE, point_started)
+        scoring, normalizing = t.at(SCORE), t.at(NORMALIZE_SCORE)
         point_started = _now()
     for pl in profile.score:
         if pl.name in state.skip_score:
@@ -403,10 +411,12 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
         else:
             started = _now()
             raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
-            t.call(SCORE, pl.name, started)
-            started = _now()
+            scored = _now()
             normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
-            t.call(NORMALIZE_SCORE, pl.name, started)
+            done = _now()
+            name = pl.name
+            scoring[name] = scoring.get(name, 0) + scored - started
+            normalizing[name] = normalizing.get(name, 0) + done - scored
         ps = PluginScores(raw, normalized, profile.weight(pl.name))
         decision.scores[pl.name] = ps
         totals += ps.weighted
