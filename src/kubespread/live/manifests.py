@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.io import dump_yaml
+from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
 __all__ = [
     "APP_NAME",
@@ -39,6 +40,7 @@ __all__ = [
     "manifests",
     "render",
     "webhook_manifests",
+    "with_metrics",
 ]
 
 APP_NAME: Final = "kubespread-webhook"
@@ -55,6 +57,8 @@ CRD_NAME: Final = "workloadspreads.apps.kruise.io"
 KRUISE_GROUP: Final = "apps.kruise.io"
 TLS_DIR: Final = "/etc/kubespread/tls"
 CONTAINER_PORT: Final = 9443
+#: the named container port of /metrics, /healthz and /readyz (plain HTTP)
+METRICS_PORT_NAME: Final = "metrics"
 FAILURE_POLICIES: Final = ("Fail", "Ignore")
 
 #: a webhook call's deadline: the API server waits this long at most before the failurePolicy
@@ -361,12 +365,40 @@ def _deployment(
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(name, namespace), "spec": spec}
 
 
-def _webhook_deployment(namespace: str, image: str, hard_anti_affinity: str) -> dict[str, Any]:
-    probe = {
-        "httpGet": {"path": "/healthz", "port": CONTAINER_PORT, "scheme": "HTTPS"},
-        "periodSeconds": 10,
-        "timeoutSeconds": 2,
+def with_metrics(deployment: dict[str, Any], port: int, *, container: str | None = None) -> dict[str, Any]:
+    """Make a kubespread Deployment scrapeable and probed, in place (and returned): the
+    container (``container``, else the first) gets ``--metrics-bind-address 0.0.0.0:PORT``,
+    a container port named ``metrics``, readiness on /readyz and liveness on /healthz; the pod
+    template gets the ``prometheus.io/scrape``, ``/port`` and ``/path`` annotations that
+    annotation-based Prometheus scrape configs (no ServiceMonitor) read. One helper for every
+    component's Deployment, so they all expose the same way."""
+    template = deployment["spec"]["template"]
+    containers = template["spec"]["containers"]
+    target = next((c for c in containers if c["name"] == container), None) if container else containers[0]
+    if target is None:
+        raise ValueError(f"no container {container!r} in Deployment {deployment['metadata']['name']}")
+    target["command"] = [*target.get("command", []), "--metrics-bind-address", f"0.0.0.0:{port}"]
+    target["ports"] = [
+        *target.get("ports", []),
+        {"name": METRICS_PORT_NAME, "containerPort": port, "protocol": "TCP"},
+    ]
+    probe = {"port": METRICS_PORT_NAME, "scheme": "HTTP"}
+    timing = {"periodSeconds": 10, "timeoutSeconds": 2}
+    target["readinessProbe"] = {"httpGet": {"path": "/readyz", **probe}, **timing, "initialDelaySeconds": 2}
+    target["livenessProbe"] = {
+        "httpGet": {"path": "/healthz", **probe},
+        **timing,
+        "initialDelaySeconds": 10,
+        "failureThreshold": 3,
     }
+    annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations.update(
+        {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
+    )
+    return deployment
+
+
+def _webhook_deployment(namespace: str, image: str, hard_anti_affinity: str) -> dict[str, Any]:
     container = {
         "name": "webhook",
         "image": image,
@@ -383,22 +415,22 @@ def _webhook_deployment(namespace: str, image: str, hard_anti_affinity: str) -> 
             hard_anti_affinity,
         ],
         "ports": [{"name": "https", "containerPort": CONTAINER_PORT, "protocol": "TCP"}],
-        "readinessProbe": {**probe, "initialDelaySeconds": 2},
-        "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
         "volumeMounts": [{"name": "tls", "mountPath": TLS_DIR, "readOnly": True}],
     }
-    return _deployment(
+    deployment = _deployment(
         APP_NAME,
         namespace,
         container,
         replicas=2,
         volumes=[{"name": "tls", "secret": {"secretName": TLS_SECRET}}],
     )
+    return with_metrics(deployment, WEBHOOK_METRICS_PORT)
 
 
 def _controller_deployment(namespace: str, image: str) -> dict[str, Any]:
     container = {"name": "controller", "image": image, "command": ["kubespread", "controller"]}
-    return _deployment(CONTROLLER_NAME, namespace, container, replicas=1, recreate=True)
+    deployment = _deployment(CONTROLLER_NAME, namespace, container, replicas=1, recreate=True)
+    return with_metrics(deployment, CONTROLLER_METRICS_PORT)
 
 
 def _scheduler_deployment(namespace: str, image: str) -> dict[str, Any]:
@@ -415,7 +447,8 @@ def _scheduler_deployment(namespace: str, image: str) -> dict[str, Any]:
             namespace,
         ],
     }
-    return _deployment(SCHEDULER_NAME, namespace, container, replicas=2)
+    deployment = _deployment(SCHEDULER_NAME, namespace, container, replicas=2)
+    return with_metrics(deployment, SCHEDULER_METRICS_PORT)
 
 
 def _service(namespace: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent, EventType
@@ -39,6 +39,9 @@ from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
+
+if TYPE_CHECKING:
+    from kubespread.live.metrics import SchedulerMetrics
 
 __all__ = ["SchedulerStats", "SecondaryScheduler", "instance_name"]
 
@@ -77,12 +80,14 @@ class SecondaryScheduler:
         seed: int = 0,
         stop: threading.Event | None = None,
         identity: str | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.api = api
         self.loop = SchedulingLoop(profiles, seed=seed)
         self.stop = stop or threading.Event()
         self.identity = identity or instance_name()
         self.cache = ClusterCache()
+        self.loop.cluster = self.cache.cluster  # what the queueing hints read
         self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity)
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
@@ -90,6 +95,10 @@ class SecondaryScheduler:
         self._last_leftover_sweep = 0.0
         self._outcome: tuple[Pod, Decision] | None = None  # decided under the lock, applied after
         self.cache.cluster.subscribe(self._on_event)
+        #: kube-scheduler's metrics and the health probes (live.metrics), when served
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.attach(self)
 
     @property
     def profiles(self) -> dict[str, Profile]:
@@ -123,6 +132,8 @@ class SecondaryScheduler:
         if not self.reflectors:
             self.start()
         while not self.stop.is_set():
+            if self.metrics is not None:
+                self.metrics.health.beat()
             if leader is not None and not leader.leading.is_set():
                 if leader.lost.is_set():
                     return
@@ -149,7 +160,7 @@ class SecondaryScheduler:
         if decision.selected is None:
             self._unschedulable(pod, decision.fit_error or "no nodes available")
         else:
-            self._bind(pod, decision.selected)
+            self._bind(pod, decision)
         return True
 
     # ------------------------------------------------------------------ the loop's binder
@@ -165,7 +176,9 @@ class SecondaryScheduler:
         self._outcome = (pod, decision)
 
     # ------------------------------------------------------------------ outcomes
-    def _bind(self, pod: Pod, node: str) -> None:
+    def _bind(self, pod: Pod, decision: Decision) -> None:
+        node = decision.selected
+        assert node is not None
         key = pod.key
         meta = pod.metadata
         binding = {
@@ -174,6 +187,7 @@ class SecondaryScheduler:
             "metadata": {"name": meta.name, "namespace": pod.namespace, "uid": meta.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
+        started = time.perf_counter_ns()
         try:
             self.api.request(
                 "POST",
@@ -181,8 +195,12 @@ class SecondaryScheduler:
                 body=binding,
             )
         except ApiError as e:
+            if self.metrics is not None:
+                self.metrics.bound(decision, started, ok=False)
             self._bind_failed(pod, node, e)
             return
+        if self.metrics is not None:
+            self.metrics.bound(decision, started, ok=True)
         self.stats.bound += 1
         log.info("bound %s to %s", key, node)
         self.recorder.record(pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node}")

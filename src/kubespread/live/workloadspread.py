@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod, PodCondition
@@ -54,6 +54,9 @@ from kubespread.live.kube import ApiError, KubeApi
 from kubespread.live.recorder import EventRecorder
 from kubespread.live.scheduler import instance_name
 from kubespread.scheduler.profile import Profile
+
+if TYPE_CHECKING:
+    from kubespread.live.metrics import ControllerMetrics
 
 __all__ = ["CONTROLLER_KINDS", "WEBHOOK_KINDS", "LiveController", "LiveWorkloadSpreadClient", "wall_seconds"]
 
@@ -77,6 +80,8 @@ CONTROLLER_KINDS: Final = (*WEBHOOK_KINDS, "Pod")
 CONFLICT_JITTER_SECONDS: Final = 0.02
 #: after a conflict, a WorkloadSpread is read from the API server before each write this long
 FRESH_READS_SECONDS: Final = 2.0
+#: the controller label of the reconcile metrics: OpenKruise's name for its controller
+WORKLOADSPREAD_CONTROLLER: Final = "workloadspread-controller"
 #: a zero-delay "after this burst" timer of the simulator becomes this debounce
 SETTLE_SECONDS: Final = 0.5
 
@@ -219,8 +224,11 @@ class LiveController:
         *,
         stop: threading.Event | None = None,
         options: WorkloadSpreadOptions | None = None,
+        metrics: ControllerMetrics | None = None,
     ) -> None:
         self.api = api
+        #: controller-runtime's reconcile metrics and the health probes (live.metrics), when served
+        self.metrics = metrics
         self.stop = stop or threading.Event()
         self.cache = ClusterCache()
         self.controller = WorkloadSpreadController(options)
@@ -239,6 +247,8 @@ class LiveController:
         #: namespaces labelled and unlabelled (for tests and the log)
         self.labelled = 0
         self.unlabelled = 0
+        if metrics is not None:
+            metrics.attach(self, WORKLOADSPREAD_CONTROLLER)
 
     # ------------------------------------------------------------------ what the controller calls
     @property
@@ -389,6 +399,8 @@ class LiveController:
 
     def run(self) -> None:
         while not self.stop.is_set():
+            if self.metrics is not None:
+                self.metrics.health.beat()
             self.run_once(timeout=0.5)
 
     # ------------------------------------------------------------------ the namespace label
@@ -468,11 +480,22 @@ class LiveController:
             for timer in due:
                 timer.callback()
             if item is not None:
-                controller, key = item
-                self.syncs += 1
-                try:
-                    controller.sync(key)
-                except ApiError as e:
-                    log.warning("sync %s: %s; retrying", key, e)
-                    self.after(1.0, functools.partial(self.enqueue, controller, key))
+                self._sync(*item)
         return True
+
+    def _sync(self, controller: Controller, key: str) -> None:
+        """One reconcile: success, error (retried by a timer) or requeue (a conflict: queued again)."""
+        self.syncs += 1
+        conflicts = self.conflicts
+        started = time.perf_counter()
+        result = "success"
+        try:
+            controller.sync(key)
+        except ApiError as e:
+            result = "error"
+            log.warning("sync %s: %s; retrying", key, e)
+            self.after(1.0, functools.partial(self.enqueue, controller, key))
+        if result == "success" and self.conflicts > conflicts:
+            result = "requeue"
+        if self.metrics is not None:
+            self.metrics.reconciled(WORKLOADSPREAD_CONTROLLER, result, time.perf_counter() - started)
