@@ -324,12 +324,20 @@ def create_namespace(api: KubeApi, name: str, run: str) -> None:
 
 
 def delete_namespace(api: KubeApi, name: str) -> None:
+    """Its pods at once, its workloads and WorkloadSpreads, then the namespace. Why each kind:
+    without a namespace controller the namespace never empties itself, and a read of the
+    cluster (``schedule --kubeconfig``) would recreate the ReplicaSets' pods."""
     with contextlib.suppress(ApiError):
         api.request(
             "DELETE",
             f"/api/v1/namespaces/{name}/pods",
             body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
         )
+    for kind in ("WorkloadSpread", "Deployment", "ReplicaSet"):
+        with contextlib.suppress(ApiError):
+            for obj in api.list(kind, name)[0]:
+                api.delete(kind, f"{name}/{obj['metadata']['name']}")
+    with contextlib.suppress(ApiError):
         api.delete("Namespace", name)
 
 

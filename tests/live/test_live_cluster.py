@@ -967,8 +967,8 @@ def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_
                 api.delete(c["kind"], c["metadata"]["name"])
         webhook.terminate()
         code = controller.terminate()
-        delete_pods(api, plain)
-        api.delete("Namespace", plain)
+        bench.delete_namespace(api, plain)
+        bench.delete_namespace(api, namespace)  # its workload too: later reads of the cluster
     assert code == 0, controller.log()[-1500:]
     print("\nwith the webhook stopped:")
     for what, result in results.items():

@@ -221,7 +221,8 @@ def test_the_controller_and_scheduler_deployments_run_their_commands() -> None:
     docs = manifests(namespace="spread", image="registry.example/kubespread:1.0")
     controller = by_kind(docs, "kubespread-controller")["Deployment"]["spec"]
     (c,) = controller["template"]["spec"]["containers"]
-    assert c["command"][:2] == ["kubespread", "controller"] and c["image"] == "registry.example/kubespread:1.0"
+    assert c["command"][:2] == ["kubespread", "controller"]
+    assert c["image"] == "registry.example/kubespread:1.0"
     # no leader election in the controller: never two at once, even during a rollout
     assert controller["replicas"] == 1 and controller["strategy"] == {"type": "Recreate"}
     scheduler = by_kind(docs, "kubespread-scheduler")["Deployment"]["spec"]
