@@ -70,6 +70,36 @@ def test_manifests_need_no_cluster_and_point_at_the_url_given(tmp_path: Path) ->
     }
 
 
+def deployments(output: str) -> set[str]:
+    return {d["metadata"]["name"] for d in yaml.safe_load_all(output) if d and d["kind"] == "Deployment"}
+
+
+def test_manifests_print_the_components_asked_for_and_all_three_by_default() -> None:
+    code, output = run("manifests")
+    assert code == 0
+    assert deployments(output) == {"kubespread-webhook", "kubespread-controller", "kubespread-scheduler"}
+    code, output = run("manifests", "--component", "scheduler", "--component", "controller")
+    assert code == 0 and deployments(output) == {"kubespread-controller", "kubespread-scheduler"}
+    assert "WebhookConfiguration" not in output
+    code, output = run("webhook", "manifests", "--with-scheduler")
+    assert code == 0 and len(deployments(output)) == 3
+    code, output = run("webhook", "manifests")
+    assert code == 0 and deployments(output) == {"kubespread-webhook", "kubespread-controller"}
+
+
+def test_the_webhook_without_the_controller_is_printed_with_a_warning() -> None:
+    result = CliRunner().invoke(app, ["manifests", "--component", "webhook"])
+    assert result.exit_code == 0
+    assert "warning: the webhook is called only in namespaces the controller labels" in result.output
+
+
+def test_an_unknown_component_or_limit_is_refused() -> None:
+    code, output = run("manifests", "--component", "descheduler")
+    assert code == 2 and "descheduler" in output and "Traceback" not in output
+    code, output = run("manifests", "--hard-anti-affinity", "zone")
+    assert code == 2 and "Traceback" not in output
+
+
 def test_an_unknown_failure_policy_is_refused() -> None:
     code, output = run("webhook", "manifests", "--failure-policy", "Sometimes")
     assert code == 2
