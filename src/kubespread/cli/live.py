@@ -148,6 +148,7 @@ def scheduler_command(
         raise typer.Exit(1) from None
     sched.run(leader)
     stop.set()
+    sched.shutdown()  # binds in flight finish, buffered Events are written (each within a deadline)
     if leader is not None:
         leader.join(timeout=5)
     s = sched.stats
@@ -184,6 +185,7 @@ def controller_command(
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     controller.run()
+    controller.recorder.close(5.0)  # buffered Events get a few seconds to be written
 
 
 class MatchLabelKeys(StrEnum):
