@@ -219,9 +219,11 @@ def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: t
     # the Event and the condition are written beside the loop
     assert drive(
         sched,
-        lambda: sched.stats.unschedulable == 1
-        and api.events("FailedScheduling")
-        and pod_condition(api, "huge", "PodScheduled"),
+        lambda: (
+            sched.stats.unschedulable == 1
+            and api.events("FailedScheduling")
+            and pod_condition(api, "huge", "PodScheduled")
+        ),
     )
     (event,) = api.events("FailedScheduling")
     assert event["note"] == fit_error
