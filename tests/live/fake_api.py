@@ -15,7 +15,8 @@ What the tests steer:
 - :meth:`before_next`: run a function just before the next matching call is served (someone
   else writing meanwhile);
 - :meth:`hold_next`: the next matching call waits until the test releases it (an API server
-  frozen for that call), then is served or fails as the test says;
+  frozen for that call), then is served or fails as the test says; ``after=True`` holds it
+  once served, before it answers (the write is visible to watches meanwhile);
 - :meth:`lose_answer_next`: the next matching calls are served, then raise ApiError(0) (the
   write was applied, its answer lost in a restart);
 - ``missing_kinds``: kinds whose CRD is not installed (404 on every request);
@@ -142,6 +143,7 @@ class FakeApi:
         self._watch_faults: list[tuple[str | None, int]] = []
         self._hooks: list[tuple[str, Callable[[], None]]] = []
         self._lose: list[str] = []  # (only) per call whose answer is still to be lost
+        self._held_answers: list[tuple[str, Held]] = []
         self._compacted = 0
         self._names = 0
 
@@ -172,10 +174,15 @@ class FakeApi:
         with self._cond:
             self._hooks.append((only, fn))
 
-    def hold_next(self, only: str) -> Held:
-        """The next call whose description contains ``only`` waits for ``release()``."""
+    def hold_next(self, only: str, *, after: bool = False) -> Held:
+        """The next call whose description contains ``only`` waits for ``release()``: before
+        it is served, or (``after``) once served, before it answers."""
         held = Held()
-        self.before_next(only, held.wait)
+        if after:
+            with self._cond:
+                self._held_answers.append((only, held))
+        else:
+            self.before_next(only, held.wait)
         return held
 
     def lose_answer_next(self, n: int = 1, *, only: str = "") -> None:
@@ -185,7 +192,16 @@ class FakeApi:
             self._lose += [only] * n
 
     def _answer(self, desc: str, result: Any) -> Any:
-        """``result``, unless a lost answer is due for this call."""
+        """``result``, once a hold of its answer is released, unless a lost answer is due."""
+        held = None
+        with self._cond:
+            for i, (only, h) in enumerate(self._held_answers):
+                if only in desc:
+                    held = h
+                    del self._held_answers[i]
+                    break
+        if held is not None:
+            held.wait()
         with self._cond:
             for i, only in enumerate(self._lose):
                 if only in desc:
