@@ -294,6 +294,7 @@ class SecondaryScheduler:
         assert decision.selected is not None
         self.stats.attempts += 1
         self.cache.assume(pod.key, decision.selected)
+        log.debug("assumed %s on %s", pod.key, decision.selected)
         if not self.binding.submit(pod.key, functools.partial(self._bind, pod, decision)):
             self.cache.forget(pod.key)  # stopping: left for the next scheduler
 
