@@ -416,9 +416,10 @@ def log_times(log: str, pattern: str) -> list[tuple[datetime, re.Match[str]]]:
     """(time, match) of each log line matching ``pattern`` (after the time and level)."""
     found = []
     for line in log.splitlines():
-        m = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ \S+: " + pattern, line)
-        if m:
-            found.append((datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f"), m))
+        head = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \S+ \S+: ", line)
+        m = re.match(pattern, line[head.end() :]) if head else None
+        if head and m:
+            found.append((datetime.strptime(head.group(1), "%Y-%m-%d %H:%M:%S,%f"), m))
     return found
 
 

@@ -70,7 +70,7 @@ def test_repeats_waiting_to_be_written_become_one_series(api: FakeApi, rec: Even
     assert rec.flush(5.0)
     (event,) = api.events()
     assert event["series"]["count"] == 4
-    assert len(api.calls_matching("create Event")) == 1
+    assert len(api.calls_matching("patch Event")) == 1  # the fourth went on the series
 
 
 def test_a_create_whose_answer_was_lost_is_not_written_twice(api: FakeApi, rec: EventRecorder) -> None:

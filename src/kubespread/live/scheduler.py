@@ -204,6 +204,8 @@ class SecondaryScheduler:
         self._conditions: dict[str, str] = {}  # pod uid -> the Unschedulable message it carries
         #: pod uid -> nodes a bind of ours named whose answer was lost (it may have been applied)
         self._unanswered: dict[str, set[str]] = {}
+        #: pod uid -> binds failed in a row: its backoff doubles with each, as the queue's does
+        self._bind_failures: dict[str, int] = {}
         self._last_leftover_sweep = 0.0
         self.cache.cluster.subscribe(self._on_event)
 
@@ -227,6 +229,7 @@ class SecondaryScheduler:
             self._conditions.pop(uid, None)
         if ev.type is EventType.DELETED:
             self._unanswered.pop(uid, None)
+            self._bind_failures.pop(uid, None)
         elif (
             ev.type is EventType.BOUND
             and uid in self._unanswered
@@ -341,6 +344,7 @@ class SecondaryScheduler:
     def _scheduled(self, pod: Pod, node: str, how: str = "") -> None:
         """Under the cache lock: the pod is bound to ``node`` by us."""
         self.stats.bound += 1
+        self._bind_failures.pop(pod.metadata.uid, None)
         log.info("bound %s to %s%s", pod.key, node, f" ({how})" if how else "")
         note = f"Successfully assigned {pod.key} to {node}"
         self.recorder.record(pod, "Normal", "Scheduled", "Binding", note)
@@ -404,8 +408,11 @@ class SecondaryScheduler:
         current = self.cache.cluster.pods.get(pod.key)
         if current is None or current.spec.node_name:
             return
+        uid = pod.metadata.uid
+        failures = self._bind_failures[uid] = self._bind_failures.get(uid, 0) + 1
         if pod.key not in self.queue:
             self.queue.add(current, now)
+            self.queue.repeat_failures(pod.key, failures - 1, now)  # the entry is new: its count is not
         self.queue.errored(pod.key, now)
         self.cache.changed.set()
 
