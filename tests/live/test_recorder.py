@@ -13,6 +13,7 @@ import pytest
 from builders import make_pod
 from kubespread.api.core import Pod
 from kubespread.live import recorder as recorder_module
+from kubespread.live.kube import ApiError
 from kubespread.live.recorder import EventRecorder
 from live.fake_api import FakeApi
 
@@ -164,3 +165,21 @@ def test_close_waits_for_the_api_server_within_its_deadline(api: FakeApi, stop: 
     assert rec.close(10.0) == 0
     back.join()
     assert [e["regarding"]["name"] for e in api.events()] == ["a"]
+
+
+def test_new_events_do_not_cut_a_retry_backoff_short(
+    api: FakeApi, rec: EventRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the API server is away, recording more events must not make the recorder try
+    again at once (each record would hammer a server that is coming back)."""
+    monkeypatch.setattr(recorder_module, "INITIAL_RETRY_SECONDS", 60.0)
+    monkeypatch.setattr(recorder_module, "MAX_RETRY_SECONDS", 60.0)
+    held = api.hold_next("create Event")
+    scheduled(rec, "a")
+    assert held.arrived.wait(5.0)
+    held.release(ApiError(0, "Unreachable", "connection refused"))
+    for i in range(20):
+        scheduled(rec, f"b{i}")
+    assert not rec.flush(0.2)
+    assert len(api.calls_matching("create Event")) == 1
+    assert rec.close(0.0) == 21

@@ -105,6 +105,7 @@ class EventRecorder:
         self._closed = False
         self._dropped_unlogged = 0
         self._failing_since: float | None = None  # the first failed try of this outage
+        self._flushing = 0  # callers waiting in flush()
         self._last_prune = time.monotonic()
 
     # ------------------------------------------------------------------ recording
@@ -170,13 +171,17 @@ class EventRecorder:
         True when none is left."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.notify_all()  # cut a retry's backoff short
-                self._cond.wait(min(left, IDLE_POLL_SECONDS))
-            return True
+            self._flushing += 1  # a retry waits no longer than the first backoff meanwhile
+            self._cond.notify_all()
+            try:
+                while self._pending:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._cond.wait(left)
+                return True
+            finally:
+                self._flushing -= 1
 
     def close(self, timeout: float) -> int:
         """Write what is buffered within ``timeout`` seconds, then stop; returns (and logs) how
@@ -211,7 +216,7 @@ class EventRecorder:
             outcome = self._write(entry, series, count, last_observed)
             with self._cond:
                 if outcome == "retry":
-                    self._cond.wait(delay)  # flush() and close() wake it early
+                    self._backoff(delay)
                     delay = min(delay * 2, MAX_RETRY_SECONDS)
                     continue
                 delay = INITIAL_RETRY_SECONDS
@@ -236,6 +241,17 @@ class EventRecorder:
                     self.written += 1
                 self._prune(time.monotonic())
                 self._cond.notify_all()
+
+    def _backoff(self, delay: float) -> None:
+        """Under the lock: wait ``delay`` seconds before the next try; while someone flushes,
+        no longer than the first backoff; not at all once closed."""
+        start = time.monotonic()
+        while not self._closed:
+            end = start + (delay if not self._flushing else min(delay, INITIAL_RETRY_SECONDS))
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._cond.wait(left)
 
     def _write(self, entry: _Pending, series: _Series | None, count: int, last_observed: str) -> str:
         """One attempt: "written", "retry" (the API server is away or overloaded) or "dropped"."""
