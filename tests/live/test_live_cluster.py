@@ -1,10 +1,13 @@
 """kubespread against a real kube-apiserver: the secondary scheduler, the admission webhook with
-WorkloadSpread, and an API server restart.
+WorkloadSpread, an API server restart and an API server frozen (SIGSTOP) for 45 s.
 
 Needs ``KUBESPREAD_TEST_KUBECONFIG`` (a cluster admin's kubeconfig of a disposable API server:
 the tests create and delete Nodes, CRDs and webhook configurations). The restart test also
 needs ``KUBESPREAD_TEST_APISERVER_RESTART``, a shell command that restarts that API server and
-returns once it is ready. Without them every test here is skipped, and the run says so.
+returns once it is ready; the freeze test needs the API server's pid
+(``KUBESPREAD_TEST_APISERVER_PIDFILE``, or ``apiserver.pid`` beside the kubeconfig) and
+freezes it ``KUBESPREAD_TEST_FREEZE_SECONDS`` (45). Without them every test here is skipped,
+and the run says so.
 
 The commands run as a user runs them (``kubespread scheduler``, ``webhook``, ``controller`` in
 subprocesses); what they did is read back from the API.
