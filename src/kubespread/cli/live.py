@@ -125,7 +125,7 @@ def scheduler_command(
     require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
-    from kubespread.live.scheduler import SecondaryScheduler, instance_name
+    from kubespread.live.scheduler import SHUTDOWN_BIND_SECONDS, SecondaryScheduler, instance_name
     from kubespread.scheduler.config import default_profile
 
     setup_logging(log_level)
@@ -148,7 +148,10 @@ def scheduler_command(
         raise typer.Exit(1) from None
     sched.run(leader)
     stop.set()
-    sched.shutdown()  # binds in flight finish, buffered Events are written (each within a deadline)
+    # binds in flight finish, buffered Events are written (each within a deadline); a scheduler
+    # that lost its Lease binds nothing more: another one schedules those pods now
+    lost = leader is not None and leader.lost.is_set()
+    sched.shutdown(bind_timeout=0.0 if lost else SHUTDOWN_BIND_SECONDS)
     if leader is not None:
         leader.join(timeout=5)
     s = sched.stats

@@ -52,7 +52,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
 
-__all__ = ["ApiWorkers", "SchedulerStats", "SecondaryScheduler", "instance_name"]
+__all__ = ["SHUTDOWN_BIND_SECONDS", "ApiWorkers", "SchedulerStats", "SecondaryScheduler", "instance_name"]
 
 log = logging.getLogger("kubespread.scheduler")
 
@@ -287,7 +287,9 @@ class SecondaryScheduler:
         left = self.binding.close(bind_timeout)
         if left:
             log.warning(
-                "stopping with %d binds unanswered after %.0fs: those pods stay pending", left, bind_timeout
+                "stopping with %d binds or condition writes unfinished after %.0fs: those pods stay pending",
+                left,
+                bind_timeout,
             )
         self.recorder.close(event_timeout)
 
