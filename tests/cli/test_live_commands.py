@@ -74,3 +74,47 @@ def test_an_unknown_failure_policy_is_refused() -> None:
     code, output = run("webhook", "manifests", "--failure-policy", "Sometimes")
     assert code == 2
     assert "--failure-policy" in output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_bad_metrics_address_is_refused_before_anything_connects(command: list[str]) -> None:
+    code, output = run(*command, "--metrics-bind-address", "10251")
+    assert code == 2
+    assert "--metrics-bind-address '10251': not HOST:PORT" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("command", [["scheduler"], ["controller"]])
+def test_a_metrics_port_in_use_is_refused_before_connecting(command: list[str], tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, output = run(
+            *command,
+            "--metrics-bind-address",
+            f"127.0.0.1:{port}",
+            "--kubeconfig",
+            str(tmp_path / "never-read"),
+        )
+    assert code == 1
+    assert f"--metrics-bind-address: metrics address 127.0.0.1:{port}:" in output
+    assert "in use" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize("command", [["scheduler"], ["controller"]])
+def test_the_metrics_port_is_let_go_when_the_command_exits(command: list[str], tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # the metrics server is up before connecting; connecting fails (no such kubeconfig)
+    code, output = run(
+        *command, "--metrics-bind-address", f"127.0.0.1:{port}", "--kubeconfig", str(tmp_path / "missing")
+    )
+    assert code == 1 and "Traceback" not in output
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # free again: the server was shut down on the way out

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 KUBECONFIG = os.environ.get("KUBESPREAD_TEST_KUBECONFIG", "")
 RESTART = os.environ.get("KUBESPREAD_TEST_APISERVER_RESTART", "")
@@ -64,13 +66,38 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float = 120.0, every:
         time.sleep(every)
 
 
+#: a scrape: (sample name, its labels) -> value
+Scraped = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def metric(scraped: Scraped, name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    return sum(v for (n, lab), v in scraped.items() if n == name and labels.items() <= dict(lab).items())
+
+
 class Process:
     """A kubespread command in the background, its log in a file."""
 
     def __init__(self, args: list[str], log: Path) -> None:
         self.log_path = log
         self._file = log.open("w")
+        if args[0] in ("scheduler", "controller", "webhook") and "--metrics-bind-address" not in args:
+            # a free port: two schedulers of one test (and other runs on this host) never clash
+            args = [*args, "--metrics-bind-address", "127.0.0.1:0"]
         self.proc = subprocess.Popen([KUBESPREAD, *args], stdout=self._file, stderr=subprocess.STDOUT)
+
+    def metrics(self) -> Scraped:
+        """Its /metrics now: (sample name, labels) -> value, at the port its log names."""
+        found = re.search(r"serving /metrics, /healthz, /readyz on http://([\d.]+):(\d+)", self.log())
+        assert found, "no metrics server in the log"
+        url = f"http://{found.group(1)}:{found.group(2)}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            text = resp.read().decode()
+        return {
+            (sample.name, frozenset(sample.labels.items())): sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        }
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -307,12 +334,25 @@ def test_scheduler_binds_200_pods_where_offline_schedule_puts_them(
 
         live = wait_for("200 pods bound", bound, 180)
         elapsed = time.monotonic() - started
+        scraped = scheduler.metrics()
     finally:
         code = scheduler.terminate()
     log = scheduler.log()
     assert code == 0, log[-2000:]
     assert "stopped:" in log
     print(f"\n200 pods bound {elapsed:.1f}s after the first was created; scheduler: {log.splitlines()[-1]}")
+
+    # kube-scheduler's metrics say the same
+    attempts = "scheduler_schedule_attempts_total"
+    assert metric(scraped, attempts, result="scheduled", profile="kubespread") == 200
+    assert metric(scraped, attempts, result="unschedulable", profile="kubespread") >= 2
+    bind = metric(scraped, "scheduler_framework_extension_point_duration_seconds_sum", extension_point="Bind")
+    algorithm = metric(scraped, "scheduler_scheduling_algorithm_duration_seconds_sum")
+    cycles = metric(scraped, "scheduler_scheduling_algorithm_duration_seconds_count")
+    print(
+        f"metrics: {cycles:.0f} cycles, mean algorithm {algorithm / cycles * 1000:.2f} ms, "
+        f"mean bind {bind / 200 * 1000:.2f} ms"
+    )
 
     # the same objects, offline
     cfg = tmp_path / "scheduler-config.yaml"
@@ -827,6 +867,7 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
         for p in replaced:
             assert json.loads(p["metadata"]["annotations"][SUBSET_ANNOTATION])["subset"] == "zone-a"
         status = wait_for("the status after the replacements", reconciled, 60)
+        webhook_metrics, controller_metrics = webhook.metrics(), controller.metrics()
     finally:
         for c in configs:
             with contextlib.suppress(ApiError):
@@ -835,6 +876,20 @@ def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_s
     wlog, clog = webhook.log(), controller.log()
     assert codes == (0, 0), (wlog[-1500:], clog[-1500:])
     assert "s3cr3t-label-value" not in wlog  # object contents are never logged at the default level
+
+    # 102 pods booked through /mutate-pods; a deletion and an eviction given back on /validate-pods
+    reviews = "kubespread_webhook_requests_total"
+    mutated = metric(webhook_metrics, reviews, path="/mutate-pods", operation="CREATE", allowed="true")
+    assert mutated >= 102
+    assert metric(webhook_metrics, reviews, path="/validate-pods", operation="DELETE") >= 1
+    total = "controller_runtime_reconcile_total"
+    reconciles = metric(controller_metrics, total, controller="workloadspread-controller")
+    assert reconciles >= 1
+    assert metric(controller_metrics, total, result="error") == 0
+    print(
+        f"\nmetrics: webhook {metric(webhook_metrics, reviews):.0f} reviews ({mutated:.0f} pods admitted "
+        f"on /mutate-pods), controller {reconciles:.0f} reconciles"
+    )
     print(
         f"\ndeletion costs {dict(costs)}; status as replicas/missingReplicas; "
         f"100 pods created concurrently in {elapsed:.1f}s: {dict(subsets)}; "

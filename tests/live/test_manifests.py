@@ -11,7 +11,8 @@ import yaml
 
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.validation import validate
-from kubespread.live.manifests import render, webhook_manifests
+from kubespread.live.manifests import render, webhook_manifests, with_metrics
+from kubespread.live.ports import WEBHOOK_METRICS_PORT
 
 
 def by_kind(manifests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -172,7 +173,7 @@ def test_rbac_lets_the_service_account_book_status_and_bind() -> None:
     ]
 
 
-def test_the_deployment_serves_tls_from_the_secret_and_probes_healthz_over_https() -> None:
+def test_the_deployment_serves_tls_from_the_secret_and_is_probed_on_its_metrics_port() -> None:
     docs = by_kind(webhook_manifests(image="registry.example/kubespread:1.0"))
     dep, svc = docs["Deployment"], docs["Service"]
     assert dep["spec"]["replicas"] == 2
@@ -189,8 +190,8 @@ def test_the_deployment_serves_tls_from_the_secret_and_probes_healthz_over_https
     assert command[command.index("--port") + 1] == "9443"
     assert pod["spec"]["volumes"] == [{"name": "tls", "secret": {"secretName": "kubespread-webhook-tls"}}]
     assert container["volumeMounts"][0]["mountPath"] == "/etc/kubespread/tls"
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": 9443, "scheme": "HTTPS"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics", "scheme": "HTTP"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics", "scheme": "HTTP"}
     assert container["resources"]["requests"]
     assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
     assert pod["spec"]["serviceAccountName"] == docs["ServiceAccount"]["metadata"]["name"]
@@ -275,3 +276,60 @@ def test_render_round_trips_through_yaml() -> None:
     text = render(manifests)
     assert text.count("\n---\n") == len(manifests) - 1
     assert list(yaml.safe_load_all(text)) == manifests
+
+
+# --------------------------------------------------------------------------- metrics
+def test_the_webhook_pods_expose_a_named_metrics_port_and_the_scrape_annotations() -> None:
+    dep = by_kind(webhook_manifests())["Deployment"]
+    pod = dep["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"https": 9443, "metrics": WEBHOOK_METRICS_PORT}
+    command = container["command"]
+    assert command[command.index("--metrics-bind-address") + 1] == f"0.0.0.0:{WEBHOOK_METRICS_PORT}"
+    assert pod["metadata"]["annotations"] == {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(WEBHOOK_METRICS_PORT),
+        "prometheus.io/path": "/metrics",
+    }
+    # the Service carries the reviews only: Prometheus scrapes the pods themselves
+    assert [p["name"] for p in by_kind(webhook_manifests())["Service"]["spec"]["ports"]] == ["https"]
+
+
+def _two_container_deployment() -> dict[str, Any]:
+    return {
+        "metadata": {"name": "kubespread-scheduler"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"app": "x"}, "annotations": {"keep": "me"}},
+                "spec": {
+                    "containers": [
+                        {"name": "sidecar", "image": "s"},
+                        {"name": "scheduler", "image": "k", "command": ["kubespread", "scheduler"]},
+                    ]
+                },
+            }
+        },
+    }
+
+
+def test_with_metrics_adds_the_port_the_flag_the_probes_and_the_annotations_to_the_named_container() -> None:
+    dep = with_metrics(_two_container_deployment(), 10251, container="scheduler")
+    sidecar, sched = dep["spec"]["template"]["spec"]["containers"]
+    assert "ports" not in sidecar and "readinessProbe" not in sidecar
+    assert sched["command"] == ["kubespread", "scheduler", "--metrics-bind-address", "0.0.0.0:10251"]
+    assert sched["ports"] == [{"name": "metrics", "containerPort": 10251, "protocol": "TCP"}]
+    assert sched["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert sched["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    annotations = dep["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {
+        "keep": "me",
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": "10251",
+        "prometheus.io/path": "/metrics",
+    }
+
+
+def test_with_metrics_names_a_missing_container() -> None:
+    with pytest.raises(ValueError, match="no container 'nope'"):
+        with_metrics(_two_container_deployment(), 10251, container="nope")

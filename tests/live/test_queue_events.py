@@ -32,8 +32,10 @@ class Followed:
         self.cluster.add(make_node("n1").label(ZONE, "a").obj())
 
     def _on_event(self, ev: ClusterEvent) -> None:
-        helps = follow_cluster_event(self.queue, ev, self.now, self.wanted)
-        self.answers.append((ev.type, ev.obj.key, helps))
+        # True: the change raised a queueing event (kube's informer handlers would call
+        # MoveAllToActiveOrBackoffQueue for it)
+        moved = follow_cluster_event(self.queue, ev, self.now, self.wanted, self.cluster)
+        self.answers.append((ev.type, ev.obj.key, moved is not None))
 
     @staticmethod
     def wanted(pod: Pod) -> bool:
@@ -96,13 +98,23 @@ def test_a_bound_update_through_the_watch_takes_the_pod_out() -> None:
     assert "default/p" not in f.queue
 
 
-def test_deletion_takes_the_pod_out_and_reports_a_change() -> None:
+def test_deletion_takes_the_pod_out_and_reports_no_change() -> None:
+    """A pending pod (not nominated) that goes frees nothing: kube raises no queueing event
+    for it (deletePodFromSchedulingQueue only deletes it from the queue)."""
     f = Followed()
     f.cluster.add(ours("p"))
     f.take()
     f.cluster.delete("Pod", "default/p")
     assert "default/p" not in f.queue
-    assert f.take() == [(EventType.DELETED, "default/p", True)]
+    assert f.take() == [(EventType.DELETED, "default/p", False)]
+
+
+def test_a_bound_pods_deletion_reports_a_change() -> None:
+    f = Followed()
+    f.cluster.add(make_pod("b").set("spec.schedulerName", OURS).node("n1").obj())
+    f.take()
+    f.cluster.delete("Pod", "default/b")
+    assert (EventType.UNBOUND, "default/b", True) in f.take()
 
 
 def test_node_changes_are_reported() -> None:

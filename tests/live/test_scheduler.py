@@ -211,7 +211,9 @@ def expected_fit_error(api: FakeApi, name: str) -> str:
 
 
 @pytest.mark.slow
-def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: threading.Event) -> None:
+def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(
+    stop: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
     api = cluster_api(web_pod("huge", cpu="100"))
     fit_error = expected_fit_error(api, "huge")
     assert fit_error.startswith("0/6 nodes are available:")
@@ -236,9 +238,15 @@ def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(stop: t
     # the condition's own write comes back through the watch and wakes nothing
     assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.2)
 
-    # a node change gives it another try: same message, so the same Event counts again and
-    # the condition is not written a second time
+    # a label change helps no plugin that rejected it (NodeResourcesFit): no retry, as kube's
+    # queueing hints decide
     api.patch("Node", "a1", {"metadata": {"labels": {"touched": "yes"}}})
+    assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.2)
+
+    # the 5-minute flush gives it another try: same message, so the same Event counts again
+    # and the condition is not written a second time
+    monkeypatch.setattr(queue_module, "MAX_UNSCHEDULABLE_SECONDS", 0.0)
+    sched._last_leftover_sweep = 0.0
     assert drive(sched, lambda: sched.stats.attempts == 2)
     stopped(sched)
     assert sched.stats.unschedulable == 2
@@ -252,7 +260,8 @@ def test_a_new_message_is_written_to_the_condition_again(stop: threading.Event) 
     api = cluster_api(web_pod("huge", cpu="100"))
     sched = started(api, stop)
     assert drive(sched, lambda: sched.stats.unschedulable == 1)
-    api.create(make_node("d1").zone("d").dict())  # 0/7 now
+    # a node where it would fit but for a taint: NodeResourcesFit's hint queues it; 0/7 now
+    api.create(make_node("d1").zone("d").capacity(cpu="200").taint("dedicated", "x").dict())
     assert drive(sched, lambda: sched.stats.attempts == 2)
     stopped(sched)
     assert len(api.calls_matching("patch Pod default/huge status")) == 2
@@ -424,3 +433,26 @@ def test_run_waits_for_leadership_and_returns_when_it_is_lost(stop: threading.Ev
     t.join(2.0)
     assert not t.is_alive()
     stopped(sched)
+
+
+# --------------------------------------------------------------------------- queueing hints
+def test_a_cordon_does_not_retry_a_node_affinity_rejected_pod_a_matching_label_does(
+    stop: threading.Event,
+) -> None:
+    """Issue 26: cordoning an unrelated node used to retry the pod (a new FailedScheduling every
+    few seconds); NodeAffinity's queueing hint ignores it, and a node labelled to match wakes
+    the pod, which is then bound there."""
+    ssd = make_pod("ssd").set("spec.schedulerName", OURS).node_selector(disk="ssd").dict()
+    api = cluster_api(ssd)
+    sched = started(api, stop)
+    assert drive(sched, lambda: sched.stats.unschedulable == 1)
+    api.patch("Node", "b1", {"spec": {"unschedulable": True}})
+    assert drive(sched, lambda: sched.cache.cluster.nodes["b1"].spec.unschedulable)
+    assert not drive(sched, lambda: sched.stats.attempts > 1, timeout=0.3)
+    assert sched.queue.where("default/ssd") == "unschedulable"
+    (event,) = api.events("FailedScheduling")
+    assert "series" not in event
+    api.patch("Node", "c2", {"metadata": {"labels": {"disk": "ssd"}}})
+    assert drive(sched, lambda: node_of(api, "ssd") == "c2")
+    stopped(sched)
+    assert sched.stats.attempts == 2

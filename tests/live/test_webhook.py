@@ -10,11 +10,8 @@ import copy
 import http.client
 import json
 import logging
-import os
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -657,26 +654,6 @@ def test_the_log_holds_one_line_per_review_and_no_object_contents(caplog: pytest
 
 
 # =========================================================================== the server over TLS
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        if os.environ.get("KUBESPREAD_REQUIRE_OPENSSL"):
-            pytest.fail("KUBESPREAD_REQUIRE_OPENSSL is set but the openssl command is missing")
-        pytest.skip("the openssl command-line tool is needed to make a test certificate")
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = d / "tls.crt", d / "tls.key"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
 @pytest.fixture
 def server(tls_files: tuple[Path, Path]) -> Iterator[WebhookServer]:
     cert, key = tls_files

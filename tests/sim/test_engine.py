@@ -3,6 +3,8 @@ determinism."""
 
 from __future__ import annotations
 
+import copy
+
 from builders import HOSTNAME, cluster_of, make_node, make_pod
 from kubespread.admission.framework import Rejection
 from kubespread.sim.clock import Clock
@@ -134,3 +136,23 @@ def test_same_seed_same_tie_breaks() -> None:
 
     assert run(1) == run(1)
     assert any(run(1) != run(s) for s in (2, 3, 4))
+
+
+def test_an_unrelated_cordon_does_not_retry_a_node_affinity_rejected_pod() -> None:
+    """Queueing hints in the simulation: only a change NodeAffinity says may help (a node
+    labelled to match) retries the pod; the cordon of another node makes no new attempt."""
+    sim = sim_of([make_node("n1"), make_node("n2")])
+    sim.create(make_pod("p").node_selector(disk="ssd").obj())
+    sim.run_until_quiet()
+    assert sim.queue.where("default/p") == "unschedulable"
+    n2 = copy.deepcopy(sim.cluster.nodes["n2"])
+    n2.spec.unschedulable = True
+    sim.update(n2)
+    sim.advance(60)
+    assert [e.reason for e in sim.events] == ["FailedScheduling"]
+    n1 = copy.deepcopy(sim.cluster.nodes["n1"])
+    n1.metadata.labels["disk"] = "ssd"
+    sim.update(n1)
+    sim.run_until_quiet()
+    assert sim.cluster.pods["default/p"].spec.node_name == "n1"
+    assert [e.reason for e in sim.events] == ["FailedScheduling", "Scheduled"]

@@ -7,19 +7,25 @@ at the default level.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kubespread.cli.common import ContextOption, err, scheduler_profiles_or_exit
+from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from kubespread.live.kube import KubeApi
+    from kubespread.live.metrics import Health
 
 __all__ = ["controller_command", "scheduler_command", "stop_on_signals", "webhook_app"]
 
@@ -43,6 +49,51 @@ KubeconfigOption = Annotated[
 LogLevelOption = Annotated[
     LogLevel, typer.Option("--log-level", metavar="LEVEL", help="Least severe level logged.")
 ]
+
+
+def metrics_option(default_port: int) -> Any:
+    """``--metrics-bind-address``: where /metrics, /healthz and /readyz are served over HTTP."""
+    return typer.Option(
+        "--metrics-bind-address",
+        metavar="ADDRESS",
+        help=f"HOST:PORT of /metrics, /healthz and /readyz, plain HTTP (default port {default_port}; "
+        "port 0: any free port, logged; 0: off).",
+    )
+
+
+def parse_metrics_address_or_exit(text: str) -> tuple[str, int] | None:
+    """The bind address, or exit 2 saying what is wrong with it (before anything connects)."""
+    from kubespread.live.metrics import MetricsConfigError, parse_bind_address
+
+    try:
+        return parse_bind_address(text)
+    except MetricsConfigError as e:
+        err.print(f"error: --metrics-bind-address {e}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+
+
+@contextlib.contextmanager
+def metrics_served(
+    registry: CollectorRegistry, health: Health, address: tuple[str, int] | None, component: str
+) -> Iterator[None]:
+    """Serve metrics while the block runs (every way out of it shuts the server down), or exit 1
+    when the address cannot be bound (a port in use, an address not of this host)."""
+    from kubespread.live.metrics import MetricsConfigError, serve_metrics
+
+    try:
+        server = serve_metrics(registry, health, address)
+    except MetricsConfigError as e:
+        err.print(f"error: --metrics-bind-address: {e}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    if server is not None:
+        logging.getLogger(f"kubespread.{component}").info(
+            "serving /metrics, /healthz, /readyz on http://%s:%d", server.host, server.port
+        )
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.shutdown()
 
 
 def setup_logging(level: LogLevel) -> None:
@@ -70,7 +121,9 @@ def require_live_extra() -> None:
     """The live commands need the optional extra: say so instead of a traceback."""
     import importlib.util
 
-    missing = [m for m in ("kubernetes", "jsonpatch") if importlib.util.find_spec(m) is None]
+    missing = [
+        m for m in ("kubernetes", "jsonpatch", "prometheus_client") if importlib.util.find_spec(m) is None
+    ]
     if missing:
         err.print(
             f"error: {', '.join(missing)} not installed: live clusters need the optional extra: "
@@ -118,6 +171,9 @@ def scheduler_command(
     lease_namespace: Annotated[
         str, typer.Option("--leader-elect-namespace", metavar="NAMESPACE", help="Namespace of the Lease.")
     ] = "kube-system",
+    metrics_bind_address: Annotated[
+        str, metrics_option(SCHEDULER_METRICS_PORT)
+    ] = f"0.0.0.0:{SCHEDULER_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Run as a secondary scheduler: watch pending pods of --scheduler-name, decide with the
@@ -125,70 +181,83 @@ def scheduler_command(
     require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
+    from kubespread.live.metrics import SchedulerMetrics
     from kubespread.live.scheduler import SHUTDOWN_BIND_SECONDS, SecondaryScheduler, instance_name
     from kubespread.scheduler.config import default_profile
 
     setup_logging(log_level)
+    address = parse_metrics_address_or_exit(metrics_bind_address)
     profiles = scheduler_profiles_or_exit(config)
     if profiles is None:
         profiles = {scheduler_name: default_profile()}
-    api = connect_or_exit(kubeconfig, context)
-    stop = stop_on_signals()
-    identity = instance_name()
-    sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity)
-    leader = None
-    if leader_elect:
-        lease = "kubespread-scheduler" if len(profiles) > 1 else next(iter(profiles))
-        leader = LeaderElector(api, namespace=lease_namespace, name=lease, identity=identity, stop=stop)
-        leader.start()
-    try:
-        sched.start()
-    except ApiError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    sched.run(leader)
-    stop.set()
-    # binds in flight finish, buffered Events are written (each within a deadline); a scheduler
-    # that lost its Lease binds nothing more: another one schedules those pods now
-    lost = leader is not None and leader.lost.is_set()
-    sched.shutdown(bind_timeout=0.0 if lost else SHUTDOWN_BIND_SECONDS)
-    if leader is not None:
-        leader.join(timeout=5)
-    s = sched.stats
-    logging.getLogger("kubespread.scheduler").info(
-        "stopped: %d attempts, %d bound, %d unschedulable, %d bind conflicts, %d bind errors",
-        s.attempts,
-        s.bound,
-        s.unschedulable,
-        s.bind_conflicts,
-        s.bind_errors,
-    )
-    if leader is not None and leader.lost.is_set():
-        raise typer.Exit(1)
+    metrics = SchedulerMetrics()
+    # bound before connecting: a port in use is said at once
+    with metrics_served(metrics.registry, metrics.health, address, "scheduler"):
+        api = connect_or_exit(kubeconfig, context)
+        stop = stop_on_signals()
+        identity = instance_name()
+        sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
+        leader = None
+        if leader_elect:
+            lease = "kubespread-scheduler" if len(profiles) > 1 else next(iter(profiles))
+            leader = LeaderElector(api, namespace=lease_namespace, name=lease, identity=identity, stop=stop)
+            leader.start()
+        try:
+            sched.start()
+        except ApiError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        sched.run(leader)
+        stop.set()
+        # binds in flight finish, buffered Events are written (each within a deadline); a
+        # scheduler that lost its Lease binds nothing more: another one schedules those pods
+        lost = leader is not None and leader.lost.is_set()
+        sched.shutdown(bind_timeout=0.0 if lost else SHUTDOWN_BIND_SECONDS)
+        if leader is not None:
+            leader.join(timeout=5)
+        s = sched.stats
+        logging.getLogger("kubespread.scheduler").info(
+            "stopped: %d attempts, %d bound, %d unschedulable, %d bind conflicts, %d bind errors",
+            s.attempts,
+            s.bound,
+            s.unschedulable,
+            s.bind_conflicts,
+            s.bind_errors,
+        )
+        if leader is not None and leader.lost.is_set():
+            raise typer.Exit(1)
 
 
 def controller_command(
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
+    metrics_bind_address: Annotated[
+        str, metrics_option(CONTROLLER_METRICS_PORT)
+    ] = f"0.0.0.0:{CONTROLLER_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Run the WorkloadSpread controller: keep subset status, clean up stale creating and
     deleting entries, reschedule pods a subset cannot hold, set pod-deletion-cost."""
     require_live_extra()
     from kubespread.live.kube import ApiError
+    from kubespread.live.metrics import ControllerMetrics
     from kubespread.live.workloadspread import LiveController
 
     setup_logging(log_level)
-    api = connect_or_exit(kubeconfig, context)
-    stop = stop_on_signals()
-    controller = LiveController(api, stop=stop)
-    try:
-        controller.start()
-    except ApiError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    controller.run()
-    controller.recorder.close(5.0)  # buffered Events get a few seconds to be written
+    address = parse_metrics_address_or_exit(metrics_bind_address)
+    metrics = ControllerMetrics()
+    # bound before connecting: a port in use is said at once
+    with metrics_served(metrics.registry, metrics.health, address, "workloadspread"):
+        api = connect_or_exit(kubeconfig, context)
+        stop = stop_on_signals()
+        controller = LiveController(api, stop=stop, metrics=metrics)
+        try:
+            controller.start()
+        except ApiError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        controller.run()
+        controller.recorder.close(5.0)  # buffered Events get a few seconds to be written
 
 
 class MatchLabelKeys(StrEnum):
@@ -263,6 +332,9 @@ def webhook_command(
         float,
         typer.Option("--request-timeout", metavar="SECONDS", help="Seconds a connection may stay silent."),
     ] = 10.0,
+    metrics_bind_address: Annotated[
+        str, metrics_option(WEBHOOK_METRICS_PORT)
+    ] = f"0.0.0.0:{WEBHOOK_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
@@ -272,6 +344,7 @@ def webhook_command(
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
     from kubespread.live.kube import ApiError
+    from kubespread.live.metrics import WebhookMetrics, reflectors_synced
     from kubespread.live.webhook import AdmissionHandlers, WebhookConfigError, serve, tls_context
     from kubespread.live.workloadspread import LiveWorkloadSpreadClient
 
@@ -279,53 +352,60 @@ def webhook_command(
     if tls_cert is None or tls_key is None:
         err.print("error: the webhook serves TLS only: give --tls-cert FILE and --tls-key FILE")
         raise typer.Exit(2)
+    address = parse_metrics_address_or_exit(metrics_bind_address)
     try:  # a bad certificate is reported before anything connects
         tls_context(tls_cert, tls_key)
     except WebhookConfigError as e:
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
-    stop = stop_on_signals()
-    api = None
-    if workload_spread or match_label_keys is MatchLabelKeys.auto:
-        api = connect_or_exit(kubeconfig, context)
-    merge = match_label_keys is MatchLabelKeys.on
-    if match_label_keys is MatchLabelKeys.auto and api is not None:
-        minor = api.server_minor_version()
-        merge = minor is not None and minor < MERGING_MINOR
-        logging.getLogger("kubespread.webhook").info(
-            "API server v1.%s: matchLabelKeys merged by %s",
-            minor if minor is not None else "?",
-            "this webhook" if merge else "the API server",
+    metrics = WebhookMetrics()
+    with metrics_served(metrics.registry, metrics.health, address, "webhook"):
+        stop = stop_on_signals()
+        api = None
+        if workload_spread or match_label_keys is MatchLabelKeys.auto:
+            api = connect_or_exit(kubeconfig, context)
+        merge = match_label_keys is MatchLabelKeys.on
+        if match_label_keys is MatchLabelKeys.auto and api is not None:
+            minor = api.server_minor_version()
+            merge = minor is not None and minor < MERGING_MINOR
+            logging.getLogger("kubespread.webhook").info(
+                "API server v1.%s: matchLabelKeys merged by %s",
+                minor if minor is not None else "?",
+                "this webhook" if merge else "the API server",
+            )
+        ws_webhook = None
+        lock = None
+        if workload_spread and api is not None:
+            client = LiveWorkloadSpreadClient(api)
+            metrics.health.add_readiness("informer-sync", reflectors_synced(lambda: client.reflectors))
+            try:
+                client.start(stop)
+            except ApiError as e:
+                err.print(f"error: {e}", markup=False, highlight=False)
+                raise typer.Exit(1) from None
+            ws_webhook = WorkloadSpreadWebhook(client)
+            lock = client.cache.lock
+        options = AdmissionOptions(
+            hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
+            limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
         )
-    ws_webhook = None
-    lock = None
-    if workload_spread and api is not None:
-        client = LiveWorkloadSpreadClient(api)
+        handlers = AdmissionHandlers(
+            ws_webhook, options=options, merge_match_label_keys=merge, lock=lock, metrics=metrics
+        )
         try:
-            client.start(stop)
-        except ApiError as e:
+            serve(
+                handlers,
+                cert=tls_cert,
+                key=tls_key,
+                host=host,
+                port=port,
+                request_timeout=request_timeout,
+                stop=stop,
+                health=metrics.health,
+            )
+        except (WebhookConfigError, OSError) as e:
             err.print(f"error: {e}", markup=False, highlight=False)
             raise typer.Exit(1) from None
-        ws_webhook = WorkloadSpreadWebhook(client)
-        lock = client.cache.lock
-    options = AdmissionOptions(
-        hard_anti_affinity_limit=hard_anti_affinity is HardAntiAffinityLimit.design,
-        limit_pod_hard_anti_affinity_topology=hard_anti_affinity is HardAntiAffinityLimit.strict,
-    )
-    handlers = AdmissionHandlers(ws_webhook, options=options, merge_match_label_keys=merge, lock=lock)
-    try:
-        serve(
-            handlers,
-            cert=tls_cert,
-            key=tls_key,
-            host=host,
-            port=port,
-            request_timeout=request_timeout,
-            stop=stop,
-        )
-    except (WebhookConfigError, OSError) as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
 
 
 @webhook_app.command("manifests", short_help="Print the CRD, RBAC, Deployment and webhook configurations")

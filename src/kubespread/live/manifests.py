@@ -18,6 +18,7 @@ import base64
 from typing import Any, Final
 
 from kubespread.io import dump_yaml
+from kubespread.live.ports import WEBHOOK_METRICS_PORT
 
 __all__ = [
     "APP_NAME",
@@ -25,6 +26,7 @@ __all__ = [
     "TLS_SECRET",
     "render",
     "webhook_manifests",
+    "with_metrics",
 ]
 
 APP_NAME: Final = "kubespread-webhook"
@@ -33,6 +35,8 @@ CRD_NAME: Final = "workloadspreads.apps.kruise.io"
 KRUISE_GROUP: Final = "apps.kruise.io"
 TLS_DIR: Final = "/etc/kubespread/tls"
 CONTAINER_PORT: Final = 9443
+#: the named container port of /metrics, /healthz and /readyz (plain HTTP)
+METRICS_PORT_NAME: Final = "metrics"
 FAILURE_POLICIES: Final = ("Fail", "Ignore")
 
 _LABELS: Final = {"app.kubernetes.io/name": APP_NAME, "app.kubernetes.io/part-of": "kubespread"}
@@ -224,12 +228,40 @@ def _cluster_role() -> dict[str, Any]:
 # --- the server --------------------------------------------------------------------------------------------
 
 
-def _deployment(namespace: str, image: str) -> dict[str, Any]:
-    probe = {
-        "httpGet": {"path": "/healthz", "port": CONTAINER_PORT, "scheme": "HTTPS"},
-        "periodSeconds": 10,
-        "timeoutSeconds": 2,
+def with_metrics(deployment: dict[str, Any], port: int, *, container: str | None = None) -> dict[str, Any]:
+    """Make a kubespread Deployment scrapeable and probed, in place (and returned): the
+    container (``container``, else the first) gets ``--metrics-bind-address 0.0.0.0:PORT``,
+    a container port named ``metrics``, readiness on /readyz and liveness on /healthz; the pod
+    template gets the ``prometheus.io/scrape``, ``/port`` and ``/path`` annotations that
+    annotation-based Prometheus scrape configs (no ServiceMonitor) read. One helper for every
+    component's Deployment, so they all expose the same way."""
+    template = deployment["spec"]["template"]
+    containers = template["spec"]["containers"]
+    target = next((c for c in containers if c["name"] == container), None) if container else containers[0]
+    if target is None:
+        raise ValueError(f"no container {container!r} in Deployment {deployment['metadata']['name']}")
+    target["command"] = [*target.get("command", []), "--metrics-bind-address", f"0.0.0.0:{port}"]
+    target["ports"] = [
+        *target.get("ports", []),
+        {"name": METRICS_PORT_NAME, "containerPort": port, "protocol": "TCP"},
+    ]
+    probe = {"port": METRICS_PORT_NAME, "scheme": "HTTP"}
+    timing = {"periodSeconds": 10, "timeoutSeconds": 2}
+    target["readinessProbe"] = {"httpGet": {"path": "/readyz", **probe}, **timing, "initialDelaySeconds": 2}
+    target["livenessProbe"] = {
+        "httpGet": {"path": "/healthz", **probe},
+        **timing,
+        "initialDelaySeconds": 10,
+        "failureThreshold": 3,
     }
+    annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations.update(
+        {"prometheus.io/scrape": "true", "prometheus.io/port": str(port), "prometheus.io/path": "/metrics"}
+    )
+    return deployment
+
+
+def _deployment(namespace: str, image: str) -> dict[str, Any]:
     container = {
         "name": "webhook",
         "image": image,
@@ -244,8 +276,6 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
             str(CONTAINER_PORT),
         ],
         "ports": [{"name": "https", "containerPort": CONTAINER_PORT, "protocol": "TCP"}],
-        "readinessProbe": {**probe, "initialDelaySeconds": 2},
-        "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -255,7 +285,7 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
         "volumeMounts": [{"name": "tls", "mountPath": TLS_DIR, "readOnly": True}],
     }
     selector = {"app.kubernetes.io/name": APP_NAME}
-    return {
+    deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _meta(APP_NAME, namespace),
@@ -287,6 +317,7 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
             },
         },
     }
+    return with_metrics(deployment, WEBHOOK_METRICS_PORT)
 
 
 def _service(namespace: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ kube-scheduler would:
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import socket
@@ -39,7 +40,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent, EventType
@@ -51,6 +52,9 @@ from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
+
+if TYPE_CHECKING:
+    from kubespread.live.metrics import SchedulerMetrics
 
 __all__ = ["SHUTDOWN_BIND_SECONDS", "ApiWorkers", "SchedulerStats", "SecondaryScheduler", "instance_name"]
 
@@ -90,11 +94,14 @@ class ApiWorkers:
     """A few daemon threads making API writes off the scheduling loop (kube binds each pod in
     a goroutine of its own). The jobs of one key (a pod) run one at a time, in the order they
     were given; different pods' jobs run side by side. Threads start as work comes, up to
-    ``threads``, and end at :meth:`close`."""
+    ``threads``; they end at :meth:`close`, or once ``stop`` is set and no job is left (a job
+    given later starts one again)."""
 
-    def __init__(self, threads: int, name: str) -> None:
+    def __init__(self, threads: int, name: str, *, stop: threading.Event | None = None) -> None:
         self.threads = threads
         self.name = name
+        self.stop = stop
+        self._names = itertools.count()
         self._cond = threading.Condition()
         self._jobs: deque[tuple[str, Callable[[], None]]] = deque()
         self._running: set[str] = set()
@@ -109,7 +116,7 @@ class ApiWorkers:
                 return False
             self._jobs.append((key, job))
             if self._idle == 0 and len(self._workers) < self.threads:
-                t = threading.Thread(target=self._work, name=f"{self.name}-{len(self._workers)}", daemon=True)
+                t = threading.Thread(target=self._work, name=f"{self.name}-{next(self._names)}", daemon=True)
                 self._workers.append(t)
                 t.start()
             self._cond.notify_all()
@@ -156,10 +163,11 @@ class ApiWorkers:
             with self._cond:
                 taken = self._take()
                 while taken is None:
-                    if self._closed:
+                    if self._closed or (self.stop is not None and self.stop.is_set()):
+                        self._workers.remove(threading.current_thread())
                         return
                     self._idle += 1
-                    self._cond.wait()
+                    self._cond.wait(IDLE_WAIT_SECONDS)  # looks at ``stop`` now and then
                     self._idle -= 1
                     taken = self._take()
             key, job = taken
@@ -191,14 +199,16 @@ class SecondaryScheduler:
         stop: threading.Event | None = None,
         identity: str | None = None,
         binders: int = BINDERS,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.api = api
         self.loop = SchedulingLoop(profiles, seed=seed)
         self.stop = stop or threading.Event()
         self.identity = identity or instance_name()
         self.cache = ClusterCache()
+        self.loop.cluster = self.cache.cluster  # what the queueing hints read
         self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity, stop=self.stop)
-        self.binding = ApiWorkers(binders, "binder")
+        self.binding = ApiWorkers(binders, "binder", stop=self.stop)
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
         self._conditions: dict[str, str] = {}  # pod uid -> the Unschedulable message it carries
@@ -208,6 +218,10 @@ class SecondaryScheduler:
         self._bind_failures: dict[str, int] = {}
         self._last_leftover_sweep = 0.0
         self.cache.cluster.subscribe(self._on_event)
+        #: kube-scheduler's metrics and the health probes (live.metrics), when served
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.attach(self)
 
     @property
     def profiles(self) -> dict[str, Profile]:
@@ -256,6 +270,8 @@ class SecondaryScheduler:
         if not self.reflectors:
             self.start()
         while not self.stop.is_set():
+            if self.metrics is not None:
+                self.metrics.health.beat()
             if leader is not None and not leader.leading.is_set():
                 if leader.lost.is_set():
                     return
@@ -329,6 +345,7 @@ class SecondaryScheduler:
             "metadata": {"name": meta.name, "namespace": pod.namespace, "uid": meta.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
+        started = time.perf_counter_ns()
         try:
             self.api.request(
                 "POST",
@@ -337,8 +354,12 @@ class SecondaryScheduler:
                 timeout=BIND_TIMEOUT_SECONDS,
             )
         except ApiError as e:
+            if self.metrics is not None:
+                self.metrics.bound(decision, started, ok=False)
             self._bind_failed(pod, node, e)
             return
+        if self.metrics is not None:
+            self.metrics.bound(decision, started, ok=True)
         with self.cache.lock:
             self._unanswered.pop(pod.metadata.uid, None)
             self._scheduled(pod, node)

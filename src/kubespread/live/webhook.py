@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import jsonpatch
@@ -50,6 +50,9 @@ from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.selectors import LabelSelector
 from kubespread.api.validation import validate, validate_update
 from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
+
+if TYPE_CHECKING:
+    from kubespread.live.metrics import Health, WebhookMetrics
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -263,8 +266,11 @@ class AdmissionHandlers:
         options: AdmissionOptions,
         merge_match_label_keys: bool,
         lock: contextlib.AbstractContextManager[Any] | None = None,
+        metrics: WebhookMetrics | None = None,
     ) -> None:
         self.workload_spread = workload_spread
+        #: reviews counted and timed (live.metrics), when served
+        self.metrics = metrics
         self.options = options
         self.merge_match_label_keys = merge_match_label_keys
         self.lock: contextlib.AbstractContextManager[Any] = lock if lock is not None else threading.RLock()
@@ -286,19 +292,33 @@ class AdmissionHandlers:
         if method != "POST":
             return 405, "method not allowed"
         started = time.perf_counter()
+        status, answer, operation = self._review(path, route, body, started)
+        if self.metrics is not None:
+            response = answer.get("response", {}) if isinstance(answer, dict) else {}
+            allowed = bool(response.get("allowed"))
+            code = status if status != 200 else 200 if allowed else int(response["status"]["code"])
+            self.metrics.review(path, operation, allowed, code, time.perf_counter() - started)
+        return status, answer
+
+    def _review(
+        self, path: str, route: Callable[[_Review], _Outcome], body: bytes, started: float
+    ) -> tuple[int, dict[str, Any] | str, str]:
+        """Read the review and answer it: the HTTP status, the answer, the review's operation
+        (empty when the review could not be read)."""
         try:
             review = _Review.parse(body)
         except BadReview as e:
             logger.info("review path=%s status=400 (unreadable review)", path)
             logger.debug("unreadable review on %s: %s", path, e)
-            return 400, str(e)
+            return 400, str(e), ""
+        operation = review.operation.value
         try:
             with self.lock:
                 outcome = route(review)
         except BadReview as e:
             logger.info("review path=%s uid=%s status=400 (unreadable review)", path, review.uid)
             logger.debug("unreadable review %s: %s", review.uid, e)
-            return 400, str(e)
+            return 400, str(e), operation
         except _Refused as e:
             outcome = _Outcome(e.rejection)
         except Exception as e:
@@ -311,7 +331,7 @@ class AdmissionHandlers:
             "review path=%s uid=%s operation=%s resource=%s allowed=%s code=%d elapsed_ms=%.1f",
             path,
             review.uid,
-            review.operation.value + (f"/{review.subresource}" if review.subresource else ""),
+            operation + (f"/{review.subresource}" if review.subresource else ""),
             review.label or "-",
             rejection is None,
             200 if rejection is None else rejection.code,
@@ -319,7 +339,7 @@ class AdmissionHandlers:
         )
         if outcome.patch:
             logger.debug("review %s patch: %s", review.uid, json.dumps(outcome.patch))
-        return 200, self._answer(review.uid, outcome)
+        return 200, self._answer(review.uid, outcome), operation
 
     @staticmethod
     def _answer(uid: str, outcome: _Outcome) -> dict[str, Any]:
@@ -650,9 +670,11 @@ def serve(
     port: int = 9443,
     request_timeout: float = 10.0,
     stop: threading.Event | None = None,
+    health: Health | None = None,
 ) -> None:
     """Serve until SIGTERM or SIGINT (handled only when called from the main thread) or until
-    ``stop`` is set, then shut down and return."""
+    ``stop`` is set, then shut down and return. ``health`` learns whether the HTTPS server is
+    serving (liveness and readiness) and gets a beat every turn of the wait."""
     server = WebhookServer(
         handlers, cert=cert, key=key, host=host, port=port, request_timeout=request_timeout
     )
@@ -662,10 +684,19 @@ def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, lambda signum, frame: stop.set())
     thread = threading.Thread(target=server.serve_forever, name="kubespread-webhook", daemon=True)
+    if health is not None:
+
+        def serving() -> str | None:
+            return None if thread.is_alive() else "the HTTPS server is not serving"
+
+        health.add_liveness("https", serving)
+        health.add_readiness("https", serving)
     thread.start()
     logger.info("serving admission reviews on https://%s:%d", host, server.port)
     try:
         while not stop.wait(0.5):
+            if health is not None:
+                health.beat()
             if not thread.is_alive():
                 break
     finally:

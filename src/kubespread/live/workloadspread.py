@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod, PodCondition
@@ -47,6 +47,9 @@ from kubespread.live.kube import ApiError, KubeApi
 from kubespread.live.recorder import EventRecorder
 from kubespread.live.scheduler import instance_name
 from kubespread.scheduler.profile import Profile
+
+if TYPE_CHECKING:
+    from kubespread.live.metrics import ControllerMetrics
 
 __all__ = ["CONTROLLER_KINDS", "WEBHOOK_KINDS", "LiveController", "LiveWorkloadSpreadClient", "wall_seconds"]
 
@@ -66,6 +69,8 @@ WEBHOOK_KINDS: Final = (
 )
 #: the controller also counts pods
 CONTROLLER_KINDS: Final = (*WEBHOOK_KINDS, "Pod")
+#: the controller label of the reconcile metrics: OpenKruise's name for its controller
+WORKLOADSPREAD_CONTROLLER: Final = "workloadspread-controller"
 #: a zero-delay "after this burst" timer of the simulator becomes this debounce
 SETTLE_SECONDS: Final = 0.5
 
@@ -153,8 +158,11 @@ class LiveController:
         *,
         stop: threading.Event | None = None,
         options: WorkloadSpreadOptions | None = None,
+        metrics: ControllerMetrics | None = None,
     ) -> None:
         self.api = api
+        #: controller-runtime's reconcile metrics and the health probes (live.metrics), when served
+        self.metrics = metrics
         self.stop = stop or threading.Event()
         self.cache = ClusterCache()
         self.controller = WorkloadSpreadController(options)
@@ -168,6 +176,8 @@ class LiveController:
         #: syncs done and status writes refused with 409 (for tests and the log)
         self.syncs = 0
         self.conflicts = 0
+        if metrics is not None:
+            metrics.attach(self, WORKLOADSPREAD_CONTROLLER)
 
     # ------------------------------------------------------------------ what the controller calls
     @property
@@ -316,6 +326,8 @@ class LiveController:
 
     def run(self) -> None:
         while not self.stop.is_set():
+            if self.metrics is not None:
+                self.metrics.health.beat()
             self.run_once(timeout=0.5)
 
     def run_once(self, timeout: float = 0.0) -> bool:
@@ -341,11 +353,22 @@ class LiveController:
             for timer in due:
                 timer.callback()
             if item is not None:
-                controller, key = item
-                self.syncs += 1
-                try:
-                    controller.sync(key)
-                except ApiError as e:
-                    log.warning("sync %s: %s; retrying", key, e)
-                    self.after(1.0, functools.partial(self.enqueue, controller, key))
+                self._sync(*item)
         return True
+
+    def _sync(self, controller: Controller, key: str) -> None:
+        """One reconcile: success, error (retried by a timer) or requeue (a conflict: queued again)."""
+        self.syncs += 1
+        conflicts = self.conflicts
+        started = time.perf_counter()
+        result = "success"
+        try:
+            controller.sync(key)
+        except ApiError as e:
+            result = "error"
+            log.warning("sync %s: %s; retrying", key, e)
+            self.after(1.0, functools.partial(self.enqueue, controller, key))
+        if result == "success" and self.conflicts > conflicts:
+            result = "requeue"
+        if self.metrics is not None:
+            self.metrics.reconciled(WORKLOADSPREAD_CONTROLLER, result, time.perf_counter() - started)

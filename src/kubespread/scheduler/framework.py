@@ -28,6 +28,7 @@ from kubespread.api.core import Pod
 if TYPE_CHECKING:
     from kubespread.cluster.nodeinfo import NodeInfo
     from kubespread.cluster.state import ClusterState
+    from kubespread.scheduler.queueing import EventRegistration
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -368,6 +369,13 @@ class Plugin:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    def events_to_register(self) -> list[EventRegistration] | None:
+        """EnqueueExtensions: the cluster changes that may undo this plugin's rejection, each
+        with its queueing hint (:mod:`kubespread.scheduler.queueing`). None (the default): the
+        plugin has no hints, so any change retries the pods it rejected; ``[]``: no change
+        does (only the 5-minute flush)."""
+        return None
 
 
 @dataclass(slots=True)

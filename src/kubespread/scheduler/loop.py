@@ -10,11 +10,13 @@ the binder applies it.
 - Pods enter the :class:`~kubespread.scheduler.queue.SchedulingQueue` when they are pending,
   not terminating or finished, name one of ``profiles`` in ``spec.schedulerName`` and pass
   every PreEnqueue plugin of that profile (scheduling gates).
-- :meth:`SchedulingLoop.follow` keeps the queue in step with the cluster's events and notes
-  when a change may help unschedulable pods; :meth:`SchedulingLoop.move_if_changed` then
-  moves them to backoff or active, as kube's informer handlers do.
+- :meth:`SchedulingLoop.follow` keeps the queue in step with the cluster's events; a change
+  moves the unschedulable pods whose rejecting plugins' queueing hints say it may help (to
+  backoff or active, as kube's informer handlers do), and :meth:`SchedulingLoop.move_if_changed`
+  hands the moved pods to the host (which wakes them when their backoff ends).
 - :meth:`SchedulingLoop.schedule_next` pops the next pod (PrioritySort), decides with the
-  seeded tie-break generator, and hands the outcome to the binder.
+  seeded tie-break generator, records the plugins that rejected an unschedulable pod (the
+  queue asks only their hints) and hands the outcome to the binder.
 """
 
 from __future__ import annotations
@@ -26,11 +28,38 @@ from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.framework import Code
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.queue import QueuedPodInfo, SchedulingQueue, follow_cluster_event
+from kubespread.scheduler.queue import QueuedPodInfo, Registrations, SchedulingQueue, follow_cluster_event
+from kubespread.scheduler.queueing import ALL_EVENTS, EventRegistration
 from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
 
-__all__ = ["Binder", "SchedulingLoop"]
+__all__ = ["Binder", "SchedulingLoop", "profile_registrations", "rejecting_plugins"]
+
+
+def rejecting_plugins(decision: Decision) -> tuple[frozenset[str], frozenset[str]]:
+    """(unschedulable plugins, pending plugins) of an unschedulable decision: the plugins
+    whose PreFilter or Filter rejected some node (kube's Diagnosis), those answering Pending
+    apart. A PreFilterResult that left nodes out counts the plugins that narrowed it."""
+    unschedulable: set[str] = set()
+    pending: set[str] = set()
+    for _, rejection in decision.rejected:
+        status = rejection.status
+        if not status.is_rejected:
+            continue
+        names = {status.plugin} if status.plugin else set(decision.narrowing_plugins)
+        (pending if status.code is Code.PENDING else unschedulable).update(names)
+    return frozenset(unschedulable), frozenset(pending)
+
+
+def profile_registrations(profile: Profile) -> dict[str, list[EventRegistration]]:
+    """The profile's queueingHintMap: each plugin's ``events_to_register()``; a plugin that
+    registers none (None) is registered for every event, with an always-Queue hint."""
+    out: dict[str, list[EventRegistration]] = {}
+    for name, plugin in profile.plugins.items():
+        regs = plugin.events_to_register()
+        out[name] = [EventRegistration(ALL_EVENTS)] if regs is None else list(regs)
+    return out
 
 
 class Binder(Protocol):
@@ -53,10 +82,15 @@ class SchedulingLoop:
         self.profiles = dict(profiles)
         #: keep each cycle's timings in its Decision (off: no clock reads at all)
         self.timed = timed
-        self.queue = SchedulingQueue(gate=self.gate)
+        self._registrations: dict[str, Registrations] = {}
+        self.queue = SchedulingQueue(gate=self.gate, registrations=self.registrations)
         self.rng = tie_break_rng(seed)
         self.observers: list[Callable[[Decision], None]] = []
         self.changed = False
+        #: the pods a change moved out of the unschedulable pool since ``move_if_changed``
+        self._moved: list[QueuedPodInfo] = []
+        #: the cluster the loop schedules on (hints read it; set by add_pending/schedule_next)
+        self.cluster: ClusterState | None = None
         #: node name -> the pods nominated there (kube's nominator): preemptors waiting for
         #: their victims to go; the filters count those of >= priority as already there
         self.nominated: dict[str, list[Pod]] = {}
@@ -75,38 +109,58 @@ class SchedulingLoop:
         profile = self.profile_of(pod)
         return profile is not None and all(p.pre_enqueue(pod).is_success for p in profile.pre_enqueue)
 
+    def registrations(self, pod: Pod) -> Registrations | None:
+        """The queueing hints of the pod's profile (built once per profile)."""
+        profile = self.profile_of(pod)
+        if profile is None:
+            return None
+        got = self._registrations.get(profile.scheduler_name)
+        if got is None:
+            got = self._registrations[profile.scheduler_name] = profile_registrations(profile)
+        return got
+
     # ------------------------------------------------------------------ queue upkeep
     def add_pending(self, cluster: ClusterState, now: float) -> None:
         """Queue the pods already pending in ``cluster`` (at start), by key."""
+        self.cluster = cluster
         for pod in sorted(cluster.unbound_pods.values(), key=lambda p: p.key):
             if self.wanted(pod):
                 self.queue.add(pod, now)
 
     def follow(self, ev: ClusterEvent, now: float) -> bool:
         """Keep the queue in step with one change; True (and ``changed`` set) when the change
-        may help unschedulable pods. A nominated pod bound, terminating or gone loses its
-        nomination."""
+        moved unschedulable pods (their rejecting plugins' hints said it may help). A nominated
+        pod bound, terminating or gone loses its nomination."""
         if self._nominated_node and ev.kind == Pod.KIND and ev.obj.key in self._nominated_node:
             pod: Pod = ev.obj
             if ev.type in (EventType.DELETED, EventType.BOUND) or pod.spec.node_name or pod.is_terminating:
                 self.forget_nomination(pod.key)
-        helps = follow_cluster_event(self.queue, ev, now, self.wanted)
-        if helps:
-            self.changed = True
-        return helps
+        moved = follow_cluster_event(self.queue, ev, now, self.wanted, self.cluster)
+        if not moved:
+            return False
+        self._moved += moved
+        self.changed = True
+        return True
 
     def move_if_changed(self, now: float) -> list[QueuedPodInfo] | None:
-        """After a helpful change, the unschedulable pods go to backoff or active; returns the
-        moved pods (None when nothing changed)."""
+        """The pods changes moved out of the unschedulable pool since the last call, those
+        still in backoff (the host wakes them at their expiry); None when none moved."""
         if not self.changed:
             return None
         self.changed = False
-        return self.queue.move_all_to_active_or_backoff(now)
+        moved, self._moved = self._moved, []
+        return [info for info in moved if self.queue.where(info.key) == "backoff"]
 
     def failed(self, key: str, now: float) -> QueuedPodInfo | None:
         """The pod was found unschedulable: it waits for a helpful change (or the leftover
-        flush); returns its queue entry when it is still queued."""
-        return self.queue.failed(key, now)
+        flush); returns its queue entry when it is still queued. When a change seen during
+        the attempt may help, it goes to backoff at once, and is reported as moved (so the
+        host wakes it when its backoff ends)."""
+        info = self.queue.failed(key, now)
+        if info is not None and self.queue.where(key) != "unschedulable":
+            self._moved.append(info)
+            self.changed = True
+        return info
 
     # ------------------------------------------------------------------ nominations
     def nominated_node(self, key: str) -> str:
@@ -159,6 +213,7 @@ class SchedulingLoop:
         if popped is None:
             return False
         pod, profile = popped
+        self.cluster = cluster
         decision = schedule_one(
             pod, cluster, profile, rng=self.rng, nominated=self.nominated or None, timed=self.timed
         )
@@ -169,5 +224,6 @@ class SchedulingLoop:
             self.forget_nomination(pod.key)
             binder.bind(pod, decision)
         else:
+            self.queue.record_rejection(pod.key, *rejecting_plugins(decision))
             binder.unschedulable(pod, decision)
         return True

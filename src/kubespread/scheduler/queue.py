@@ -1,4 +1,5 @@
-"""The scheduling queue: kube-scheduler's PriorityQueue, reduced to what placement needs.
+"""The scheduling queue: kube-scheduler's PriorityQueue (v1.35, queueing hints on), reduced to
+what placement needs.
 
 Three places a pending pod can be, as in kube (pkg/scheduler/backend/queue):
 
@@ -7,31 +8,56 @@ Three places a pending pod can be, as in kube (pkg/scheduler/backend/queue):
 - **backoff**: failed recently; it becomes active when its backoff expires. The backoff
   doubles with every failed attempt, from 1 s up to 10 s (podInitialBackoffSeconds,
   podMaxBackoffSeconds);
-- **unschedulable**: failed, and waits for a cluster change that might help. A change moves
-  every such pod to backoff (or straight to active when its backoff has already expired);
-  kube's queueing hints would filter by event, we move them all (a superset, never a lost
-  retry). A pod left there for 5 minutes is moved anyway (podMaxInUnschedulablePodsDuration).
+- **unschedulable**: failed, and waits for a cluster change that might help. The queue
+  remembers which plugins rejected the pod (its *unschedulable plugins*, and *pending
+  plugins* for a Pending status) and, on each change, asks only their queueing hints
+  (:mod:`kubespread.scheduler.queueing`): the pod moves (to backoff, or to active when its
+  backoff is over; straight to active when a pending plugin says Queue) only when one of
+  them answers Queue. So a cordon of an unrelated node does not retry a pod NodeAffinity
+  rejected. A pod rejected with no plugin recorded, or by a plugin without hints, moves on any
+  change. A pod left there for 5 minutes is moved anyway (podMaxInUnschedulablePodsDuration,
+  the UnschedulableTimeout event).
+
+A pod being scheduled is *in flight* from ``pop`` until ``failed``/``errored``/``delete``: the
+changes that arrive meanwhile are kept, and when the attempt fails, one that a rejecting
+plugin's hint says may help sends the pod to backoff instead of the unschedulable pool (the
+change happened after the cycle read the cluster; kube's in-flight events).
 
 Gated pods (a PreEnqueue plugin says no, e.g. schedulingGates) wait aside until an update
-lets them in. The queue holds pod keys and times only; the caller owns the clock and the pods.
+lets them in. The queue holds pod keys, times and the last seen pod; the caller owns the clock.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent, EventType
+from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.queueing import (
+    QUEUE_SKIP,
+    UNSCHEDULABLE_TIMEOUT,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    pod_update_actions,
+    queueing_events,
+)
 
 __all__ = [
     "INITIAL_BACKOFF_SECONDS",
     "MAX_BACKOFF_SECONDS",
     "MAX_UNSCHEDULABLE_SECONDS",
     "QueuedPodInfo",
+    "QueueingStrategy",
+    "Registrations",
     "SchedulingQueue",
     "follow_cluster_event",
 ]
@@ -39,6 +65,17 @@ __all__ = [
 INITIAL_BACKOFF_SECONDS: Final = 1.0
 MAX_BACKOFF_SECONDS: Final = 10.0
 MAX_UNSCHEDULABLE_SECONDS: Final = 300.0
+
+#: plugin name -> the events it registered with their hints (one profile's queueingHintMap)
+Registrations = Mapping[str, Sequence[EventRegistration]]
+
+
+class QueueingStrategy(IntEnum):
+    """What a change means for one unschedulable pod, ordered by strength."""
+
+    SKIP = 0
+    AFTER_BACKOFF = 1
+    IMMEDIATELY = 2
 
 
 @dataclass
@@ -49,6 +86,12 @@ class QueuedPodInfo:
     attempts: int = 0
     last_failure: float = 0.0
     unschedulable_since: float = 0.0
+    #: the pod as last seen (what the hints are asked about)
+    pod: Pod | None = None
+    #: the plugins whose PreFilter/Filter rejected it in its last attempt
+    unschedulable_plugins: frozenset[str] = field(default_factory=frozenset)
+    #: the plugins that answered Pending (a Queue from them skips the backoff)
+    pending_plugins: frozenset[str] = field(default_factory=frozenset)
 
     def backoff_expiry(self) -> float:
         if self.attempts == 0:
@@ -59,11 +102,22 @@ class QueuedPodInfo:
         return self.last_failure + seconds
 
 
-class SchedulingQueue:
-    """Pending pods by key. ``gate(pod)`` answers whether a pod may enter (PreEnqueue)."""
+def _no_registrations(pod: Pod) -> Registrations | None:
+    return None
 
-    def __init__(self, gate: Callable[[Pod], bool] = lambda pod: True) -> None:
+
+class SchedulingQueue:
+    """Pending pods by key. ``gate(pod)`` answers whether a pod may enter (PreEnqueue);
+    ``registrations(pod)`` the queueing hints of the pod's profile (None: unknown, so any
+    change moves the pod)."""
+
+    def __init__(
+        self,
+        gate: Callable[[Pod], bool] = lambda pod: True,
+        registrations: Callable[[Pod], Registrations | None] = _no_registrations,
+    ) -> None:
         self._gate = gate
+        self._registrations = registrations
         self._infos: dict[str, QueuedPodInfo] = {}
         self._active: list[tuple[int, float, int, str]] = []
         self._in_active: set[str] = set()
@@ -71,13 +125,18 @@ class SchedulingQueue:
         self._unschedulable: set[str] = set()
         self._gated: set[str] = set()
         self._seq = itertools.count()
+        #: in-flight pods -> where their events start in ``_flight_events``
+        self._in_flight: dict[str, int] = {}
+        #: the changes seen while some pod was in flight (and whose pod it was, for a pod's
+        #: own update)
+        self._flight_events: list[tuple[QueueingEvent, str]] = []
 
     # ------------------------------------------------------------------ entering
     def add(self, pod: Pod, now: float) -> None:
         """A new pending pod (or one that came back unbound)."""
         key = pod.key
         self.delete(key)
-        info = QueuedPodInfo(key, pod.spec.priority or 0, now)
+        info = QueuedPodInfo(key, pod.spec.priority or 0, now, pod=pod)
         self._infos[key] = info
         if self._gate(pod):
             self._push_active(info)
@@ -85,13 +144,17 @@ class SchedulingQueue:
             self._gated.add(key)
 
     def update(self, pod: Pod, now: float) -> None:
-        """The pending pod changed (labels, gates, spec): it gets a fresh chance, as kube moves
-        an updated unschedulable pod out of the unschedulable pool."""
+        """The pending pod changed. Gated: it enters when its gates allow. Unschedulable: the
+        change is a pod event (label, toleration, gates... kube's PodSchedulingPropertiesChange)
+        that the rejecting plugins' hints judge, as kube's Update does. In flight: the change
+        is kept for when the attempt ends."""
         key = pod.key
         info = self._infos.get(key)
         if info is None:
             self.add(pod, now)
             return
+        old = info.pod
+        info.pod = pod
         info.priority = pod.spec.priority or 0
         if key in self._gated:
             if self._gate(pod):
@@ -100,16 +163,26 @@ class SchedulingQueue:
             return
         if not self._gate(pod):
             self._remove_from_pools(key)
+            self._end_flight(key)
             self._gated.add(key)
+            return
+        events = [
+            QueueingEvent(EventKind(EventResource.POD, a), old, pod)
+            for a in (pod_update_actions(old, pod) if old is not None else [ActionType.UPDATE])
+        ]
+        if key in self._in_flight:
+            self._flight_events.extend((e, key) for e in events)
         elif key in self._unschedulable:
-            self._unschedulable.discard(key)
-            self._to_backoff_or_active(info, now)
+            strategy = max((self.worth_requeuing(info, e) for e in events), default=QueueingStrategy.SKIP)
+            if strategy is not QueueingStrategy.SKIP:
+                self._requeue(info, strategy, now)
 
     def delete(self, key: str) -> None:
         """The pod is gone or bound: forget it."""
         if self._infos.pop(key, None) is not None:
             self._remove_from_pools(key)
             self._gated.discard(key)
+        self._end_flight(key)
 
     def _remove_from_pools(self, key: str) -> None:
         self._in_active.discard(key)  # its heap entry is skipped when popped
@@ -126,33 +199,79 @@ class SchedulingQueue:
         else:
             self._push_active(info)
 
+    def _requeue(self, info: QueuedPodInfo, strategy: QueueingStrategy, now: float) -> None:
+        """requeuePodWithQueueingStrategy, for a pod leaving the unschedulable pool."""
+        self._unschedulable.discard(info.key)
+        if strategy is QueueingStrategy.IMMEDIATELY:
+            self._push_active(info)
+        else:
+            self._to_backoff_or_active(info, now)
+
+    # ------------------------------------------------------------------ in flight
+    def _end_flight(self, key: str) -> list[tuple[QueueingEvent, str]]:
+        """The pod's attempt is over: the events seen since it was popped."""
+        start = self._in_flight.pop(key, None)
+        seen = self._flight_events[start:] if start is not None else []
+        if not self._in_flight:
+            self._flight_events.clear()
+        return seen
+
+    def in_flight(self, key: str) -> bool:
+        return key in self._in_flight
+
     # ------------------------------------------------------------------ leaving
     def pop(self) -> QueuedPodInfo | None:
-        """The next pod to try, by priority then queue time; None when none is active."""
+        """The next pod to try, by priority then queue time; None when none is active. The pod
+        is in flight until its attempt's outcome is reported."""
         while self._active:
             _, _, _, key = heapq.heappop(self._active)
             if key in self._in_active:
                 self._in_active.discard(key)
+                self._in_flight[key] = len(self._flight_events)
                 return self._infos[key]
         return None
 
     def has_active(self) -> bool:
         return bool(self._in_active)
 
+    def record_rejection(
+        self, key: str, unschedulable_plugins: Iterable[str], pending_plugins: Iterable[str] = ()
+    ) -> None:
+        """Which plugins rejected the pod in the attempt now ending (before ``failed``)."""
+        info = self._infos.get(key)
+        if info is not None:
+            info.unschedulable_plugins = frozenset(unschedulable_plugins)
+            info.pending_plugins = frozenset(pending_plugins)
+
     def failed(self, key: str, now: float) -> QueuedPodInfo | None:
-        """The attempt found no node: the pod waits in the unschedulable pool."""
+        """The attempt found no node (AddUnschedulableIfNotPresent): the pod waits in the
+        unschedulable pool, unless a change seen while it was in flight may help, by its
+        rejecting plugins' hints: then it goes to backoff (or active) at once."""
+        seen = self._end_flight(key)
         info = self._infos.get(key)
         if info is None:
             return None
         info.attempts += 1
         info.last_failure = now
         info.unschedulable_since = now
-        self._unschedulable.add(key)
+        self._remove_from_pools(key)
+        strategy = QueueingStrategy.SKIP
+        for event, owner in seen:
+            if event.kind.resource is EventResource.POD and owner and owner != key:
+                continue  # another pending pod's own update
+            strategy = max(strategy, self.worth_requeuing(info, event))
+            if strategy is QueueingStrategy.IMMEDIATELY:
+                break
+        if strategy is QueueingStrategy.SKIP:
+            self._unschedulable.add(key)
+        else:
+            self._requeue(info, strategy, now)
         return info
 
     def errored(self, key: str, now: float) -> None:
         """The attempt failed for another reason than the cluster (an API error while binding):
         the pod backs off and is tried again, change or not (kube's backoffQ)."""
+        self._end_flight(key)
         info = self._infos.get(key)
         if info is None:
             return
@@ -161,18 +280,58 @@ class SchedulingQueue:
         self._remove_from_pools(key)
         self._backoff.add(key)
 
+    # ------------------------------------------------------------------ hints
+    def worth_requeuing(self, info: QueuedPodInfo, event: QueueingEvent) -> QueueingStrategy:
+        """isPodWorthRequeuing: ask the hints of the plugins that rejected the pod. No
+        rejecting plugin recorded, a wildcard event, or no known hints: after backoff. A
+        Queue from a pending plugin: immediately; from an unschedulable plugin: after
+        backoff; none: skip."""
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.kind.is_wildcard or info.pod is None:
+            return QueueingStrategy.AFTER_BACKOFF
+        registrations = self._registrations(info.pod)
+        if registrations is None:
+            return QueueingStrategy.AFTER_BACKOFF
+        strategy = QueueingStrategy.SKIP
+        for plugin in sorted(rejectors):
+            for reg in registrations.get(plugin, ()):
+                if not reg.kind.matches(event.kind):
+                    continue
+                if reg.hint is not None and reg.hint(info.pod, event) is QUEUE_SKIP:
+                    continue
+                if plugin in info.pending_plugins:
+                    return QueueingStrategy.IMMEDIATELY
+                strategy = QueueingStrategy.AFTER_BACKOFF
+                break
+        return strategy
+
     # ------------------------------------------------------------------ moving
-    def move_all_to_active_or_backoff(self, now: float) -> list[QueuedPodInfo]:
-        """A cluster change: every unschedulable pod gets another try after its backoff.
-        Returns the pods now in backoff, so the caller can wake them at their expiry."""
-        waiting = []
-        for key in sorted(self._unschedulable, key=lambda k: self._infos[k].timestamp):
+    def on_event(
+        self, event: QueueingEvent, now: float, pre_check: Callable[[Pod], bool] | None = None
+    ) -> list[QueuedPodInfo]:
+        """MoveAllToActiveOrBackoffQueue for one change: every unschedulable pod (that passes
+        ``pre_check``) some rejecting plugin's hint says may now fit moves to backoff, or to
+        active when its backoff is over. The change is kept for the pods in flight. Returns
+        the moved pods."""
+        moved = []
+        for key in sorted(self._unschedulable, key=lambda k: (self._infos[k].timestamp, k)):
             info = self._infos[key]
-            self._to_backoff_or_active(info, now)
-            if key in self._backoff:
-                waiting.append(info)
-        self._unschedulable.clear()
-        return waiting
+            if pre_check is not None and (info.pod is None or not pre_check(info.pod)):
+                continue
+            strategy = self.worth_requeuing(info, event)
+            if strategy is not QueueingStrategy.SKIP:
+                self._requeue(info, strategy, now)
+                moved.append(info)
+        if self._in_flight:
+            self._flight_events.append((event, ""))
+        return moved
+
+    def move_all_to_active_or_backoff(self, now: float) -> list[QueuedPodInfo]:
+        """A change every pod should see (a wildcard event): every unschedulable pod gets
+        another try after its backoff. Returns the pods now in backoff, so the caller can
+        wake them at their expiry."""
+        moved = self.on_event(QueueingEvent(UNSCHEDULABLE_TIMEOUT), now)
+        return [info for info in moved if info.key in self._backoff]
 
     def flush_backoff_completed(self, now: float) -> None:
         """Move every pod whose backoff has ended to active (flushBackoffQCompleted; the
@@ -184,7 +343,8 @@ class SchedulingQueue:
 
     def flush_unschedulable_leftover(self, key: str, now: float) -> None:
         """The 5-minute rule for one pod (the caller's timer): still unschedulable since then,
-        it is moved to active or backoff."""
+        it is moved to active or backoff, whatever its rejecting plugins (UnschedulableTimeout
+        is a wildcard event)."""
         info = self._infos.get(key)
         if (
             info is not None
@@ -229,7 +389,8 @@ class SchedulingQueue:
         return self._infos.get(key)
 
     def where(self, key: str) -> str:
-        """active | backoff | unschedulable | gated | '' (not queued), for reports and tests."""
+        """active | backoff | unschedulable | gated | '' (not queued, or in flight), for
+        reports and tests."""
         if key in self._in_active:
             return "active"
         for name, pool in (
@@ -242,35 +403,75 @@ class SchedulingQueue:
         return ""
 
 
+def _not_above(priority: int) -> Callable[[Pod], bool]:
+    return lambda pod: (pod.spec.priority or 0) <= priority
+
+
 def follow_cluster_event(
-    queue: SchedulingQueue, ev: ClusterEvent, now: float, wanted: Callable[[Pod], bool]
-) -> bool:
-    """Keep ``queue`` in step with one change of the cluster; True when the change may help
-    pending pods (kube's informer event handlers). ``wanted(pod)``: a pending pod this
-    scheduler schedules. A pending pod's own status updates (its conditions) change nothing,
-    so writing FailedScheduling conditions does not wake every pod again."""
-    if ev.kind != Pod.KIND:
-        return True
+    queue: SchedulingQueue,
+    ev: ClusterEvent,
+    now: float,
+    wanted: Callable[[Pod], bool],
+    cluster: ClusterState | None = None,
+) -> list[QueuedPodInfo] | None:
+    """Keep ``queue`` in step with one change of the cluster (kube's informer event handlers):
+    pending pods in, updated, out; nodes and bound pods raise the queueing events that may
+    move unschedulable pods (:func:`~kubespread.scheduler.queueing.queueing_events`).
+    ``wanted(pod)``: a pending pod this scheduler schedules. Returns the unschedulable pods
+    moved, or None when the change raised no queueing event. A pending pod's own status
+    updates (its conditions) change nothing, so writing FailedScheduling conditions does not
+    wake it again."""
+    events = queueing_events(ev, cluster)
+    if ev.kind == Pod.KIND:
+        _follow_pending(queue, ev, now, wanted, events, cluster)
+    if not events:
+        return None
+    moved: list[QueuedPodInfo] = []
+    for event in events:
+        pre_check = None
+        if event.kind.resource is EventResource.POD and event.kind.actions is ActionType.DELETE:
+            gone: Pod = event.old
+            if not gone.spec.node_name:  # a nominated pod: only pods it could have blocked
+                pre_check = _not_above(gone.spec.priority or 0)
+        moved += queue.on_event(event, now, pre_check)
+    return moved
+
+
+def _follow_pending(
+    queue: SchedulingQueue,
+    ev: ClusterEvent,
+    now: float,
+    wanted: Callable[[Pod], bool],
+    events: list[QueueingEvent],
+    cluster: ClusterState | None,
+) -> None:
+    """The pending pod's own entry; a nominated pod that goes, or loses its nomination, frees
+    the room kept for it: an AssignedPod Delete for the pods of no higher priority."""
     pod: Pod = ev.obj
     key = pod.key
     if ev.type is EventType.ADDED:
         if not pod.spec.node_name and wanted(pod):
             queue.add(pod, now)
-        return False
+        return
     if ev.type is EventType.UPDATED:
         old: Pod | None = ev.old
-        same = old is not None and old.spec is pod.spec and old.metadata.labels == pod.metadata.labels
         if pod.spec.node_name:
-            return not same or pod.is_terminating != (old is not None and old.is_terminating)
+            return
+        if (
+            old is not None
+            and old.status.nominated_node_name
+            and (old.status.nominated_node_name != pod.status.nominated_node_name)
+        ):
+            events.append(QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), old, None, cluster))
         if pod.is_terminating or pod.is_finished:
             queue.delete(key)
         elif key not in queue:
             if wanted(pod):
                 queue.add(pod, now)
-        elif not same:
+        elif old is None or old.spec is not pod.spec or old.metadata.labels != pod.metadata.labels:
             queue.update(pod, now)
-        return False
+        return
     if ev.type is EventType.DELETED or ev.type is EventType.BOUND:
         queue.delete(key)
-        return True
-    return ev.type is EventType.UNBOUND
+        if ev.type is EventType.DELETED and not pod.spec.node_name and pod.status.nominated_node_name:
+            events.append(QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), pod, None, cluster))

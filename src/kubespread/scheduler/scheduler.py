@@ -124,6 +124,9 @@ class Decision:
     #: DefaultPreemption's answer for an unschedulable pod: the nominated node (None when
     #: preemption cannot help) and the victims to evict; None when it did not run
     preemption: PreemptionResult | None = None
+    #: the PreFilter plugins whose node sets (PreFilterResult) left nodes out or intersected
+    #: to none: the "unschedulable plugins" of those rejections, which name no plugin
+    narrowing_plugins: list[str] = field(default_factory=list)
     #: where the cycle's time went, per extension point and plugin (PostFilter's includes
     #: preemption's dry run); None when the cycle was not timed (``schedule_one(timed=False)``)
     timings: CycleTimings | None = None
@@ -579,6 +582,8 @@ def _schedule_one(
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod, t)
     if t is not None:
         t.point(PRE_FILTER, started, rejected_by.code.value if rejected_by is not None else "Success")
+    if narrowing and (rejected_by is None or not rejected_by.plugin):
+        decision.narrowing_plugins = sorted(narrowing)
     if rejected_by is not None:
         if rejected_by.code is Code.ERROR:
             raise RuntimeError(f"plugin {rejected_by.plugin} failed at PreFilter: {rejected_by.message}")

@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.api.schedconfig import InterPodAffinityArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_inter_pod_affinity_args
@@ -29,6 +29,18 @@ from kubespread.scheduler.framework import (
     Status,
 )
 from kubespread.scheduler.plugins.interpodaffinity import filtering, scoring
+from kubespread.scheduler.plugins.interpodaffinity.common import AffinityTerm, namespace_labels, pod_terms
+from kubespread.scheduler.queueing import (
+    POD_ADD_LABEL_DELETE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+)
 
 __all__ = ["NAME", "InterPodAffinity"]
 
@@ -55,6 +67,74 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             f"InterPodAffinity(hardPodAffinityWeight={self.hard_pod_affinity_weight}, "
             f"ignorePreferredTermsOfExistingPods={self.ignore_preferred_terms_of_existing_pods}{daemons})"
         )
+
+    # ---------------------------------------------------------------- queueing hints
+    def events_to_register(self) -> list[EventRegistration]:
+        """Bound pods that appear, go or change labels; nodes that appear or change labels
+        (topology keys)."""
+        return [
+            EventRegistration(
+                EventKind(EventResource.POD, POD_ADD_LABEL_DELETE),
+                self.hint_after_pod_change,
+            ),
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.hint_after_node_change,
+            ),
+        ]
+
+    @staticmethod
+    def _matches(terms: tuple[AffinityTerm, ...], other: Pod, event: QueueingEvent, *, every: bool) -> bool:
+        """Whether ``other`` matches every (or any) term; no terms: False."""
+        if not terms:
+            return False
+        ns_labels = namespace_labels(event.cluster, other.namespace) if event.cluster is not None else None
+        hits = (t.matches(other.namespace, other.metadata.labels, ns_labels) for t in terms)
+        return all(hits) if every else any(hits)
+
+    def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterPodChange (bound pods only): Queue when an added or updated pod
+        now matches all the pod's required affinity terms, or an updated or deleted pod no
+        longer matches one of its required anti-affinity terms."""
+        old: Pod | None = event.old
+        new: Pod | None = event.new
+        if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+            return QUEUE_SKIP
+        terms = pod_terms(pod)
+        affinity, anti = terms.required_affinity, terms.required_anti_affinity
+        if old is not None and new is not None:
+            match = self._matches
+            if not match(affinity, old, event, every=True) and match(affinity, new, event, every=True):
+                return QUEUE
+            if match(anti, old, event, every=False) and not match(anti, new, event, every=False):
+                return QUEUE
+            return QUEUE_SKIP
+        if new is not None:
+            return QUEUE if self._matches(affinity, new, event, every=True) else QUEUE_SKIP
+        assert old is not None
+        return QUEUE if self._matches(anti, old, event, every=False) else QUEUE_SKIP
+
+    @staticmethod
+    def hint_after_node_change(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Queue when a node gains (or changes the value of) an
+        affinity term's topology key; for anti-affinity, when a node is added, or loses or
+        changes an anti-affinity term's key."""
+        old: Node | None = event.old
+        new: Node = event.new
+        terms = pod_terms(pod)
+        labels = new.metadata.labels
+        before = old.metadata.labels if old is not None else {}
+        for term in terms.required_affinity:
+            key = term.topology_key
+            if key in labels and (old is None or key not in before or before[key] != labels[key]):
+                return QUEUE
+        for term in terms.required_anti_affinity:
+            if old is None:
+                return QUEUE
+            key = term.topology_key
+            if key in before and (key not in labels or before[key] != labels[key]):
+                return QUEUE
+        return QUEUE_SKIP
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

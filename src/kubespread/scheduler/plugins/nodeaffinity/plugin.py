@@ -6,7 +6,7 @@ from typing import Final
 
 import numpy as np
 
-from kubespread.api.core import Pod, PreferredSchedulingTerm
+from kubespread.api.core import Node, Pod, PreferredSchedulingTerm
 from kubespread.api.schedconfig import NodeAffinityArgs
 from kubespread.api.selectors import NodeSelector
 from kubespread.cluster.nodeinfo import NodeInfo
@@ -33,6 +33,16 @@ from kubespread.scheduler.plugins.nodeaffinity.common import (
     preferred_score,
     preferred_scores,
     required_node_affinity,
+)
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
 )
 
 __all__ = ["ERR_REASON_CONFLICT", "ERR_REASON_ENFORCED", "ERR_REASON_POD", "NodeAffinity"]
@@ -100,6 +110,31 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             if self.added_required is not None or added_rde is not None
             else None
         )
+
+    # ---------------------------------------------------------------- queueing hints
+    def events_to_register(self) -> list[EventRegistration]:
+        """Only a node that appears or gets new labels can start matching (with hints, kube
+        no longer registers UpdateNodeTaint here: a cordon or taint never helps this plugin)."""
+        return [
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.hint_after_node_change,
+            )
+        ]
+
+    def hint_after_node_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Queue when the node now matches the scheduler-enforced
+        affinity and the pod's nodeSelector/required affinity, and did not match before."""
+        node: Node = event.new
+        if self._added_matcher is not None and not self._added_matcher.matches(node):
+            return QUEUE_SKIP
+        required = required_node_affinity(pod)
+        if not required.matches(node):
+            return QUEUE_SKIP
+        old: Node | None = event.old
+        if old is not None and required.matches(old):
+            return QUEUE_SKIP  # it matched already: the label change is not what helps
+        return QUEUE
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

@@ -6,9 +6,19 @@ from typing import Final
 
 import numpy as np
 
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, FilterResult, NodeIds, Status
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+)
 
 __all__ = ["ERR_REASON", "NodeName"]
 
@@ -19,6 +29,17 @@ _REJECTED: Final = Status.unresolvable(ERR_REASON)
 
 class NodeName(FilterPlugin):
     name = NAME
+
+    def events_to_register(self) -> list[EventRegistration]:
+        """Only the named node's arrival helps (its updates never change this verdict)."""
+        return [EventRegistration(EventKind(EventResource.NODE, ActionType.ADD), self.hint_after_node_add)]
+
+    @staticmethod
+    def hint_after_node_add(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterNodeAdd: Queue when the new node is the one the pod names."""
+        node: Node = event.new
+        wanted = pod.spec.node_name
+        return QUEUE if not wanted or wanted == node.metadata.name else QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         wanted = pod.spec.node_name

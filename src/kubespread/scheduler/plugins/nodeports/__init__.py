@@ -21,6 +21,16 @@ from kubespread.scheduler.framework import (
     StateNotFoundError,
     Status,
 )
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+)
 
 __all__ = ["ERR_REASON", "NodePorts", "port_conflicts"]
 
@@ -47,6 +57,24 @@ def _any_conflict(ports: tuple[HostPort, ...], used: dict[HostPort, int]) -> boo
 
 class NodePorts(PreFilterPlugin, FilterPlugin):
     name = NAME
+
+    def events_to_register(self) -> list[EventRegistration]:
+        """A bound pod's deletion may free a port; a new node has all its ports free (no hint:
+        always Queue). Ports are immutable, so pod updates never help."""
+        return [
+            EventRegistration(EventKind(EventResource.POD, ActionType.DELETE), self.hint_after_pod_deleted),
+            EventRegistration(EventKind(EventResource.NODE, ActionType.ADD)),
+        ]
+
+    @staticmethod
+    def hint_after_pod_deleted(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterPodDeleted: Queue when the deleted pod was bound and held a host
+        port the pod wants."""
+        gone: Pod = event.old
+        if not gone.spec.node_name:
+            return QUEUE_SKIP
+        held = dict.fromkeys(pod_host_ports(gone), 1)
+        return QUEUE if _any_conflict(pod_host_ports(pod), held) else QUEUE_SKIP
 
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
         ports = pod_host_ports(pod)

@@ -16,8 +16,8 @@ from typing import Final
 
 import numpy as np
 
-from kubespread.api.core import Pod
-from kubespread.api.resources import Resources, is_scalar_resource_name, pod_requests
+from kubespread.api.core import Node, Pod
+from kubespread.api.resources import Resources, is_scalar_resource_name, node_allocatable, pod_requests
 from kubespread.api.schedconfig import NodeResourcesFitArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import (
@@ -47,6 +47,17 @@ from kubespread.scheduler.plugins.noderesources.requested_to_capacity_ratio impo
     requested_to_capacity_ratio_scorer,
 )
 from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer, Strategy
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+    scaled_down,
+)
 
 __all__ = [
     "REASON_CPU",
@@ -178,6 +189,70 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.scorer = ResourceAllocationScorer(
             args.scoring_strategy.resources, _strategy(args), use_requested=False, skip_pod_level=True
         )
+
+    # ---------------------------------------------------------------- queueing hints
+    def events_to_register(self) -> list[EventRegistration]:
+        """A bound pod deleted or scaled down frees room; a new node, or more allocatable on
+        one, adds room. (With hints, kube registers no label or taint update here.)"""
+        return [
+            EventRegistration(
+                EventKind(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                self.hint_after_pod_event,
+            ),
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.hint_after_node_change,
+            ),
+        ]
+
+    @staticmethod
+    def hint_after_pod_event(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterPodEvent: a deleted pod that was bound (or nominated: it kept room)
+        frees room; an update helps when a bound pod now requests less of something this pod
+        requests."""
+        old: Pod = event.old
+        new: Pod | None = event.new
+        if new is None:
+            return QUEUE if old.spec.node_name or old.status.nominated_node_name else QUEUE_SKIP
+        if not new.spec.node_name or new.key == pod.key or not scaled_down(old, new):
+            return QUEUE_SKIP
+        want, before, after = pod_requests(pod), pod_requests(old), pod_requests(new)
+        for asked, had, has in (
+            (want.milli_cpu, before.milli_cpu, after.milli_cpu),
+            (want.memory, before.memory, after.memory),
+            (want.ephemeral_storage, before.ephemeral_storage, after.ephemeral_storage),
+        ):
+            if asked > 0 and has < had:
+                return QUEUE
+        for name in want.scalar:
+            if after.scalar.get(name, 0) < before.scalar.get(name, 0):
+                return QUEUE
+        return QUEUE_SKIP
+
+    def hint_after_node_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterNodeChange: Queue when the pod would fit the empty node, and the
+        node is new or some allocatable the pod needs (or its pod count) grew."""
+        new: Node = event.new
+        want = pod_requests(pod)
+        if insufficient_resources(want, NodeInfo(new, -1), self.ignored):
+            return QUEUE_SKIP
+        old: Node | None = event.old
+        if old is None:
+            return QUEUE
+        had, has = node_allocatable(old), node_allocatable(new)
+        if has.allowed_pod_number > had.allowed_pod_number:
+            return QUEUE
+        for asked, before, after in (
+            (want.milli_cpu, had.milli_cpu, has.milli_cpu),
+            (want.memory, had.memory, has.memory),
+            (want.ephemeral_storage, had.ephemeral_storage, has.ephemeral_storage),
+        ):
+            if asked > 0 and after > before:
+                return QUEUE
+        for name, asked in want.scalar.items():
+            if asked > 0 and has.scalar.get(name, 0) > had.scalar.get(name, 0):
+                return QUEUE
+        return QUEUE_SKIP
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from kubespread.api import keys
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.api.taints import NO_SCHEDULE, Taint, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
@@ -19,6 +19,16 @@ from kubespread.scheduler.framework import (
     NodeIds,
     NodeSetCache,
     Status,
+)
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
 )
 
 if TYPE_CHECKING:
@@ -46,6 +56,37 @@ def _unschedulable_vector(cluster: ClusterState) -> np.ndarray:
 class NodeUnschedulable(FilterPlugin):
     name = NAME
     _unschedulable: Final = NodeSetCache(_unschedulable_vector)
+
+    def events_to_register(self) -> list[EventRegistration]:
+        """An uncordon (reported as UpdateNodeTaint) or a schedulable new node; the pod gaining
+        a toleration of the unschedulable taint."""
+        return [
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.hint_after_node_change,
+            ),
+            EventRegistration(
+                EventKind(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.hint_after_pod_toleration_change,
+            ),
+        ]
+
+    @staticmethod
+    def hint_after_node_change(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """Queue for a new schedulable node, or a node going from unschedulable to schedulable."""
+        old: Node | None = event.old
+        new: Node = event.new
+        if new.spec.unschedulable:
+            return QUEUE_SKIP
+        return QUEUE if old is None or old.spec.unschedulable else QUEUE_SKIP
+
+    @staticmethod
+    def hint_after_pod_toleration_change(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """Queue when the updated pod is this one and now tolerates the unschedulable taint."""
+        new: Pod = event.new
+        if new.key == pod.key and tolerates_all(new.spec.tolerations, _UNSCHEDULABLE_TAINT):
+            return QUEUE
+        return QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if not node.node.spec.unschedulable or tolerates_all(pod.spec.tolerations, _UNSCHEDULABLE_TAINT):

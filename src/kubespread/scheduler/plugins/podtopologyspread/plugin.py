@@ -6,7 +6,7 @@ from typing import Final
 
 import numpy as np
 
-from kubespread.api.core import Pod, TopologySpreadConstraint
+from kubespread.api.core import Node, Pod, TopologySpreadConstraint
 from kubespread.api.schedconfig import PodTopologySpreadArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import (
@@ -38,10 +38,22 @@ from kubespread.scheduler.plugins.podtopologyspread.common import (
     build_default_constraints,
     parse_constraints,
 )
+from kubespread.scheduler.queueing import (
+    POD_ADD_LABEL_DELETE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+)
 
 __all__ = ["NAME", "PodTopologySpread"]
 
 NAME: Final = "PodTopologySpread"
+_NODE_LABEL_OR_TAINT: Final = ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -67,6 +79,78 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not self.default_constraints:
             return []
         return build_default_constraints(self.default_constraints, pod, state.cluster, action)
+
+    # ---------------------------------------------------------------- queueing hints
+    def events_to_register(self) -> list[EventRegistration]:
+        """Matching pods that appear, go or change labels move the counts; nodes that appear,
+        go, or change labels or taints (nodeTaintsPolicy) move the domains."""
+        return [
+            EventRegistration(
+                EventKind(EventResource.POD, POD_ADD_LABEL_DELETE),
+                self.hint_after_pod_change,
+            ),
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.DELETE | _NODE_LABEL_OR_TAINT),
+                self.hint_after_node_change,
+            ),
+        ]
+
+    def _hint_constraints(self, pod: Pod, event: QueueingEvent) -> list[SpreadConstraint] | None:
+        """getConstraints for a hint: the DoNotSchedule ones; None when they depend on the
+        cluster (default constraints) and the event carries none."""
+        if not pod.spec.topology_spread_constraints and self.default_constraints and event.cluster is None:
+            return None
+        if event.cluster is None:
+            return parse_constraints(pod.spec.topology_spread_constraints, DO_NOT_SCHEDULE)
+        return self.constraints(CycleState(event.cluster), pod, DO_NOT_SCHEDULE)
+
+    def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterPodChange: only this pod, or bound pods of its namespace, count;
+        Queue when a constraint's selector matches the added or deleted pod, or matches the
+        updated pod before and not after (or the reverse)."""
+        old: Pod | None = event.old
+        new: Pod | None = event.new
+        for p in (old, new):
+            if p is not None and p.key != pod.key and not (p.spec.node_name and p.namespace == pod.namespace):
+                return QUEUE_SKIP
+        constraints = self._hint_constraints(pod, event)
+        if constraints is None:
+            return QUEUE
+        if old is not None and new is not None:
+            if old.metadata.labels == new.metadata.labels:
+                return QUEUE_SKIP
+            changed = any(
+                c.selector.matches(old.metadata.labels) != c.selector.matches(new.metadata.labels)
+                for c in constraints
+            )
+            return QUEUE if changed else QUEUE_SKIP
+        labels = (new if new is not None else old).metadata.labels  # type: ignore[union-attr]
+        return QUEUE if any(c.selector.matches(labels) for c in constraints) else QUEUE_SKIP
+
+    def hint_after_node_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """isSchedulableAfterNodeChange: a node with every topology key that appears or goes;
+        an update that gives or takes a key, changes a key's value, or changes the taints of
+        a node with every key."""
+        constraints = self._hint_constraints(pod, event)
+        if constraints is None:
+            return QUEUE
+        old: Node | None = event.old
+        new: Node | None = event.new
+
+        def has_keys(node: Node | None) -> bool:
+            return node is not None and all(c.topology_key in node.metadata.labels for c in constraints)
+
+        if old is not None and new is not None:
+            if has_keys(old) != has_keys(new):
+                return QUEUE
+            before, after = old.metadata.labels, new.metadata.labels
+            if has_keys(new) and (
+                any(before[c.topology_key] != after[c.topology_key] for c in constraints)
+                or old.spec.taints != new.spec.taints
+            ):
+                return QUEUE
+            return QUEUE_SKIP
+        return QUEUE if has_keys(new if new is not None else old) else QUEUE_SKIP
 
     # ---------------------------------------------------------------- PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.api.taints import PREFER_NO_SCHEDULE, Taint, Toleration, find_untolerated, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
@@ -25,6 +25,16 @@ from kubespread.scheduler.framework import (
     StateNotFoundError,
     Status,
     default_normalize_score,
+)
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventRegistration,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
 )
 
 if TYPE_CHECKING:
@@ -92,6 +102,37 @@ def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> n
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
+
+    def events_to_register(self) -> list[EventRegistration]:
+        """A node that appears or changes taints; the pod's own tolerations changing."""
+        return [
+            EventRegistration(
+                EventKind(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.hint_after_node_change,
+            ),
+            EventRegistration(
+                EventKind(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.hint_after_pod_toleration_change,
+            ),
+        ]
+
+    @staticmethod
+    def hint_after_node_change(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """Queue when the node had a NoSchedule/NoExecute taint the pod does not tolerate (a
+        new node counts as having had one) and has none now."""
+        old: Node | None = event.old
+        new: Node = event.new
+        tolerations = pod.spec.tolerations
+        was_untolerated = old is None or find_untolerated(old.spec.taints, tolerations) is not None
+        if was_untolerated and find_untolerated(new.spec.taints, tolerations) is None:
+            return QUEUE
+        return QUEUE_SKIP
+
+    @staticmethod
+    def hint_after_pod_toleration_change(pod: Pod, event: QueueingEvent) -> QueueingHint:
+        """Queue when the updated pod is this one."""
+        new: Pod = event.new
+        return QUEUE if new.key == pod.key else QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         if find_untolerated(node.node.spec.taints, pod.spec.tolerations) is None:
