@@ -117,6 +117,20 @@ def test_the_backoff_grows_with_each_failed_bind(
     assert counts == [1, 2, 3]
 
 
+def test_a_bind_that_raises_something_unexpected_is_forgotten_and_retried(stop: threading.Event) -> None:
+    api = cluster_api(web_pod("p"))
+
+    def garbled() -> None:
+        raise ValueError("Expecting value: line 1 column 1 (char 0)")
+
+    api.before_next("pods/p/binding", garbled)
+    sched = started(api, stop)
+    assert drive(sched, all_bound(api, ["p"]))
+    stopped(sched)
+    assert sched.stats.bind_errors == 1 and sched.stats.bound == 1
+    assert len(api.events("Scheduled")) == 1
+
+
 def test_a_condition_write_that_hangs_does_not_stop_binding(stop: threading.Event) -> None:
     api = cluster_api(web_pod("huge", cpu="100"), web_pod("p"), web_pod("q"))
     held = api.hold_next("patch Pod default/huge status")

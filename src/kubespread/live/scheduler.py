@@ -358,6 +358,10 @@ class SecondaryScheduler:
                 self.metrics.bound(decision, started, ok=False)
             self._bind_failed(pod, node, e)
             return
+        except Exception as e:  # not the API's answer (a bug, a garbled reply): never leave it assumed
+            log.exception("binding %s to %s", pod.key, node)
+            self._bind_failed(pod, node, ApiError(0, "Error", f"binding {pod.key}: {e}"))
+            return
         if self.metrics is not None:
             self.metrics.bound(decision, started, ok=True)
         with self.cache.lock:
