@@ -275,3 +275,24 @@ def test_one_pods_jobs_run_in_order_and_others_beside_them() -> None:
     assert order == ["q1", "p1", "p2"]
     assert workers.close(1.0) == 0
     assert not workers.submit("p", lambda: None)
+
+
+def test_a_job_given_while_the_idle_threads_are_taken_gets_a_thread_of_its_own() -> None:
+    """One idle thread, two jobs given at once, the first of which hangs: the second must not
+    wait behind it."""
+    workers = ApiWorkers(4, "binder")
+    warm = threading.Event()
+    workers.submit("w", warm.set)
+    assert warm.wait(5.0) and workers.drain(5.0)  # one thread, idle now
+    gate, second = threading.Event(), threading.Event()
+
+    def hang() -> None:
+        gate.wait(5.0)
+
+    workers.submit("a", hang)
+    workers.submit("b", second.set)
+    try:
+        assert second.wait(2.0)
+    finally:
+        gate.set()
+    assert workers.close(5.0) == 0

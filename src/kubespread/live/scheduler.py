@@ -115,7 +115,7 @@ class ApiWorkers:
             if self._closed:
                 return False
             self._jobs.append((key, job))
-            if self._idle == 0 and len(self._workers) < self.threads:
+            if len(self._jobs) > self._idle and len(self._workers) < self.threads:
                 t = threading.Thread(target=self._work, name=f"{self.name}-{next(self._names)}", daemon=True)
                 self._workers.append(t)
                 t.start()
