@@ -36,3 +36,21 @@ def test_generates_into_the_cache_and_compares_placements(tmp_path: Path) -> Non
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({f"default/bench-{i:05d}": "node-00005" for i in range(4)}))
     assert RUN.measure(path, 1, wrong, tmp_path).identical is False
+
+
+@pytest.mark.slow
+def test_timed_and_untimed_runs_alternate_into_the_overhead_and_by_plugin_tables(tmp_path: Path) -> None:
+    args = ("spread", "--nodes", "8", "--zones", "2", "--pods", "6")
+    path = RUN.generate(SHARED / "bench", tmp_path, args)
+    m = RUN.measure(path, 2, None, tmp_path, untimed=True)
+    assert [r["timed"] for r in m.runs] == [True, True] and [r["timed"] for r in m.untimed] == [False, False]
+    assert all("byPlugin" in r for r in m.runs) and not any("byPlugin" in r for r in m.untimed)
+    assert len(m.overheads()) == 2
+    assert m.paired is not None and set(m.paired["overhead"]) >= {"percent", "medianPercent"}
+    w = RUN.Workload("tiny", args, 100.0, None)
+    console = RUN.Console(width=200, record=True)
+    console.print(RUN.overhead_table([w], {"tiny": m}, 2))
+    console.print(RUN.by_plugin_table([w], {"tiny": m}))
+    text = console.export_text()
+    assert "overhead" in text and "tiny" in text
+    assert "PodTopologySpread" in text and "plugins" in text and "in no row" in text

@@ -109,3 +109,85 @@ def test_missing_input_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", str(tmp_path / "nope.json")])
     assert result.exit_code == 2
     assert result.stderr == f"error: {tmp_path / 'nope.json'}: No such file or directory\n"
+
+
+def _spread_input(tmp_path: Path) -> Path:
+    """40 nodes in 4 zones, 20 pods with a zone spread: every pod scored."""
+    nodes = [make_node(f"n{i:02d}").zone("abcd"[i % 4]).capacity(cpu="4").dict() for i in range(40)]
+    web = {"matchLabels": {"app": "web"}}
+    zone = "topology.kubernetes.io/zone"
+    pod = make_pod("web").labels(app="web").req(cpu="100m").spread(1, zone, selector=web).dict()
+    incoming = [{**pod, "metadata": {**pod["metadata"], "name": f"web-{i}"}} for i in range(20)]
+    return _write(tmp_path, {"mode": "sequence", "nodes": nodes, "pods": [], "incoming": incoming})
+
+
+def test_by_plugin_json_adds_up_and_the_default_output_stays_one_object(tmp_path: Path) -> None:
+    path = _spread_input(tmp_path)
+    plain = runner.invoke(app, ["bench", str(path)])
+    assert plain.exit_code == 0, plain.output
+    assert len(plain.stdout.splitlines()) == 1 and "byPlugin" not in json.loads(plain.stdout)
+    result = runner.invoke(app, ["bench", str(path), "--by-plugin"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["timed"] and out["scheduled"] == 20
+    by = out["byPlugin"]
+    rows = by["rows"]
+    keys = {(r["extensionPoint"], r["plugin"]) for r in rows}
+    assert {
+        ("Filter", "PodTopologySpread"),
+        ("Score", "NodeResourcesFit"),
+        ("Snapshot", "(framework)"),
+    } <= keys
+    plugins = [r for r in rows if not r["framework"]]
+    assert sum(r["microseconds"] for r in plugins) == pytest.approx(
+        by["pluginMicroseconds"], abs=0.1 * len(rows)
+    )
+    parts = by["pluginMicroseconds"] + by["frameworkMicroseconds"] + by["otherMicroseconds"]
+    assert parts == pytest.approx(by["cycleMicroseconds"], abs=0.3)
+    for r in rows:
+        assert r["microsecondsPerPod"] == pytest.approx(r["microseconds"] / 20, abs=0.01)
+        assert r["share"] == pytest.approx(r["microseconds"] / by["cycleMicroseconds"], abs=1e-4)
+    # the cycles' timings are inside the measured wall time
+    assert by["cycleMicroseconds"] <= out["wallSeconds"] * 1e6
+
+
+def test_no_timings_reads_no_clock_and_by_plugin_needs_it(tmp_path: Path) -> None:
+    path = _spread_input(tmp_path)
+    placements = tmp_path / "p.json", tmp_path / "q.json"
+    timed = runner.invoke(app, ["bench", str(path), "--placements", str(placements[0])])
+    untimed = runner.invoke(app, ["bench", str(path), "--no-timings", "--placements", str(placements[1])])
+    assert untimed.exit_code == 0, untimed.output
+    assert json.loads(untimed.stdout)["timed"] is False and json.loads(timed.stdout)["timed"] is True
+    assert placements[0].read_text() == placements[1].read_text()
+    both = runner.invoke(app, ["bench", str(path), "--no-timings", "--by-plugin"])
+    assert both.exit_code == 2 and both.stderr == "error: --by-plugin needs timed cycles; drop --no-timings\n"
+
+
+def test_by_plugin_table(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", str(_spread_input(tmp_path)), "--by-plugin", "-o", "table"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["pods", "scheduled", "unschedulable", "pods/s", "wall", "s", "timed"]
+    assert lines[1].split()[:3] == ["20", "20", "0"] and lines[1].split()[-1] == "yes"
+    header = next(i for i, line in enumerate(lines) if line.startswith("extension point"))
+    assert lines[header].split() == ["extension", "point", "plugin", "µs", "µs/pod", "share", "status"]
+    assert any(line.split()[:2] == ["NormalizeScore", "TaintToleration"] for line in lines[header:])
+    assert lines[-1].startswith("plugins ") and " of 20 cycles' " in lines[-1]
+
+
+def test_overhead_runs_each_cycle_twice_and_keeps_the_placements(tmp_path: Path) -> None:
+    path = _spread_input(tmp_path)
+    placements = tmp_path / "p.json", tmp_path / "q.json"
+    plain = runner.invoke(app, ["bench", str(path), "--placements", str(placements[0])])
+    paired = runner.invoke(app, ["bench", str(path), "--overhead", "--placements", str(placements[1])])
+    assert paired.exit_code == 0, paired.output
+    assert placements[0].read_text() == placements[1].read_text()
+    assert "overhead" not in json.loads(plain.stdout)
+    o = json.loads(paired.stdout)["overhead"]
+    assert o["timedSeconds"] > 0 and o["untimedSeconds"] > 0
+    # seconds are rounded to 0.1 ms, the percentage is not
+    slack = 100 * 2e-4 / o["untimedSeconds"]
+    assert o["percent"] == pytest.approx(100 * (o["timedSeconds"] / o["untimedSeconds"] - 1), abs=slack)
+    assert isinstance(o["medianPercent"], float)
+    both = runner.invoke(app, ["bench", str(path), "--no-timings", "--overhead"])
+    assert both.exit_code == 2 and both.stderr == "error: --overhead needs timed cycles; drop --no-timings\n"

@@ -4,8 +4,10 @@ specification gives for the failures seen."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
@@ -220,3 +222,56 @@ def test_unknown_pods_and_bad_manifests_are_clear_errors(tmp_path: Path) -> None
     assert "exactly one Pod" in stderr
     code, _, stderr = run(str(tmp_path / "missing.yaml"), "-f", str(cluster))
     assert code == 2 and "no such file" in stderr
+
+
+SNAPSHOT_POD = ("shop/search-56795cc8ff-xkjnr", "-f", str(EXAMPLES / "snapshot" / "cluster.yaml"))
+
+
+def test_timings_only_when_asked_and_their_shape() -> None:
+    assert "timings" not in explain_json(*SNAPSHOT_POD)
+    t = explain_json(*SNAPSHOT_POD, "--timings")["timings"]
+    points = [p["name"] for p in t["extensionPoints"]]
+    assert points == ["PreFilter", "Filter", "PostFilter"]  # unschedulable: no scoring
+    assert [s["name"] for s in t["frameworkSteps"]] == ["Snapshot", "FitError"]
+    plugins = [q for p in t["extensionPoints"] for q in p["plugins"]]
+    assert {q["name"] for q in plugins} >= {"PodTopologySpread", "NodeResourcesFit", "DefaultPreemption"}
+    assert all(set(q) == {"name", "extensionPoint", "status", "microseconds"} for q in plugins)
+    by = {(q["extensionPoint"], q["name"]): q["status"] for q in plugins}
+    assert by[("Filter", "NodeResourcesFit")] == "Unschedulable" and by[("Filter", "NodeName")] == "Success"
+    # the parts add up to the cycle (each figure rounded to 0.1 µs)
+    parts = t["pluginMicroseconds"] + t["frameworkMicroseconds"] + t["otherMicroseconds"]
+    assert abs(parts - t["cycleMicroseconds"]) <= 0.3
+    assert abs(sum(q["microseconds"] for q in plugins) - t["pluginMicroseconds"]) <= 0.1 * len(plugins)
+
+
+def test_timings_in_yaml() -> None:
+    code, stdout, stderr = run(*SNAPSHOT_POD, "--timings", "-o", "yaml")
+    assert code == 0, stderr
+    timings = yaml.safe_load(stdout)["timings"]
+    filter_point = next(p for p in timings["extensionPoints"] if p["name"] == "Filter")
+    by = {q["name"]: q["status"] for q in filter_point["plugins"]}
+    assert by["PodTopologySpread"] == "Unschedulable" and by["NodeName"] == "Success"
+
+
+def test_timings_table_adds_a_section_with_the_plugins_share_of_the_cycle() -> None:
+    code, plain, _ = run(*SNAPSHOT_POD)
+    assert code == 0 and "µs" not in plain
+    code, stdout, _ = run(*SNAPSHOT_POD, "--timings")
+    assert code == 0
+    section = stdout[stdout.index("timings (this cycle") :].splitlines()
+    assert section[1].split() == ["extension", "point", "plugin", "µs", "share", "status"]
+    rows = {tuple(line.split()[:2]) for line in section[2:-1]}
+    assert {("Filter", "PodTopologySpread"), ("PostFilter", "DefaultPreemption")} <= rows
+    assert {("Filter", "(framework)"), ("Snapshot", "(framework)"), ("FitError", "(framework)")} <= rows
+    assert re.fullmatch(
+        r"plugins [\d,]+ µs of the [\d,]+ µs cycle \([\d.]+%\); framework [\d,]+ µs \([\d.]+%\); "
+        r"in no row [\d,]+ µs \([\d.]+%\)",
+        section[-1],
+    )
+
+
+def test_report_shows_the_time_per_plugin_without_timings_on_stdout(tmp_path: Path) -> None:
+    code, stdout, _ = run(*SNAPSHOT_POD, "-o", "json", "--report", str(tmp_path))
+    assert code == 0 and "timings" not in json.loads(stdout)
+    page = (tmp_path / "report.html").read_text()
+    assert "Time per plugin" in page and page.count("data:image/png;base64,") >= 2

@@ -76,7 +76,8 @@ def test_schedule_report_explains_the_pending_pod(tmp_path: Path) -> None:
     assert hint in page  # the other two nodes: the zone spread
     assert "Placements</h2>" in page and "create Deployment default/web" in page
     pics = pictures(page)
-    assert len(pics) == 4  # domains, skew, pending, heat map
+    assert len(pics) == 5  # domains, skew, pending, heat map, time per plugin (the report times it)
+    assert "<h3>Time per plugin</h3>" in page
     for img in pics.values():
         assert_not_blank(img)
 

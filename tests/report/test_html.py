@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_plots import PNG_SIGNATURE, count_colour, explanation, pixels, steps
+from test_plots import PNG_SIGNATURE, count_colour, explanation, pixels, steps, timings
 
 from kubespread.report import plots, render_report, write_report
 
@@ -93,6 +93,15 @@ def test_tables_steps_pending_and_explanation_are_shown() -> None:
     assert "<td>winner</td>" in page and "<td>feasible</td>" in page
     assert "filtered by PodTopologySpread: node(s) didn&#x27;t match pod topology spread constraints" in page
     assert "<li>eu-west-1c already holds more search pods than maxSkew allows</li>" in page
+
+
+def test_a_timed_explanation_shows_the_time_per_plugin_chart() -> None:
+    untimed = render_report(title="t", steps=[], explanation=explanation())
+    assert "Time per plugin" not in untimed and len(images(untimed)) == 1  # the heatmap
+    page = render_report(title="t", steps=[], explanation={**explanation(), "timings": timings()})
+    assert "<h3>Time per plugin</h3>" in page
+    assert "Horizontal bars of the time each plugin took" in page
+    assert len(images(page)) == 2 and all(png.startswith(PNG_SIGNATURE) for png in images(page))
 
 
 def test_the_spread_at_the_end_shows_the_schedulers_skew_and_the_raw_one() -> None:

@@ -426,6 +426,73 @@ def test_heatmap_is_none_without_nodes() -> None:
     assert score_heatmap_png({"pod": "a/b", "plugins": PLUGINS, "nodes": []}) is None
 
 
+# ------------------------------------------------------------------ time per plugin
+
+
+def _call(point: str, us: float, plugin: str = "PodTopologySpread") -> dict[str, Any]:
+    return {"name": plugin, "extensionPoint": point, "status": "Success", "microseconds": us}
+
+
+def timings() -> dict[str, Any]:
+    """A scored cycle's CycleTimings.to_dict: PreFilter and Score with their framework work, a
+    NormalizeScore call, and two framework steps."""
+    return {
+        "cycleMicroseconds": 200.0,
+        "pluginMicroseconds": 150.0,
+        "frameworkMicroseconds": 40.0,
+        "otherMicroseconds": 10.0,
+        "extensionPoints": [
+            {
+                "name": "PreFilter",
+                "status": "Success",
+                "microseconds": 60.0,
+                "frameworkMicroseconds": 10.0,
+                "plugins": [_call("PreFilter", 50.0)],
+            },
+            {
+                "name": "Score",
+                "status": "Success",
+                "microseconds": 110.0,
+                "frameworkMicroseconds": 10.0,
+                "plugins": [_call("Score", 80.0), _call("NormalizeScore", 20.0)],
+            },
+        ],
+        "frameworkSteps": [
+            {"name": "Snapshot", "microseconds": 5.0},
+            {"name": "SelectHost", "microseconds": 15.0},
+        ],
+    }
+
+
+def test_timings_chart_has_a_bar_per_plugin_and_framework_row_in_cycle_order() -> None:
+    fig = plots._timings_figure(timings())
+    assert fig is not None
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [
+        "PreFilter \u00b7 PodTopologySpread",
+        "PreFilter \u00b7 (framework)",
+        "Score \u00b7 PodTopologySpread",
+        "NormalizeScore \u00b7 PodTopologySpread",
+        "Score \u00b7 (framework)",
+        "Snapshot \u00b7 (framework)",
+        "SelectHost \u00b7 (framework)",
+    ]
+    widths = [bar.get_width() for bar in ax.patches]
+    assert widths == [50.0, 10.0, 80.0, 20.0, 10.0, 5.0, 15.0]
+    assert "80.0 \u00b5s (40.0%)" in [t.get_text() for t in ax.texts]  # share of the whole cycle
+    assert fig.texts[0].get_text() == "Time per plugin: plugins 150 \u00b5s of the 200 \u00b5s cycle (75%)"
+    img = assert_not_blank(plots.timings_png(timings()) or b"", min_height=200)
+    assert count_colour(img, plots.POINT_COLOURS["Score"]) > count_colour(
+        img, plots.POINT_COLOURS["PreFilter"]
+    )
+    assert count_colour(img, plots.FRAMEWORK_COLOUR) > 0
+
+
+def test_timings_chart_is_none_without_time() -> None:
+    assert plots.timings_png({"cycleMicroseconds": 0.0, "extensionPoints": [], "frameworkSteps": []}) is None
+
+
 # ------------------------------------------------------------------ helpers and imports
 
 

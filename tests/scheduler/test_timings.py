@@ -4,8 +4,10 @@ point (kube-scheduler's metric labels) and plugin: nothing global."""
 from __future__ import annotations
 
 from builders import cluster_of, make_node, make_pod
+from kubespread.cluster.state import ClusterState
 from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
+from kubespread.scheduler.timings import CycleTimings
 
 WEB = {"matchLabels": {"app": "web"}}
 ZONE = "topology.kubernetes.io/zone"
@@ -47,8 +49,9 @@ def test_points_statuses_and_the_cycle() -> None:
     t = decision.timings
     assert t is not None and decision.selected is not None
     # a Filter call that rejected a node says so; one that rejected none is Success
-    assert t.statuses["Filter"]["NodeResourcesFit"] == "UnschedulableAndUnresolvable"  # > allocatable
-    assert t.statuses["Filter"]["PodTopologySpread"] == "Success"
+    assert t.status("Filter", "NodeResourcesFit") == "UnschedulableAndUnresolvable"  # > allocatable
+    assert t.status("Filter", "PodTopologySpread") == "Success"
+    assert "PodTopologySpread" not in t.statuses.get("Filter", {})  # only other codes are kept
     assert t.point_status["Filter"] == "Success"
     # each point holds its plugins' time, and the cycle holds every point's
     for point in ("PreFilter", "Filter", "PreScore"):
@@ -71,7 +74,7 @@ def test_a_prefilter_rejection_is_the_points_status() -> None:
     decision = schedule_one(pod, cluster, default_profile())
     assert decision.selected is None and decision.timings is not None
     assert decision.timings.point_status["PreFilter"] == "UnschedulableAndUnresolvable"
-    assert decision.timings.statuses["PreFilter"]["NodeAffinity"] == "UnschedulableAndUnresolvable"
+    assert decision.timings.status("PreFilter", "NodeAffinity") == "UnschedulableAndUnresolvable"
     assert "Filter" not in decision.timings.plugins
 
 
@@ -90,3 +93,73 @@ def test_untimed_cycles_decide_alike_and_keep_no_timings() -> None:
         )
         assert timed.selected is not None
         cluster.add_pod(make_pod(f"web-{i}").labels(app="web").req(cpu="1").node(timed.selected).obj())
+
+
+def _busy_cluster() -> ClusterState:
+    """300 nodes over 3 zones, 600 pods of two apps running: a cycle with real work."""
+    nodes = [make_node(f"n{i:03d}").zone("abc"[i % 3]).capacity(cpu="8") for i in range(300)]
+    pods = [
+        make_pod(f"{app}-{i}").labels(app=app).req(cpu="100m").node(f"n{(i * 7) % 300:03d}")
+        for app in ("web", "db")
+        for i in range(300)
+    ]
+    return cluster_of(nodes, pods)
+
+
+def test_the_rows_add_up_to_the_cycle_within_ten_percent() -> None:
+    """Plugins and the framework's own timed work (inside the points and the steps outside
+    them) account for the cycle: what is in no row (the glue, the clock reads) stays under
+    10%. The median of five cycles, so one preemption of the process does not decide it."""
+    cluster = _busy_cluster()
+    profile = default_profile()
+    pod = make_pod("web-new").labels(app="web").req(cpu="1").spread(1, ZONE, selector=WEB).obj()
+    left = []
+    for _ in range(5):
+        t = schedule_one(pod, cluster, profile).timings
+        assert t is not None
+        rows = t.rows()
+        # the rows are every timed part: plugins, then each point's framework work and the steps
+        assert sum(r.ns for r in rows if not r.framework) == t.plugin_ns
+        assert sum(r.ns for r in rows) == sum(t.points.values()) + sum(t.steps.values())
+        assert {r.point for r in rows if r.framework} >= {"Filter", "Score", "Snapshot", "SelectHost"}
+        assert t.plugin_ns + t.framework_ns + t.other_ns == t.cycle_ns
+        left.append(t.other_ns / t.cycle_ns)
+    assert sorted(left)[2] < 0.10
+
+
+def test_an_unschedulable_cycle_times_its_fit_error_and_many_cycles_add_up() -> None:
+    cluster = _busy_cluster()
+    profile = default_profile()
+    big = make_pod("big").req(cpu="64").obj()
+    small = make_pod("small").req(cpu="1").obj()
+    a, b = (schedule_one(p, cluster, profile).timings for p in (big, small))
+    assert a is not None and b is not None
+    assert "FitError" in a.steps and "SelectHost" not in a.steps
+    assert a.status("Filter", "NodeResourcesFit") == "UnschedulableAndUnresolvable"  # > allocatable
+    total = CycleTimings()
+    total.add(a)
+    total.add(b)
+    assert total.cycle_ns == a.cycle_ns + b.cycle_ns
+    assert total.plugins["Filter"]["NodeResourcesFit"] == (
+        a.plugins["Filter"]["NodeResourcesFit"] + b.plugins["Filter"]["NodeResourcesFit"]
+    )
+    assert total.status("Filter", "NodeResourcesFit") == "UnschedulableAndUnresolvable"  # the worst
+    assert set(total.steps) == set(a.steps) | set(b.steps)
+    d = total.to_dict()
+    assert d["cycleMicroseconds"] == round(total.cycle_ns / 1000, 1)
+    assert [s["name"] for s in d["frameworkSteps"]] == ["Snapshot", "SelectHost", "FitError"]
+
+
+def test_a_filter_calls_status_is_the_worst_it_gave_a_node_not_the_worst_it_could() -> None:
+    # every node has the zone label: the spread Filter rejects for skew only (Unschedulable),
+    # though its vectorized answer also lists the missing-label code it did not give
+    nodes = [make_node(f"n{i}").zone("ab"[i % 2]).capacity(cpu="4") for i in range(4)]
+    running = [make_pod(f"web-{i}").labels(app="web").node(f"n{2 * i}") for i in range(2)]
+    cluster = cluster_of(nodes, running)
+    pod = make_pod("web-new").labels(app="web").spread(1, ZONE, selector=WEB).obj()
+    decision = schedule_one(pod, cluster, default_profile())
+    assert decision.selected in ("n1", "n3")
+    assert decision.timings is not None
+    assert decision.timings.status("Filter", "PodTopologySpread") == "Unschedulable"
+    # kept as plain strings (a Code is a str enum that YAML cannot dump)
+    assert {type(v) for per in decision.timings.statuses.values() for v in per.values()} == {str}

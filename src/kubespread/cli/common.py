@@ -21,6 +21,7 @@ from kubespread.io.loader import Validation
 if TYPE_CHECKING:
     from kubespread.api.meta import KubeObject
     from kubespread.scheduler.profile import Profile
+    from kubespread.scheduler.timings import CycleTimings
 
 __all__ = [
     "PIPE_WIDTH",
@@ -49,6 +50,7 @@ __all__ = [
     "short_kind",
     "short_ns",
     "table",
+    "timings_table",
     "warn_assumed_namespaces",
 ]
 
@@ -385,3 +387,34 @@ def short_kind(kind: str) -> str:
 def short_ns(namespace: str, name: str) -> str:
     """``name`` in the default namespace, else ``namespace/name``."""
     return name if namespace == "default" else f"{namespace}/{name}"
+
+
+def timings_table(t: CycleTimings, pods: int | None = None) -> tuple[Table, str]:
+    """Where cycle time went (CycleTimings.rows): per extension point and plugin, then the
+    framework's own work, the µs (and with ``pods``, the µs per pod of that many cycles) and
+    the share of the cycles' time; with the summary line "plugins N µs of the M µs cycle"."""
+    t_ = table(
+        "extension point",
+        "plugin",
+        ("µs", "right"),
+        *((("µs/pod", "right"),) if pods else ()),
+        ("share", "right"),
+        ("status", "left"),
+    )
+    cycle = t.cycle_ns or 1
+    for r in t.rows():
+        cells = [r.point, r.name, f"{r.ns / 1000:,.1f}"]
+        if pods:
+            cells.append(f"{r.ns / 1000 / pods:,.1f}")
+        cells += [f"{100 * r.ns / cycle:.1f}%", "" if r.status in ("Success", "") else r.status]
+        t_.add_row(*cells, style="dim" if r.framework else None)
+
+    def part(ns: int) -> str:
+        return f"{ns / 1000:,.0f} µs ({100 * ns / cycle:.1f}%)"
+
+    what = f"{pods} cycles' {t.cycle_ns / 1000:,.0f} µs" if pods else f"the {t.cycle_ns / 1000:,.0f} µs cycle"
+    summary = (
+        f"plugins {t.plugin_ns / 1000:,.0f} µs of {what} ({100 * t.plugin_ns / cycle:.1f}%); "
+        f"framework {part(t.framework_ns)}; in no row {part(t.other_ns)}"
+    )
+    return t_, summary

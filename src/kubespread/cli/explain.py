@@ -28,6 +28,7 @@ from kubespread.cli.common import (
     out,
     print_data,
     table,
+    timings_table,
 )
 from kubespread.cli.schedule import (
     ProgressOption,
@@ -61,7 +62,7 @@ _SHORT_PLUGINS = {
 }
 
 
-def _from_manifest(result: PlacementResult, path: Path, validate: Validation) -> Explanation:
+def _from_manifest(result: PlacementResult, path: Path, validate: Validation, timed: bool) -> Explanation:
     """A pod manifest, admitted as if created now (defaults, matchLabelKeys merge, webhooks)."""
     from kubespread.admission.apiserver import create as admit_create
     from kubespread.admission.framework import Rejection
@@ -90,7 +91,7 @@ def _from_manifest(result: PlacementResult, path: Path, validate: Validation) ->
         )
         raise typer.Exit(1)
     pod.spec.node_name = ""
-    return _or_exit(lambda: explain_pod(sim, pod))
+    return _or_exit(lambda: explain_pod(sim, pod, timed=timed))
 
 
 def _or_exit(run: Callable[[], Explanation]) -> Explanation:
@@ -165,6 +166,18 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
             out.print(Text("- " + h), soft_wrap=False)
 
 
+def _print_timings(e: Explanation) -> None:
+    """Where the decision's cycle spent its time: per extension point and plugin, then the
+    framework's own work, in µs and as a share of the cycle."""
+    if e.timings is None:
+        return
+    rows, summary = timings_table(e.timings)
+    out.print()
+    out.print(Text("timings (this cycle; they vary from run to run)", style="bold"))
+    out.print(rows)
+    out.print(Text(summary, style="dim"), soft_wrap=False)
+
+
 def explain_command(
     pod: Annotated[
         str, typer.Argument(metavar="POD", hidden=True, help="namespace/name, or a Pod manifest.")
@@ -179,12 +192,21 @@ def explain_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    timings: Annotated[
+        bool,
+        typer.Option(
+            "--timings",
+            help="Also show where the scheduling cycle's time went: per extension point and plugin, "
+            "µs and share of the cycle (JSON/YAML: timings).",
+        ),
+    ] = False,
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen.
 
     POD is namespace/name (or name, in default) of a pod in the input or created by its
-    workloads, or a Pod manifest to try (explain pod.yaml -f cluster/)."""
+    workloads, or a Pod manifest to try (explain pod.yaml -f cluster/). With --report the cycle
+    is always timed, for the report's chart."""
     from kubespread.sim.placement import explain_key
 
     result = run_placement(
@@ -198,6 +220,7 @@ def explain_command(
         max_pods=max_pods,
         command="explain",
     )
+    timed = timings or report is not None
     path = Path(pod)
     try:
         is_file = path.is_file()
@@ -207,11 +230,11 @@ def explain_command(
         if not is_file:
             err.print(f"error: {pod}: no such file", markup=False)
             raise typer.Exit(2)
-        e = _from_manifest(result, path, validate)
+        e = _from_manifest(result, path, validate, timed)
     else:
         key = pod if "/" in pod else f"default/{pod}"
         try:
-            e = _or_exit(lambda: explain_key(result.sim, key))
+            e = _or_exit(lambda: explain_key(result.sim, key, timed=timed))
             if node := result.sim.cluster.pods[key].spec.node_name:
                 e.runs_on(node)
         except KeyError:
@@ -223,10 +246,14 @@ def explain_command(
             if pending:
                 err.print("pending pods: " + ", ".join(pending[:10]), markup=False)
             raise typer.Exit(1) from None
+    data = e.to_dict()
+    shown = data if timings else {k: v for k, v in data.items() if k != "timings"}
     if output.is_table:
         _print_explanation(e, wide=output is WideOutput.wide)
+        if timings:
+            _print_timings(e)
     else:
-        print_data(e.to_dict(), output)
+        print_data(shown, output)
     if report is not None:
-        written = write_placement_report(report, result, f"kubespread explain {pod}", e.to_dict())
+        written = write_placement_report(report, result, f"kubespread explain {pod}", data)
         err.print(f"report: {written}", markup=False, highlight=False)

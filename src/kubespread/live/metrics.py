@@ -54,7 +54,7 @@ from prometheus_client.registry import Collector
 
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
-from kubespread.scheduler.timings import FILTER, NORMALIZE_SCORE
+from kubespread.scheduler.timings import NORMALIZE_SCORE
 
 if TYPE_CHECKING:
     from kubespread.live.scheduler import SecondaryScheduler
@@ -398,7 +398,7 @@ class SchedulerMetrics:
                 self._child(self.extension_point_duration, (point, status, profile)).observe(ns / 1e9)
             for point, per_plugin in t.plugins.items():
                 label = _POINT_LABEL.get(point, point)
-                statuses = _filter_statuses(decision) if point == FILTER else t.statuses.get(point, {})
+                statuses = t.statuses.get(point, {})
                 for plugin, ns in per_plugin.items():
                     status = statuses.get(plugin, "Success")
                     self._child(self.plugin_duration, (plugin, label, status)).observe(ns / 1e9)
@@ -429,26 +429,6 @@ class SchedulerMetrics:
     def _attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()
         self.attempt_duration.labels(result, profile).observe(seconds)
-
-
-#: rejecting codes by severity
-_SEVERITY: Final = {"Unschedulable": 1, "UnschedulableAndUnresolvable": 2, "Error": 3}
-
-
-def _filter_statuses(decision: Decision) -> dict[str, str]:
-    """Each Filter plugin's status in the cycle: the most severe it gave a node it rejected
-    (Success when it rejected none), read from the rejections that name nodes. Why not
-    ``CycleTimings.statuses``: it ranks every status a vectorized call could give (its table,
-    used or not), so a spread Filter that rejected nodes for skew only (Unschedulable) is
-    reported there as UnschedulableAndUnresolvable, the code of its unused missing-label entry."""
-    out: dict[str, str] = {}
-    for ids, rejection in decision.rejected:
-        if rejection.stage != FILTER or not len(ids):  # a vectorized call lists its unused codes too
-            continue
-        plugin, code = rejection.status.plugin, rejection.status.code.value
-        if _SEVERITY.get(code, 0) > _SEVERITY.get(out.get(plugin, ""), 0):
-            out[plugin] = code
-    return out
 
 
 def _profile(decision: Decision) -> str:

@@ -5,7 +5,7 @@ matplotlib is only imported when a picture is drawn, so importing this package (
 does) costs nothing until a report is asked for."""
 
 from kubespread.report.html import render_report, write_report
-from kubespread.report.plots import pending_png, pods_per_domain_png, score_heatmap_png, skew_png
+from kubespread.report.plots import pending_png, pods_per_domain_png, score_heatmap_png, skew_png, timings_png
 
 __all__ = [
     "pending_png",
@@ -13,5 +13,6 @@ __all__ = [
     "render_report",
     "score_heatmap_png",
     "skew_png",
+    "timings_png",
     "write_report",
 ]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["pending_png", "pods_per_domain_png", "score_heatmap_png", "skew_png"]
+__all__ = ["pending_png", "pods_per_domain_png", "score_heatmap_png", "skew_png", "timings_png"]
 
 #: output resolution; figure sizes below are in inches, so 11 in is 1100 px (the page width)
 DPI = 100
@@ -706,4 +706,82 @@ def score_heatmap_png(explanation: Mapping[str, Any]) -> bytes | None:
 
     None when the explanation lists no nodes."""
     fig = _score_heatmap_figure(explanation)
+    return None if fig is None else _png(fig)
+
+
+# ------------------------------------------------------------------ time per plugin
+
+#: one colour per extension point (NormalizeScore shares Score's hue, lighter); the
+#: framework's own work is grey whatever its point
+POINT_COLOURS = {
+    "PreFilter": "#1f77b4",
+    "Filter": "#ff7f0e",
+    "PostFilter": "#d62728",
+    "PreScore": "#2ca02c",
+    "Score": "#9467bd",
+    "NormalizeScore": "#c5b0d5",
+}
+FRAMEWORK_COLOUR = "#8c8c8c"
+
+
+def timing_bars(timings: Mapping[str, Any]) -> list[tuple[str, str, float, bool]]:
+    """(extension point, name, µs, is the framework's) per bar, in cycle order, from
+    CycleTimings.to_dict: each point's plugins, then its framework work, then the steps."""
+    bars: list[tuple[str, str, float, bool]] = []
+    for point in timings.get("extensionPoints") or ():
+        for plugin in point.get("plugins") or ():
+            bars.append(
+                (str(plugin["extensionPoint"]), str(plugin["name"]), float(plugin["microseconds"]), False)
+            )
+        if point.get("frameworkMicroseconds"):
+            bars.append((str(point["name"]), "(framework)", float(point["frameworkMicroseconds"]), True))
+    for step in timings.get("frameworkSteps") or ():
+        bars.append((str(step["name"]), "(framework)", float(step["microseconds"]), True))
+    return bars
+
+
+def _timings_figure(timings: Mapping[str, Any]) -> Figure | None:
+    from matplotlib.patches import Patch
+
+    bars = timing_bars(timings)
+    if not bars:
+        return None
+    cycle = float(timings.get("cycleMicroseconds") or 0) or sum(b[2] for b in bars) or 1.0
+    fig = _new_figure(9.0, 1.3 + 0.24 * len(bars))
+    ax = fig.subplots()
+    y = list(range(len(bars)))
+    colours = [FRAMEWORK_COLOUR if fw else POINT_COLOURS.get(point, OTHER_COLOUR) for point, _, _, fw in bars]
+    ax.barh(y, [b[2] for b in bars], color=colours, height=0.75)
+    ax.set_yticks(y, [f"{point} \u00b7 {name}" for point, name, _, _ in bars], fontsize=8)
+    ax.invert_yaxis()  # cycle order, top to bottom
+    top = max(b[2] for b in bars)
+    for i, (_, _, us, _) in enumerate(bars):
+        ax.text(us + top * 0.01, i, f"{us:,.1f} \u00b5s ({100 * us / cycle:.1f}%)", va="center", fontsize=7)
+    ax.set_xlim(0, top * 1.25)
+    ax.set_xlabel("\u00b5s in this cycle (share of the whole cycle)", fontsize=9)
+    ax.tick_params(axis="x", labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    points = list(dict.fromkeys(point for point, _, _, fw in bars if not fw))
+    handles = [Patch(color=POINT_COLOURS.get(p, OTHER_COLOUR), label=p) for p in points]
+    if any(fw for *_, fw in bars):
+        handles.append(Patch(color=FRAMEWORK_COLOUR, label="framework (outside plugins)"))
+    ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
+    plugins = float(timings.get("pluginMicroseconds") or 0)
+    fig.suptitle(
+        f"Time per plugin: plugins {plugins:,.0f} \u00b5s of the {cycle:,.0f} \u00b5s cycle "
+        f"({100 * plugins / cycle:.0f}%)",
+        fontsize=11,
+        x=0.01,
+        ha="left",
+    )
+    return fig
+
+
+def timings_png(timings: Mapping[str, Any]) -> bytes | None:
+    """A horizontal bar per plugin and extension point (and the framework's own work), in
+    cycle order, coloured by extension point: where one scheduling cycle spent its time.
+
+    ``timings`` is CycleTimings.to_dict; None when it holds no time."""
+    fig = _timings_figure(timings)
     return None if fig is None else _png(fig)

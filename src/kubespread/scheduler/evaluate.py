@@ -10,7 +10,7 @@ on its node.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
 from kubespread.api.apps import PriorityClass, ReplicaSet, ReplicationController, StatefulSet
@@ -135,16 +135,19 @@ def schedule_in_turn(
     *,
     bind: bool,
     seed: int | None = None,
+    timed: bool = True,
+    schedule: Callable[..., Decision] = schedule_one,
 ) -> Iterator[Decision]:
     """Schedule the pods one after another; with ``bind``, each scheduled pod is added and
     bound before the next is judged (the assume step), and the victims of a preemption are
     deleted (the preemptor stays out of the cluster: nominated, not bound), as the sequence
     mode asks. ``seed`` picks where each preemption's dry run starts among the potential
-    nodes (their first when None)."""
+    nodes (their first when None). ``timed``: keep each cycle's timings in its Decision.
+    ``schedule``: schedule_one's stand-in (``bench --overhead`` runs each cycle twice)."""
     offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
     nominated: dict[str, list[Pod]] = {}
     for i, pod in enumerate(pods):
-        decision = schedule_one(pod, cluster, profile, offset_rng=offset_rng, nominated=nominated)
+        decision = schedule(pod, cluster, profile, offset_rng=offset_rng, nominated=nominated, timed=timed)
         try:
             if bind and decision.selected is not None:
                 cluster.add(pod)

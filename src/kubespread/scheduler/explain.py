@@ -40,6 +40,7 @@ from kubespread.scheduler.plugins.podtopologyspread.filtering import (
 from kubespread.scheduler.predicates import required_pod_terms
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import TIE_SMALLEST_NAME, Decision
+from kubespread.scheduler.timings import CycleTimings
 from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views
 
 __all__ = ["Explanation", "explain"]
@@ -62,6 +63,8 @@ class Explanation:
     preemptions: list[dict[str, Any]] = field(default_factory=list)
     #: the node a bound pod runs on (it is explained as if scheduled now, without itself)
     running_on: str | None = None
+    #: where the decision's cycle spent its time (the Decision's), None when it was not timed
+    timings: CycleTimings | None = None
 
     def runs_on(self, node: str) -> None:
         """For a bound pod explained as if scheduled now: where it runs; the tie hint says so
@@ -74,8 +77,9 @@ class Explanation:
             self.hints[self.hints.index(old[0])] = new[0]
 
     def to_dict(self) -> dict[str, Any]:
+        """The explanation as data; ``timings`` (CycleTimings.to_dict) only when timed."""
         d = self.decision
-        return {
+        out = {
             "pod": d.pod_key,
             "scheduled": d.scheduled,
             "selectedNode": d.selected,
@@ -89,6 +93,9 @@ class Explanation:
             "preemptions": self.preemptions,
             "runningOn": self.running_on,
         }
+        if self.timings is not None:
+            out["timings"] = self.timings.to_dict()
+        return out
 
 
 def _zone(node: Node | None) -> str | None:
@@ -144,6 +151,7 @@ def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Expl
         views,
         hints(decision, cluster, views),
         preemptions,
+        timings=decision.timings,
     )
 
 

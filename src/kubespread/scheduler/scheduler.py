@@ -46,11 +46,16 @@ from kubespread.scheduler.framework import (
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.timings import (
     FILTER,
+    FIT_ERROR,
+    NARROW,
+    NOMINATED,
     NORMALIZE_SCORE,
     POST_FILTER,
     PRE_FILTER,
     PRE_SCORE,
     SCORE,
+    SELECT_HOST,
+    SNAPSHOT,
     CycleTimings,
 )
 
@@ -70,6 +75,8 @@ __all__ = [
     "tie_break_rng",
     "with_post_filter",
 ]
+
+_now = time.perf_counter_ns
 
 PRE_FILTER_RESULT: Final = "PreFilterResult"
 
@@ -98,16 +105,18 @@ class PluginScores:
 @dataclass(slots=True)
 class Decision:
     pod: Pod
-    #: every node's name in node id order at decision time (a copy: the state may change)
+    #: every node's name in node id order at decision time (a read-only copy, shared by the
+    #: decisions made on the same node set: the state may change)
     nodes: np.ndarray
-    feasible: list[str] = field(default_factory=list)
+    #: the ids (positions in ``nodes``) of the nodes that passed every filter, in id order
+    feasible_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: (node ids, why) per rejecting step, in the order they rejected; see ``rejections``
     rejected: list[tuple[np.ndarray, Rejection]] = field(default_factory=list)
     pre_filter_status: Status | None = None
     #: the PostFilter plugins' combined answer; None when none ran or one could not say
     post_filter_status: Status | None = None
-    #: nodes that were scored (the feasible ones when more than one), in node id order
-    scored: list[str] = field(default_factory=list)
+    #: whether the feasible nodes were scored (there were more than one); see ``scored``
+    was_scored: bool = False
     scores: dict[str, PluginScores] = field(default_factory=dict)
     skipped_score_plugins: list[str] = field(default_factory=list)
     totals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -132,6 +141,20 @@ class Decision:
     timings: CycleTimings | None = None
     _rejections: dict[str, Rejection] | None = None
     _scored_index: dict[str, int] | None = None
+    _feasible: list[str] | None = None
+
+    @property
+    def feasible(self) -> list[str]:
+        """The feasible nodes' names, in node id order; built on first use (a cycle needs only
+        the winner's name, and thousands of names cost more than the selection did)."""
+        if self._feasible is None:
+            self._feasible = self.nodes[self.feasible_ids].tolist()
+        return self._feasible
+
+    @property
+    def scored(self) -> list[str]:
+        """Nodes that were scored (the feasible ones when more than one), in node id order."""
+        return self.feasible if self.was_scored else []
 
     @property
     def rejections(self) -> dict[str, Rejection]:
@@ -244,11 +267,14 @@ def _run_pre_filter(
     result = PreFilterResult()
     narrowing: list[str] = []
     rejected: Status | None = None
+    spent = timings.at(PRE_FILTER) if timings is not None else None
     for pl in profile.pre_filter:
-        started = time.perf_counter_ns() if timings is not None else 0
+        started = _now() if spent is not None else 0
         r, st = pl.pre_filter(state, pod)
-        if timings is not None:
-            timings.call(PRE_FILTER, pl.name, started, st.code.value)
+        if spent is not None:
+            spent[pl.name] = spent.get(pl.name, 0) + _now() - started
+            if st.code is not Code.SUCCESS and timings is not None:
+                timings.worsen(PRE_FILTER, pl.name, st.code)
         if st.is_skip:
             state.skip_filter.add(pl.name)
             continue
@@ -280,7 +306,7 @@ def _run_post_filter(
     reasons: list[str] = []
     first = ""
     for pl in profile.post_filter:
-        started = time.perf_counter_ns() if timings is not None else 0
+        started = _now() if timings is not None else 0
         st = pl.post_filter(state, pod, statuses)
         if timings is not None:
             timings.call(POST_FILTER, pl.name, started, st.code.value if st is not None else "Error")
@@ -302,19 +328,24 @@ def _unschedulable(
 ) -> Decision:
     """Fill in the FitError message and run PostFilter (not for an empty cluster: kube-scheduler
     answers "no nodes available to schedule pods" there and runs no PostFilter)."""
+    t = decision.timings
+    started = _now() if t is not None else 0
     num_nodes = len(decision.nodes)
     msg = fit_error_message(num_nodes, decision.rejections, pre_filter_status)
     decision.fit_error_without_post_filter = msg
     if num_nodes:
         statuses = NodeStatuses((ids, rej.status) for ids, rej in decision.rejected)
-        t = decision.timings
-        started = time.perf_counter_ns() if t is not None else 0
+        if t is not None:
+            t.step(FIT_ERROR, started)
+        started = _now() if t is not None else 0
         decision.post_filter_status = _run_post_filter(profile, state, pod, statuses, t)
         if t is not None:
             answer = decision.post_filter_status
             t.point(POST_FILTER, started, answer.code.value if answer is not None else "Error")
         with contextlib.suppress(StateNotFoundError):
             decision.preemption = state.read(PREEMPTION_RESULT)
+    elif t is not None:
+        t.step(FIT_ERROR, started)
     decision.fit_error = with_post_filter(msg, decision.post_filter_status)
     return decision
 
@@ -322,57 +353,54 @@ def _unschedulable(
 def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     """Run the Filter plugins in profile order; a node leaves at the first rejection."""
     t = decision.timings
-    point_started = time.perf_counter_ns() if t is not None else 0
+    point_started = _now() if t is not None else 0
+    spent = t.at(FILTER) if t is not None else None
     for pl in profile.filter:
         if len(ids) == 0:
             break
         if pl.name in state.skip_filter:
             continue
-        started = time.perf_counter_ns() if t is not None else 0
+        started = _now() if spent is not None else 0
         res = pl.filter_nodes(state, pod, ids)
+        if spent is not None:
+            spent[pl.name] = spent.get(pl.name, 0) + _now() - started
         rejected = res.which >= 0
         if not rejected.any():
-            if t is not None:
-                t.call(FILTER, pl.name, started)
             continue
-        if t is not None:
-            t.call(FILTER, pl.name, started, _worst(res.statuses))
         statuses = [st.with_plugin(pl.name) for st in res.statuses]
         for k, st in enumerate(statuses):
             if st.code is Code.ERROR:
                 raise RuntimeError(f"plugin {pl.name} failed at Filter: {st.message}")
-            decision.rejected.append((ids[res.which == k], Rejection(FILTER, st)))
+            judged = ids[res.which == k]
+            decision.rejected.append((judged, Rejection(FILTER, st)))
+            if t is not None and len(judged):  # the call's status: the worst it gave a node
+                t.worsen(FILTER, pl.name, st.code)
         ids = ids[~rejected]
     if t is not None:
         t.point(FILTER, point_started, "Success" if len(ids) else Code.UNSCHEDULABLE.value)
     return ids
 
 
-def _worst(statuses: Sequence[Status]) -> str:
-    """The most severe code a vectorized Filter call gave (its status as one call)."""
-    codes = {st.code for st in statuses}
-    for code in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE):
-        if code in codes:
-            return code.value
-    return Code.SUCCESS.value
-
-
 def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
     totals = np.zeros(len(ids), dtype=np.int64)
     t = decision.timings
-    point_started = time.perf_counter_ns() if t is not None else 0
+    point_started = _now() if t is not None else 0
+    spent = t.at(PRE_SCORE) if t is not None else None
     for pre in profile.pre_score:
-        started = time.perf_counter_ns() if t is not None else 0
+        started = _now() if spent is not None else 0
         st = pre.pre_score(state, pod, ids)
-        if t is not None:
-            t.call(PRE_SCORE, pre.name, started, st.code.value)
+        if spent is not None:
+            spent[pre.name] = spent.get(pre.name, 0) + _now() - started
+            if st.code is not Code.SUCCESS and t is not None:
+                t.worsen(PRE_SCORE, pre.name, st.code)
         if st.is_skip:
             state.skip_score.add(pre.name)
         elif not st.is_success:
             raise RuntimeError(f"plugin {pre.name} failed at PreScore: {st.message}")
     if t is not None:
         t.point(PRE_SCORE, point_started)
-        point_started = time.perf_counter_ns()
+        scoring, normalizing = t.at(SCORE), t.at(NORMALIZE_SCORE)
+        point_started = _now()
     for pl in profile.score:
         if pl.name in state.skip_score:
             decision.skipped_score_plugins.append(pl.name)
@@ -381,12 +409,14 @@ def _score(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, decis
             raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
             normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
         else:
-            started = time.perf_counter_ns()
+            started = _now()
             raw = np.asarray(pl.score_nodes(state, pod, ids), dtype=np.int64)
-            t.call(SCORE, pl.name, started)
-            started = time.perf_counter_ns()
+            scored = _now()
             normalized = np.asarray(pl.normalize_scores(state, pod, ids, raw.copy()), dtype=np.int64)
-            t.call(NORMALIZE_SCORE, pl.name, started)
+            done = _now()
+            name = pl.name
+            scoring[name] = scoring.get(name, 0) + scored - started
+            normalizing[name] = normalizing.get(name, 0) + done - scored
         ps = PluginScores(raw, normalized, profile.weight(pl.name))
         decision.scores[pl.name] = ps
         totals += ps.weighted
@@ -404,6 +434,17 @@ def _name_ranks(cluster: ClusterState) -> np.ndarray:
 
 
 _NAME_RANKS: Final = NodeSetCache(_name_ranks)
+
+
+def _node_names(cluster: ClusterState) -> np.ndarray:
+    """The node names as they are now, read-only: one copy per node set, which every decision
+    made on it shares (cluster.node_names is a live view that changes with the nodes)."""
+    names = cluster.node_names.copy()
+    names.flags.writeable = False
+    return names
+
+
+_NODE_NAMES: Final = NodeSetCache(_node_names)
 
 
 #: node name -> the pods nominated to run there (kube-scheduler's PodNominator), as a cycle
@@ -559,9 +600,9 @@ def schedule_one(
     if not timed:
         return _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, None)
     t = CycleTimings()
-    started = time.perf_counter_ns()
+    started = _now()
     decision = _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, t)
-    t.cycle_ns = time.perf_counter_ns() - started
+    t.cycle_ns = _now() - started
     return decision
 
 
@@ -574,11 +615,14 @@ def _schedule_one(
     nominated: Nominated | None,
     t: CycleTimings | None,
 ) -> Decision:
+    started = _now() if t is not None else 0
     names = cluster.node_names
-    decision = Decision(pod=pod, nodes=names.copy(), timings=t)
+    decision = Decision(pod=pod, nodes=_NODE_NAMES.get(cluster), timings=t)
     handle = ProfileHandle(profile, cluster, offset_rng, nominated)
     state = CycleState(cluster, handle)
-    started = time.perf_counter_ns() if t is not None else 0
+    if t is not None:
+        t.step(SNAPSHOT, started)
+        started = _now()
     pre, rejected_by, narrowing = _run_pre_filter(profile, state, pod, t)
     if t is not None:
         t.point(PRE_FILTER, started, rejected_by.code.value if rejected_by is not None else "Success")
@@ -592,32 +636,54 @@ def _schedule_one(
         return _unschedulable(profile, state, pod, decision, rejected_by)
     ids = np.arange(len(names), dtype=np.int64)
     if pre.node_names is not None:
-        keep = np.fromiter((str(n) in pre.node_names for n in names), dtype=bool, count=len(names))
+        started = _now() if t is not None else 0
+        keep = _allowed(cluster, pre.node_names)
         status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
         )
         decision.rejected.append((ids[~keep], Rejection(PRE_FILTER_RESULT, status)))
         ids = ids[keep]
+        if t is not None:
+            t.step(NARROW, started)
     ids = _filter(profile, state, pod, ids, decision)
     if nominated:
+        started = _now() if t is not None else 0
         ids = _with_nominated(handle, pod, ids, decision)
-    decision.feasible = names[ids].tolist()
+        if t is not None:
+            t.step(NOMINATED, started)
+    decision.feasible_ids = ids
     if len(ids) == 0:
         return _unschedulable(profile, state, pod, decision, None)
     if len(ids) == 1:
-        decision.selected = decision.feasible[0]
+        decision.selected = str(names[ids[0]])
         decision.selection_reason = "onlyFeasibleNode"
         return decision
-    decision.scored = list(decision.feasible)
+    decision.was_scored = True
     decision.totals = _score(profile, state, pod, ids, decision)
+    started = _now() if t is not None else 0
     best = ids[decision.totals == decision.totals.max()]
-    best = best[np.argsort(_NAME_RANKS.get(cluster)[best])]  # by name
-    decision.selected = str(names[best[0] if rng is None else rng.choice(best.tolist())])
+    ranks = _NAME_RANKS.get(cluster)[best]
+    if rng is None:  # the smallest name: one pass, no sort of the tied nodes
+        decision.selected = str(names[best[np.argmin(ranks)]])
+    else:  # by name, then the seeded pick
+        decision.selected = str(names[rng.choice(best[np.argsort(ranks)].tolist())])
     if len(best) > 1:
         decision.tie_break = TIE_SMALLEST_NAME if rng is None else TIE_SEEDED_RANDOM
     decision.selection_reason = "scored"
+    if t is not None:
+        t.step(SELECT_HOST, started)
     return decision
+
+
+def _allowed(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:
+    """Per node id, whether a PreFilterResult's node set holds the node: a lookup per name in
+    the set (usually a few), not a string test per node of the cluster."""
+    keep = np.zeros(cluster.num_nodes, dtype=bool)
+    ids = [cluster.node_index(n) for n in node_names if n in cluster.nodes]
+    if ids:
+        keep[ids] = True
+    return keep
 
 
 #: Decision.tie_break: the rules kubespread breaks a tie of best totals by (kube-scheduler's

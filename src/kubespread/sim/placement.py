@@ -281,10 +281,11 @@ class NoProfile(Exception):
     """The pod names a scheduler the simulation does not run."""
 
 
-def explain_pod(sim: Simulation, pod: Pod) -> Explanation:
+def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanation:
     """Decide ``pod`` (unbound) on the simulation's cluster as it is now (the nominated pods'
     room kept), and read the decision; its preemptions are those the run made for it, then
-    the one this decision would make."""
+    the one this decision would make. ``timed``: keep where the cycle's time went
+    (``Explanation.timings``); off by default, as most explanations are read for their why."""
     name = pod.spec.scheduler_name or "default-scheduler"
     profile = sim.profiles.get(name)
     if profile is None:
@@ -293,35 +294,38 @@ def explain_pod(sim: Simulation, pod: Pod) -> Explanation:
             "KubeSchedulerConfiguration that scheduler runs with --scheduler-config"
         )
     nominated = sim.scheduling.nominated or None
-    e = explain(schedule_one(pod, sim.cluster, profile, nominated=nominated), sim.cluster, profile)
+    decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, timed=timed)
+    e = explain(decision, sim.cluster, profile)
     made = [entry for entry in sim.preemptions if entry["pod"] == pod.key]
     e.preemptions = made + e.preemptions
     return e
 
 
-def explain_key(sim: Simulation, key: str) -> Explanation:
+def explain_key(sim: Simulation, key: str, *, timed: bool = False) -> Explanation:
     """A pod of the cluster by ``namespace/name`` (KeyError if absent): a pending one as the
     scheduler would retry it now; a bound one as if scheduled now without itself (taken off its
-    node for the decision and put back, so the cluster is as it was)."""
+    node for the decision and put back, so the cluster is as it was). ``timed``: as
+    ``explain_pod``'s."""
     cluster = sim.cluster
     pod = cluster.pods.get(key)
     if pod is None:
         raise KeyError(key)
     if not pod.spec.node_name:
-        return explain_pod(sim, pod)
+        return explain_pod(sim, pod, timed=timed)
     unbound = copy.copy(pod)
     unbound.spec = copy.copy(pod.spec)
     unbound.spec.node_name = ""
     cluster.update_pod(unbound)
     try:
-        return explain_pod(sim, unbound)
+        return explain_pod(sim, unbound, timed=timed)
     finally:
         cluster.update_pod(pod)
 
 
 def report_explanation(sim: Simulation) -> Explanation | None:
     """The pod a report explains: the first pending pod, else the last one scheduled that is
-    still bound; None when there is neither (or its scheduler is not simulated)."""
+    still bound; None when there is neither (or its scheduler is not simulated). Timed, so
+    the report can show where the cycle's time went."""
     pending = sorted(
         p.key for p in sim.cluster.unbound_pods.values() if not p.is_terminating and not p.is_finished
     )
@@ -334,6 +338,6 @@ def report_explanation(sim: Simulation) -> Explanation | None:
         ][:1]
     )
     try:
-        return explain_key(sim, keys[0]) if keys else None
+        return explain_key(sim, keys[0], timed=True) if keys else None
     except NoProfile:
         return None
