@@ -68,7 +68,6 @@ class _Pending:
     name: str  # chosen once: a retried create of the same name is idempotent
     namespace: str
     body: dict[str, Any]
-    recorded: float  # monotonic, first occurrence
     count: int = 1  # occurrences not yet written
     last_observed: str = field(default_factory=micro_time)
 
@@ -99,7 +98,6 @@ class EventRecorder:
         self.written = 0
         self._series: dict[SeriesKey, _Series] = {}
         self._pending: OrderedDict[SeriesKey, _Pending] = OrderedDict()
-        self._writing: _Pending | None = None
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -154,7 +152,7 @@ class EventRecorder:
                 "type": type_,
                 "regarding": regarding,
             }
-            self._pending[key] = _Pending(key, name, namespace, body, time.monotonic())
+            self._pending[key] = _Pending(key, name, namespace, body)
             self._cond.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._deliver, name="event-recorder", daemon=True)
