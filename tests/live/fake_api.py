@@ -14,6 +14,11 @@ What the tests steer:
 - :meth:`break_watch`: the open (or next) watch of a kind raises ApiError(0) or (410) once;
 - :meth:`before_next`: run a function just before the next matching call is served (someone
   else writing meanwhile);
+- :meth:`hold_next`: the next matching call waits until the test releases it (an API server
+  frozen for that call), then is served or fails as the test says; ``after=True`` holds it
+  once served, before it answers (the write is visible to watches meanwhile);
+- :meth:`lose_answer_next`: the next matching calls are served, then raise ApiError(0) (the
+  write was applied, its answer lost in a restart);
 - ``missing_kinds``: kinds whose CRD is not installed (404 on every request);
 - :meth:`put`, :meth:`remove`, :meth:`bind`: writes that bypass faults (another client),
   logged so watches see them; :meth:`stored` is the live dict, edits to it are silent.
@@ -36,7 +41,7 @@ from typing import Any
 
 from kubespread.live.kube import JSON, MERGE_PATCH, RESOURCES, ApiError, Resource
 
-__all__ = ["FakeApi", "join_live_threads", "merge_patch"]
+__all__ = ["FakeApi", "Held", "join_live_threads", "merge_patch"]
 
 Obj = dict[str, Any]
 
@@ -49,7 +54,9 @@ def join_live_threads(timeout: float = 2.0) -> None:
     """Wait for the live layer's threads (reflectors, leader election) whose stop event is set,
     so none outlives the test that started it."""
     for t in threading.enumerate():
-        if t is not threading.current_thread() and t.name.startswith(("reflector-", "leader-election")):
+        if t is not threading.current_thread() and t.name.startswith(
+            ("reflector-", "leader-election", "binder-", "event-recorder")
+        ):
             t.join(timeout)
 
 
@@ -76,6 +83,27 @@ def merge_patch(target: Any, patch: Any, path: str = "") -> Any:
         else:
             out[k] = merge_patch(out.get(k), v, here)
     return out
+
+
+class Held:
+    """A call held before it is served: :attr:`arrived` is set when it comes; it waits until
+    :meth:`release` (then it is served, or raises ``error``)."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self._released = threading.Event()
+        self._error: ApiError | None = None
+
+    def release(self, error: ApiError | None = None) -> None:
+        self._error = error
+        self._released.set()
+
+    def wait(self) -> None:
+        self.arrived.set()
+        if not self._released.wait(30.0):
+            raise ApiError(0, "Unreachable", "a held call was never released")
+        if self._error is not None:
+            raise self._error
 
 
 def _key_of(res: Resource, meta: Mapping[str, Any]) -> str:
@@ -114,6 +142,8 @@ class FakeApi:
         self._fail: list[tuple[str, int]] = []  # (only, status) per call still to fail
         self._watch_faults: list[tuple[str | None, int]] = []
         self._hooks: list[tuple[str, Callable[[], None]]] = []
+        self._lose: list[str] = []  # (only) per call whose answer is still to be lost
+        self._held_answers: list[tuple[str, Held]] = []
         self._compacted = 0
         self._names = 0
 
@@ -143,6 +173,41 @@ class FakeApi:
         """Run ``fn`` once, just before the next call whose description contains ``only``."""
         with self._cond:
             self._hooks.append((only, fn))
+
+    def hold_next(self, only: str, *, after: bool = False) -> Held:
+        """The next call whose description contains ``only`` waits for ``release()``: before
+        it is served, or (``after``) once served, before it answers."""
+        held = Held()
+        if after:
+            with self._cond:
+                self._held_answers.append((only, held))
+        else:
+            self.before_next(only, held.wait)
+        return held
+
+    def lose_answer_next(self, n: int = 1, *, only: str = "") -> None:
+        """The next ``n`` matching calls are served, then raise ApiError(0): applied, the
+        answer lost."""
+        with self._cond:
+            self._lose += [only] * n
+
+    def _answer(self, desc: str, result: Any) -> Any:
+        """``result``, once a hold of its answer is released, unless a lost answer is due."""
+        held = None
+        with self._cond:
+            for i, (only, h) in enumerate(self._held_answers):
+                if only in desc:
+                    held = h
+                    del self._held_answers[i]
+                    break
+        if held is not None:
+            held.wait()
+        with self._cond:
+            for i, only in enumerate(self._lose):
+                if only in desc:
+                    del self._lose[i]
+                    raise ApiError(0, "Unreachable", f"{self.host}: connection reset (the answer was lost)")
+        return result
 
     def compact(self) -> None:
         """Forget the change log: a watch from an older version gets 410 Gone."""
@@ -285,7 +350,11 @@ class FakeApi:
         content_type: str = JSON,
         timeout: float = 30.0,
     ) -> Any:
-        self._enter(f"request {method} {path}")
+        desc = f"request {method} {path}"
+        self._enter(desc)
+        return self._answer(desc, self._request(method, path, body))
+
+    def _request(self, method: str, path: str, body: Any) -> Any:
         if path == "/version":
             return {"major": "1", "minor": "35"}
         res, ns, name, sub = self._parse(path)
@@ -329,7 +398,7 @@ class FakeApi:
                 return res, ns, name, sub
         raise ApiError(404, "NotFound", path)
 
-    def get(self, kind: str, key: str) -> Obj:
+    def get(self, kind: str, key: str, *, timeout: float = 30.0) -> Obj:
         self._enter(f"get {kind} {key}")
         return self._get(self._resource(kind), key)
 
@@ -395,13 +464,16 @@ class FakeApi:
                 since = rv
                 yield type_, obj
 
-    def create(self, obj: Mapping[str, Any], *, subresource: str = "", name: str = "") -> Obj:
+    def create(
+        self, obj: Mapping[str, Any], *, subresource: str = "", name: str = "", timeout: float = 30.0
+    ) -> Obj:
         res = self._resource(str(obj.get("kind")))
         meta = obj.get("metadata") or {}
-        self._enter(f"create {res.kind} {_key_of(res, meta)}{' ' + subresource if subresource else ''}")
+        desc = f"create {res.kind} {_key_of(res, meta)}{' ' + subresource if subresource else ''}"
+        self._enter(desc)
         if subresource:
             raise ApiError(405, "MethodNotAllowed", f"the fake API does not serve {res.plural}/{subresource}")
-        return self._create(res, obj)
+        return self._answer(desc, self._create(res, obj))
 
     def _create(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
         key, new = self._fill(res, obj)
@@ -447,7 +519,14 @@ class FakeApi:
             return self._write("MODIFIED", res.kind, key, new)
 
     def patch(
-        self, kind: str, key: str, patch: Any, *, subresource: str = "", content_type: str = MERGE_PATCH
+        self,
+        kind: str,
+        key: str,
+        patch: Any,
+        *,
+        subresource: str = "",
+        content_type: str = MERGE_PATCH,
+        timeout: float = 30.0,
     ) -> Obj:
         self._enter(f"patch {kind} {key}{' ' + subresource if subresource else ''}")
         return self._patch(self._resource(kind), key, patch, subresource)

@@ -325,6 +325,7 @@ def test_creating_pods_time_out_on_the_wall_clock(stop: threading.Event) -> None
 
     assert run_until(host, written)
     stopped(host)
+    assert host.recorder.flush(2.0)
     a, b = api.stored("WorkloadSpread", WS_KEY)["status"]["subsetStatuses"]
     assert (a["name"], a.get("creatingPods"), b["creatingPods"]) == (
         "subset-a",
@@ -363,6 +364,7 @@ def test_delete_pod_and_record(stop: threading.Event) -> None:
     assert not api.has("Pod", "default/web-1-aaaaa")
     ws = WorkloadSpread.from_dict(api.get("WorkloadSpread", WS_KEY))
     host.record(ws, "SubsetUnschedulable", "subset-a is unschedulable", type="Warning")
+    assert host.recorder.flush(2.0)  # Events are written in the background
     (event,) = api.events("SubsetUnschedulable")
     assert event["type"] == "Warning" and event["note"] == "subset-a is unschedulable"
     assert event["regarding"]["kind"] == "WorkloadSpread" and event["regarding"]["name"] == "spread"

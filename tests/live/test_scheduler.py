@@ -80,14 +80,17 @@ def drive(sched: SecondaryScheduler, done: Callable[[], bool], timeout: float = 
 
 
 def stopped(sched: SecondaryScheduler) -> None:
-    sched.stop.set()
+    """Stop as the command does: binds in flight finish, buffered Events are written."""
+    sched.shutdown(bind_timeout=2.0, event_timeout=2.0)
     for r in sched.reflectors:
         r.join(2.0)
         assert not r.is_alive()
 
 
 def node_of(api: FakeApi, name: str) -> str:
-    return str(api.stored("Pod", f"default/{name}")["spec"].get("nodeName") or "")
+    """The pod's node in the API ('' while unbound, or while it is recreated)."""
+    pod = api.objects.get(("Pod", f"default/{name}"))
+    return str(pod["spec"].get("nodeName") or "") if pod is not None else ""
 
 
 def all_bound(api: FakeApi, names: list[str]) -> Callable[[], bool]:
@@ -215,7 +218,15 @@ def test_an_unfittable_pod_gets_failed_scheduling_and_the_condition_once(
     fit_error = expected_fit_error(api, "huge")
     assert fit_error.startswith("0/6 nodes are available:")
     sched = started(api, stop)
-    assert drive(sched, lambda: sched.stats.unschedulable == 1)
+    # the Event and the condition are written beside the loop
+    assert drive(
+        sched,
+        lambda: (
+            sched.stats.unschedulable == 1
+            and api.events("FailedScheduling")
+            and pod_condition(api, "huge", "PodScheduled")
+        ),
+    )
     (event,) = api.events("FailedScheduling")
     assert event["note"] == fit_error
     assert event["type"] == "Warning" and event["regarding"]["name"] == "huge"

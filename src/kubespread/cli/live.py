@@ -182,7 +182,7 @@ def scheduler_command(
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
     from kubespread.live.metrics import SchedulerMetrics
-    from kubespread.live.scheduler import SecondaryScheduler, instance_name
+    from kubespread.live.scheduler import SHUTDOWN_BIND_SECONDS, SecondaryScheduler, instance_name
     from kubespread.scheduler.config import default_profile
 
     setup_logging(log_level)
@@ -209,6 +209,10 @@ def scheduler_command(
             raise typer.Exit(1) from None
         sched.run(leader)
         stop.set()
+        # binds in flight finish, buffered Events are written (each within a deadline); a
+        # scheduler that lost its Lease binds nothing more: another one schedules those pods
+        lost = leader is not None and leader.lost.is_set()
+        sched.shutdown(bind_timeout=0.0 if lost else SHUTDOWN_BIND_SECONDS)
         if leader is not None:
             leader.join(timeout=5)
         s = sched.stats
@@ -253,6 +257,7 @@ def controller_command(
             err.print(f"error: {e}", markup=False, highlight=False)
             raise typer.Exit(1) from None
         controller.run()
+        controller.recorder.close(5.0)  # buffered Events get a few seconds to be written
 
 
 class MatchLabelKeys(StrEnum):

@@ -30,6 +30,8 @@ log = logging.getLogger("kubespread.live")
 JSON: Final = "application/json"
 MERGE_PATCH: Final = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
+#: connections kept open to the API server (urllib3's pool size)
+CONNECTIONS: Final = 32
 
 
 class LiveError(Exception):
@@ -151,6 +153,12 @@ class KubeApi:
         self._client = api_client
         self.context = context
         self.host: str = api_client.configuration.host
+        # the scheduler's binder threads, watches, event and lease writers each hold a
+        # connection at once: keep that many (the client's default, 5 per core, would discard)
+        pool = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+        kw = getattr(pool, "connection_pool_kw", None)
+        if isinstance(kw, dict):
+            kw["maxsize"] = max(int(kw.get("maxsize") or 0), CONNECTIONS)
 
     @classmethod
     def connect(cls, kubeconfig: Path | str | None = None, context: str | None = None) -> KubeApi:
@@ -247,9 +255,9 @@ class KubeApi:
             raise _api_error(resp.status, raw)
         return resp
 
-    def get(self, kind: str, key: str) -> dict[str, Any]:
+    def get(self, kind: str, key: str, *, timeout: float = 30.0) -> dict[str, Any]:
         ns, name = _key_parts(key)
-        return self.request("GET", resource_for(kind).path(ns, name))
+        return self.request("GET", resource_for(kind).path(ns, name), timeout=timeout)
 
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[dict[str, Any]], str]:
         """Every object of ``kind`` (pages of 500) with kind/apiVersion filled in, and the
@@ -315,13 +323,19 @@ class KubeApi:
             resp.release_conn()
 
     def create(
-        self, obj: Mapping[str, Any], *, subresource: str = "", name: str = "", kind: str = ""
+        self,
+        obj: Mapping[str, Any],
+        *,
+        subresource: str = "",
+        name: str = "",
+        kind: str = "",
+        timeout: float = 30.0,
     ) -> dict[str, Any]:
         """POST ``obj``; with ``subresource``, to that subresource of ``kind``/``name`` (an
         Eviction to ``pods/<name>/eviction``)."""
         res = resource_for(kind or str(obj.get("kind")))
         ns = (obj.get("metadata") or {}).get("namespace") or ("default" if res.namespaced else None)
-        return self.request("POST", res.path(ns, name or None, subresource), body=obj)
+        return self.request("POST", res.path(ns, name or None, subresource), body=obj, timeout=timeout)
 
     def replace(self, obj: Mapping[str, Any], *, subresource: str = "") -> dict[str, Any]:
         """PUT: with metadata.resourceVersion set, refused with 409 if the object changed."""
@@ -331,11 +345,22 @@ class KubeApi:
         return self.request("PUT", res.path(ns, meta.get("name"), subresource), body=obj)
 
     def patch(
-        self, kind: str, key: str, patch: Any, *, subresource: str = "", content_type: str = MERGE_PATCH
+        self,
+        kind: str,
+        key: str,
+        patch: Any,
+        *,
+        subresource: str = "",
+        content_type: str = MERGE_PATCH,
+        timeout: float = 30.0,
     ) -> dict[str, Any]:
         ns, name = _key_parts(key)
         return self.request(
-            "PATCH", resource_for(kind).path(ns, name, subresource), body=patch, content_type=content_type
+            "PATCH",
+            resource_for(kind).path(ns, name, subresource),
+            body=patch,
+            content_type=content_type,
+            timeout=timeout,
         )
 
     def delete(self, kind: str, key: str, *, body: Mapping[str, Any] | None = None) -> None:

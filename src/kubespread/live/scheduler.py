@@ -9,25 +9,38 @@ kube-scheduler would:
   cluster changes or after 5 minutes; the same seeded tie-break generator), so the same pods
   in the same order on the same nodes land where ``kubespread schedule`` puts them;
   this module is its binder;
-- a chosen pod is assumed onto its node in the cache, then bound through ``pods/binding``
-  (with its uid, so a pod recreated under the same name is not bound by mistake). Success
-  records ``Scheduled``; 409 means someone else bound it (or a lost answer to our own bind was
-  applied): the pod is read again and left as the API says, never bound twice; an unreachable
-  API server sends the pod to backoff, and the watches list again when it is back;
+- the binding cycle runs beside the loop, as kube-scheduler's does: a chosen pod is assumed
+  onto its node in the cache (under the cache lock, so the next decision counts it), and a
+  binder thread POSTs ``pods/binding`` (with the pod's uid, so a pod recreated under the same
+  name is not bound by mistake) while the loop goes on with the next pod. Success records
+  ``Scheduled``. 409 means someone else bound it (or a lost answer to our own bind was
+  applied): the pod is read again and left as the API says, never bound twice. Any other
+  failure (unreachable, a timeout, 5xx) forgets the assumption and sends the pod to backoff
+  (handleBindingCycleError); should that bind have been applied after all, the watch (or
+  the next bind's 409) shows the pod on that node and ``Scheduled`` is recorded then;
 - a pod that fits nowhere gets kube-scheduler's FitError as a ``FailedScheduling`` Event and
-  as the ``PodScheduled=False`` condition with reason ``Unschedulable``.
+  as the ``PodScheduled=False`` condition with reason ``Unschedulable``, written by a binder
+  thread too; a pod's writes run one at a time in order, so the condition never lands after
+  the same pod's later binding;
+- Events go through :class:`~kubespread.live.recorder.EventRecorder`'s buffer: never lost
+  while the API server is away, written when it is back;
+- on stop, :meth:`SecondaryScheduler.shutdown` lets binds in flight finish and buffered
+  Events be written, each within a deadline.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import os
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent, EventType
@@ -43,7 +56,7 @@ from kubespread.scheduler.scheduler import Decision
 if TYPE_CHECKING:
     from kubespread.live.metrics import SchedulerMetrics
 
-__all__ = ["SchedulerStats", "SecondaryScheduler", "instance_name"]
+__all__ = ["SHUTDOWN_BIND_SECONDS", "ApiWorkers", "SchedulerStats", "SecondaryScheduler", "instance_name"]
 
 log = logging.getLogger("kubespread.scheduler")
 
@@ -51,6 +64,14 @@ log = logging.getLogger("kubespread.scheduler")
 #: (namespaceSelector) and PriorityClasses are read by the API server's admission already
 WATCHED_KINDS: Final = ("Node", "Namespace", "Pod")
 IDLE_WAIT_SECONDS: Final = 0.5
+#: binder threads: binds (and conditions) of this many pods can be in flight at once
+BINDERS: Final = 8
+#: a bind (or condition write) the API server has not answered in this time has failed, and
+#: its thread is free for the next pod
+BIND_TIMEOUT_SECONDS: Final = 10.0
+#: on stop, binds in flight get this long to finish, then buffered Events this long
+SHUTDOWN_BIND_SECONDS: Final = 10.0
+SHUTDOWN_EVENT_SECONDS: Final = 5.0
 
 
 def instance_name() -> str:
@@ -69,8 +90,105 @@ class SchedulerStats:
     bind_errors: int = 0
 
 
+class ApiWorkers:
+    """A few daemon threads making API writes off the scheduling loop (kube binds each pod in
+    a goroutine of its own). The jobs of one key (a pod) run one at a time, in the order they
+    were given; different pods' jobs run side by side. Threads start as work comes, up to
+    ``threads``; they end at :meth:`close`, or once ``stop`` is set and no job is left (a job
+    given later starts one again)."""
+
+    def __init__(self, threads: int, name: str, *, stop: threading.Event | None = None) -> None:
+        self.threads = threads
+        self.name = name
+        self.stop = stop
+        self._names = itertools.count()
+        self._cond = threading.Condition()
+        self._jobs: deque[tuple[str, Callable[[], None]]] = deque()
+        self._running: set[str] = set()
+        self._workers: list[threading.Thread] = []
+        self._idle = 0
+        self._closed = False
+
+    def submit(self, key: str, job: Callable[[], None]) -> bool:
+        """Queue ``job`` for ``key``; False (not queued) once closed."""
+        with self._cond:
+            if self._closed:
+                return False
+            self._jobs.append((key, job))
+            if len(self._jobs) > self._idle and len(self._workers) < self.threads:
+                t = threading.Thread(target=self._work, name=f"{self.name}-{next(self._names)}", daemon=True)
+                self._workers.append(t)
+                t.start()
+            self._cond.notify_all()
+            return True
+
+    @property
+    def busy(self) -> int:
+        """Jobs queued or running."""
+        with self._cond:
+            return len(self._jobs) + len(self._running)
+
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until no job is queued or running."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._jobs or self._running:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def close(self, timeout: float) -> int:
+        """Let the jobs finish within ``timeout`` seconds, then stop: returns how many were
+        left (queued ones are dropped; running ones end when their call returns)."""
+        self.drain(timeout)
+        with self._cond:
+            self._closed = True
+            left = len(self._jobs) + len(self._running)
+            self._jobs.clear()
+            self._cond.notify_all()
+            return left
+
+    def _take(self) -> tuple[str, Callable[[], None]] | None:
+        for i, (key, job) in enumerate(self._jobs):
+            if key not in self._running:
+                del self._jobs[i]
+                self._running.add(key)
+                return key, job
+        return None
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                taken = self._take()
+                while taken is None:
+                    if self._closed or (self.stop is not None and self.stop.is_set()):
+                        self._workers.remove(threading.current_thread())
+                        return
+                    self._idle += 1
+                    self._cond.wait(IDLE_WAIT_SECONDS)  # looks at ``stop`` now and then
+                    self._idle -= 1
+                    taken = self._take()
+            key, job = taken
+            try:
+                job()
+            except Exception:  # a bug in one job must not take a binder thread with it
+                log.exception("%s: %s failed", self.name, key)
+            finally:
+                with self._cond:
+                    self._running.discard(key)
+                    self._cond.notify_all()
+
+
 class SecondaryScheduler:
-    """Schedules the pods of ``profiles`` (schedulerName -> Profile) until ``stop`` is set."""
+    """Schedules the pods of ``profiles`` (schedulerName -> Profile) until ``stop`` is set.
+
+    Threads: the caller's runs :meth:`run` (the loop); one reflector per watched kind keeps
+    the cache; :attr:`binding` (``binders`` threads) makes the binds and condition writes;
+    the recorder's thread writes Events. The cache lock guards the cache, the queue, the loop,
+    :attr:`stats` and this object's per-pod bookkeeping; no API call is made under it.
+    """
 
     def __init__(
         self,
@@ -80,6 +198,7 @@ class SecondaryScheduler:
         seed: int = 0,
         stop: threading.Event | None = None,
         identity: str | None = None,
+        binders: int = BINDERS,
         metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.api = api
@@ -88,12 +207,16 @@ class SecondaryScheduler:
         self.identity = identity or instance_name()
         self.cache = ClusterCache()
         self.loop.cluster = self.cache.cluster  # what the queueing hints read
-        self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity)
+        self.recorder = EventRecorder(api, "kubespread-scheduler", self.identity, stop=self.stop)
+        self.binding = ApiWorkers(binders, "binder", stop=self.stop)
         self.stats = SchedulerStats()
         self.reflectors: list[Reflector] = []
         self._conditions: dict[str, str] = {}  # pod uid -> the Unschedulable message it carries
+        #: pod uid -> nodes a bind of ours named whose answer was lost (it may have been applied)
+        self._unanswered: dict[str, set[str]] = {}
+        #: pod uid -> binds failed in a row: its backoff doubles with each, as the queue's does
+        self._bind_failures: dict[str, int] = {}
         self._last_leftover_sweep = 0.0
-        self._outcome: tuple[Pod, Decision] | None = None  # decided under the lock, applied after
         self.cache.cluster.subscribe(self._on_event)
         #: kube-scheduler's metrics and the health probes (live.metrics), when served
         self.metrics = metrics
@@ -110,10 +233,25 @@ class SecondaryScheduler:
 
     # ------------------------------------------------------------------ queue upkeep
     def _on_event(self, ev: ClusterEvent) -> None:
-        # runs in a reflector thread, under the cache lock
+        # runs under the cache lock: in a reflector thread, the loop or a binder
         self.loop.follow(ev, time.monotonic())
-        if ev.kind == Pod.KIND and ev.type in (EventType.DELETED, EventType.BOUND):
-            self._conditions.pop(ev.obj.metadata.uid, None)
+        if ev.kind != Pod.KIND:
+            return
+        pod: Pod = ev.obj
+        uid = pod.metadata.uid
+        if ev.type in (EventType.DELETED, EventType.BOUND):
+            self._conditions.pop(uid, None)
+        if ev.type is EventType.DELETED:
+            self._unanswered.pop(uid, None)
+            self._bind_failures.pop(uid, None)
+        elif (
+            ev.type is EventType.BOUND
+            and uid in self._unanswered
+            and pod.key not in self.cache.assumed  # bound as the API says, not our assumption
+            and ev.node_name in self._unanswered.pop(uid)
+        ):
+            # one of our binds whose answer was lost went through
+            self._scheduled(pod, ev.node_name, "its answer was lost")
 
     # ------------------------------------------------------------------ running
     def start(self, timeout: float = 60.0) -> None:
@@ -144,7 +282,8 @@ class SecondaryScheduler:
                 self.cache.changed.clear()
 
     def step(self) -> bool:
-        """Try the next pod; False when none is ready."""
+        """Decide for the next pod and hand its API writes to the binder threads; False when
+        no pod is ready."""
         now = time.monotonic()
         with self.cache.lock:
             self.loop.move_if_changed(now)
@@ -152,34 +291,53 @@ class SecondaryScheduler:
             if now - self._last_leftover_sweep > 10.0:
                 self._last_leftover_sweep = now
                 self.queue.flush_unschedulable_leftovers(now)
-            if not self.loop.schedule_next(self.cache.cluster, self):
-                return False
-            assert self._outcome is not None
-            (pod, decision), self._outcome = self._outcome, None
-        # the API calls happen outside the lock, so the watches go on meanwhile
-        if decision.selected is None:
-            self._unschedulable(pod, decision.fit_error or "no nodes available")
-        else:
-            self._bind(pod, decision)
-        return True
+            return self.loop.schedule_next(self.cache.cluster, self)
+
+    def shutdown(
+        self, bind_timeout: float = SHUTDOWN_BIND_SECONDS, event_timeout: float = SHUTDOWN_EVENT_SECONDS
+    ) -> None:
+        """Stop: binds in flight get ``bind_timeout`` seconds to finish (a pod whose bind is
+        still unanswered then stays pending for the next scheduler), then buffered Events
+        ``event_timeout`` seconds to be written."""
+        self.stop.set()
+        left = self.binding.close(bind_timeout)
+        if left:
+            log.warning(
+                "stopping with %d binds or condition writes unfinished after %.0fs: those pods stay pending",
+                left,
+                bind_timeout,
+            )
+        self.recorder.close(event_timeout)
 
     # ------------------------------------------------------------------ the loop's binder
     def bind(self, pod: Pod, decision: Decision) -> None:
-        """Under the cache lock: assume the pod on its node; the binding is POSTed after."""
+        """Under the cache lock: assume the pod on its node; a binder thread POSTs the binding."""
         assert decision.selected is not None
         self.stats.attempts += 1
         self.cache.assume(pod.key, decision.selected)
-        self._outcome = (pod, decision)
+        log.debug("assumed %s on %s", pod.key, decision.selected)
+        if not self.binding.submit(pod.key, functools.partial(self._bind, pod, decision)):
+            self.cache.forget(pod.key)  # stopping: left for the next scheduler
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
+        """Under the cache lock: the pod waits for a change; the FailedScheduling Event is
+        buffered and the condition written by a binder thread."""
+        key = pod.key
+        message = decision.fit_error or "no nodes available"
         self.stats.attempts += 1
-        self._outcome = (pod, decision)
+        self.stats.unschedulable += 1
+        if key in self.queue:
+            self.queue.failed(key, time.monotonic())
+        log.info("%s is unschedulable: %s", key, message)
+        self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message)
+        if self._conditions.get(pod.metadata.uid or key) != message:
+            self.binding.submit(key, functools.partial(self._set_condition, pod, message))
 
-    # ------------------------------------------------------------------ outcomes
+    # ------------------------------------------------------------------ binder threads
     def _bind(self, pod: Pod, decision: Decision) -> None:
+        """The binding cycle of one pod (a binder thread)."""
         node = decision.selected
         assert node is not None
-        key = pod.key
         meta = pod.metadata
         binding = {
             "apiVersion": "v1",
@@ -193,27 +351,41 @@ class SecondaryScheduler:
                 "POST",
                 f"/api/v1/namespaces/{pod.namespace}/pods/{meta.name}/binding",
                 body=binding,
+                timeout=BIND_TIMEOUT_SECONDS,
             )
         except ApiError as e:
             if self.metrics is not None:
                 self.metrics.bound(decision, started, ok=False)
             self._bind_failed(pod, node, e)
             return
+        except Exception as e:  # not the API's answer (a bug, a garbled reply): never leave it assumed
+            log.exception("binding %s to %s", pod.key, node)
+            self._bind_failed(pod, node, ApiError(0, "Error", f"binding {pod.key}: {e}"))
+            return
         if self.metrics is not None:
             self.metrics.bound(decision, started, ok=True)
+        with self.cache.lock:
+            self._unanswered.pop(pod.metadata.uid, None)
+            self._scheduled(pod, node)
+
+    def _scheduled(self, pod: Pod, node: str, how: str = "") -> None:
+        """Under the cache lock: the pod is bound to ``node`` by us."""
         self.stats.bound += 1
-        log.info("bound %s to %s", key, node)
-        self.recorder.record(pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {key} to {node}")
+        self._bind_failures.pop(pod.metadata.uid, None)
+        log.info("bound %s to %s%s", pod.key, node, f" ({how})" if how else "")
+        note = f"Successfully assigned {pod.key} to {node}"
+        self.recorder.record(pod, "Normal", "Scheduled", "Binding", note)
 
     def _bind_failed(self, pod: Pod, node: str, e: ApiError) -> None:
         key = pod.key
         now = time.monotonic()
         if e.status == 409:
             # bound meanwhile: by someone else, or by us with the answer lost in a restart
-            self.stats.bind_conflicts += 1
+            with self.cache.lock:
+                self.stats.bind_conflicts += 1
             log.info("binding %s to %s: %s; reading it again", key, node, e.message)
             try:
-                current = self.api.get("Pod", key)
+                current = self.api.get("Pod", key, timeout=BIND_TIMEOUT_SECONDS)
             except ApiError as again:
                 log.warning("reading %s after a conflict: %s", key, again)
                 with self.cache.lock:
@@ -224,6 +396,8 @@ class SecondaryScheduler:
                 self.cache.apply("MODIFIED", current)
                 if not (current.get("spec") or {}).get("nodeName"):
                     self._retry_later(pod, now)
+                else:
+                    self._bound_by_lost_answer(pod)
             return
         with self.cache.lock:
             if e.status == 404:
@@ -231,50 +405,81 @@ class SecondaryScheduler:
                 self.queue.delete(key)  # the pod is gone
                 return
             self.stats.bind_errors += 1
+            if e.unreachable or e.status >= 500:
+                # no answer, or one that does not say the bind was not applied: it may be
+                self._unanswered.setdefault(pod.metadata.uid, set()).add(node)
+                self._bound_by_lost_answer(pod)
             self._retry_later(pod, now)
         log.warning("binding %s to %s failed: %s; retrying after backoff", key, node, e)
 
+    def _bound_by_lost_answer(self, pod: Pod) -> None:
+        """Under the cache lock: when the cache (not an assumption) shows ``pod`` bound to a
+        node one of our unanswered binds named, that bind went through: record it. (Seen
+        here when the watch or a re-read showed it before a BOUND event could.)"""
+        current = self.cache.cluster.pods.get(pod.key)
+        uid = pod.metadata.uid
+        if (
+            current is not None
+            and current.metadata.uid == uid
+            and pod.key not in self.cache.assumed
+            and current.spec.node_name in self._unanswered.get(uid, ())
+        ):
+            del self._unanswered[uid]
+            self._scheduled(current, current.spec.node_name, "its answer was lost")
+
     def _retry_later(self, pod: Pod, now: float) -> None:
-        """The binding did not happen: the pod is pending again and backs off. (Assuming it
-        took it out of the queue, as every bound pod leaves it.)"""
+        """Under the cache lock: the binding did not happen: forget the assumption; the pod is
+        pending again and backs off. (Assuming it took it out of the queue, as every bound pod
+        leaves it.)"""
         self.cache.forget(pod.key)
         current = self.cache.cluster.pods.get(pod.key)
         if current is None or current.spec.node_name:
             return
+        uid = pod.metadata.uid
+        failures = self._bind_failures[uid] = self._bind_failures.get(uid, 0) + 1
         if pod.key not in self.queue:
             self.queue.add(current, now)
+            self.queue.repeat_failures(pod.key, failures - 1, now)  # the entry is new: its count is not
         self.queue.errored(pod.key, now)
+        self.cache.changed.set()
 
-    def _unschedulable(self, pod: Pod, message: str) -> None:
+    def _set_condition(self, pod: Pod, message: str) -> None:
+        """PodScheduled=False with the FitError (a binder thread), unless the pod carries that
+        message already, is gone, or was assumed or bound since."""
         key = pod.key
-        self.stats.unschedulable += 1
-        with self.cache.lock:
-            if key in self.queue:
-                self.queue.failed(key, time.monotonic())
-        log.info("%s is unschedulable: %s", key, message)
-        self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message)
         uid = pod.metadata.uid or key
-        if self._conditions.get(uid) == message:
-            return
+        with self.cache.lock:
+            current = self.cache.cluster.pods.get(key)
+            if (
+                current is None
+                or (current.metadata.uid or key) != uid
+                or current.spec.node_name
+                or self._conditions.get(uid) == message
+            ):
+                return
         # UpdatePodCondition: the transition time moves only when the status does
         held = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
         since = held.last_transition_time if held is not None and held.status == "False" else None
-        patch = {
-            "status": {
-                "conditions": [
-                    {
-                        "type": "PodScheduled",
-                        "status": "False",
-                        "reason": "Unschedulable",
-                        "message": message,
-                        "lastProbeTime": None,
-                        "lastTransitionTime": since or now_stamp(),
-                    }
-                ]
-            }
+        condition: dict[str, Any] = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": since or now_stamp(),
         }
         try:
-            self.api.patch("Pod", key, patch, subresource="status", content_type=STRATEGIC_MERGE_PATCH)
-            self._conditions[uid] = message
+            self.api.patch(
+                "Pod",
+                key,
+                {"status": {"conditions": [condition]}},
+                subresource="status",
+                content_type=STRATEGIC_MERGE_PATCH,
+                timeout=BIND_TIMEOUT_SECONDS,
+            )
         except ApiError as e:
             log.warning("could not set PodScheduled=False on %s: %s", key, e)
+            return
+        with self.cache.lock:
+            if key in self.cache.cluster.pods:
+                self._conditions[uid] = message

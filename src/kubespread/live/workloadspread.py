@@ -232,7 +232,7 @@ class LiveController:
         self.stop = stop or threading.Event()
         self.cache = ClusterCache()
         self.controller = WorkloadSpreadController(options)
-        self.recorder = EventRecorder(api, "kubespread-workloadspread", instance_name())
+        self.recorder = EventRecorder(api, "kubespread-workloadspread", instance_name(), stop=self.stop)
         self.reflectors: list[Reflector] = []
         self._work: deque[tuple[Controller, str]] = deque()
         self._queued: set[str] = set()
