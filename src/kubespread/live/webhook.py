@@ -847,5 +847,10 @@ def serve(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         lanes = handlers.lanes
-        booked = f", {lanes.booked} pods booked in {lanes.batches} status writes" if lanes is not None else ""
+        booked = ""
+        if lanes is not None:
+            booked = (
+                f", {lanes.booked} pods booked in {lanes.batches} status writes"
+                f" ({lanes.webhook.conflicts} refused with 409 and retried)"
+            )
         logger.info("webhook server stopped: %d connections%s", server.connections, booked)
