@@ -191,3 +191,20 @@ def test_overhead_runs_each_cycle_twice_and_keeps_the_placements(tmp_path: Path)
     assert isinstance(o["medianPercent"], float)
     both = runner.invoke(app, ["bench", str(path), "--no-timings", "--overhead"])
     assert both.exit_code == 2 and both.stderr == "error: --overhead needs timed cycles; drop --no-timings\n"
+
+
+def test_the_first_pair_of_cycles_is_left_out_of_the_overhead() -> None:
+    """The first cycle builds the plugins' caches: whichever half of the pair runs first would
+    carry that once-only cost, so the sums and the per-cycle ratios start at the second pod."""
+    from kubespread.scheduler.bench import _Paired
+    from kubespread.scheduler.config import default_profile
+    from kubespread.scheduler.evaluate import build_cluster
+
+    nodes = [make_node(f"n{i}").zone("ab"[i % 2]).capacity(cpu="4").dict() for i in range(4)]
+    cluster = build_cluster({"mode": "sequence", "nodes": nodes, "pods": []})
+    pair, profile = _Paired(), default_profile()
+    for i in range(3):
+        decision = pair(make_pod(f"p{i}").req(cpu="100m").obj(), cluster, profile)
+        assert decision.timings is not None  # the timed decision is the one kept
+    assert len(pair.ratios) == 2
+    assert pair.warmup_untimed_ns > 0 and pair.timed_ns > 0 and pair.untimed_ns > 0
