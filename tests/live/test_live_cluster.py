@@ -1162,3 +1162,120 @@ def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_
     assert loaded.replicas == 2 and not loaded.errors, loaded.errors[:3]
     assert loaded.exact and not loaded.over, loaded.subsets
     assert loaded.subsets == {"zone-a": 60, "zone-b": 60, "rest": 80}
+
+
+# ---------------------------------------------------------------------------------------- printed RBAC
+_PLURALS = {
+    "Namespace": "namespaces",
+    "ServiceAccount": "serviceaccounts",
+    "ClusterRole": "clusterroles",
+    "ClusterRoleBinding": "clusterrolebindings",
+    "Role": "roles",
+    "RoleBinding": "rolebindings",
+}
+
+
+def apply_object(api: Any, doc: dict[str, Any]) -> None:
+    """Create, or replace what an earlier run left (the RBAC may have changed since)."""
+    from kubespread.live.kube import ApiError
+
+    version, ns = doc["apiVersion"], doc["metadata"].get("namespace")
+    base = f"/api/{version}" if "/" not in version else f"/apis/{version}"
+    where = f"{base}/namespaces/{ns}/{_PLURALS[doc['kind']]}" if ns else f"{base}/{_PLURALS[doc['kind']]}"
+    try:
+        api.request("POST", where, body=doc)
+    except ApiError as e:
+        if e.status != 409:
+            raise
+        if doc["kind"] != "Namespace":
+            api.request("PUT", f"{where}/{doc['metadata']['name']}", body=doc)
+
+
+def service_account_kubeconfig(api: Any, namespace: str, account: str, path: Path) -> Path:
+    """A kubeconfig holding a TokenRequest token of ``account``: the command runs as its pod would."""
+    token = api.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        body={
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        },
+    )["status"]["token"]
+    config = yaml.safe_load(Path(KUBECONFIG).read_text())
+    config["users"] = [{"name": account, "user": {"token": token}}]
+    for ctx in config["contexts"]:
+        ctx["context"]["user"] = account
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_the_scheduler_under_its_printed_rbac_writes_conditions_and_events_and_ignores_a_cordon(
+    api: Any, namespace: str, nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """Issue 26: the printed ServiceAccount, ClusterRole, Role and bindings applied as they are;
+    the scheduler runs the printed Deployment's command under a TokenRequest token of its
+    account: binds, writes PodScheduled=False and Events (no 403), leads through its Lease; a
+    cordon of a node unrelated to a NodeAffinity-rejected pod makes no new attempt for it."""
+    from kubespread.live.manifests import manifests
+
+    docs = manifests(["scheduler"])
+    for doc in docs:
+        if doc["kind"] in _PLURALS:
+            apply_object(api, doc)
+    (deployment,) = (d for d in docs if d["kind"] == "Deployment")
+    pod_spec = deployment["spec"]["template"]["spec"]
+    account, home = pod_spec["serviceAccountName"], deployment["metadata"]["namespace"]
+    kubeconfig = service_account_kubeconfig(api, home, account, tmp_path / "sa.kubeconfig")
+    command = pod_spec["containers"][0]["command"][1:]  # without the program name
+    at = command.index("--metrics-bind-address")
+    command[at + 1] = "127.0.0.1:0"
+    scheduler = Process([*command, "--kubeconfig", str(kubeconfig)], tmp_path / "scheduler.log")
+    try:
+        wait_for("the scheduler to lead", lambda: "now leads" in scheduler.log(), 60)
+        pods = [pod_manifest(namespace, f"r{i}", "web", i) for i in range(3)]
+        pods.append(pod_manifest(namespace, "nvme-0", "nvme", 0))  # no node has the label it needs
+        for pod in pods:
+            api.create(pod)
+
+        def condition() -> dict[str, Any] | None:
+            status = api.get("Pod", f"{namespace}/nvme-0").get("status") or {}
+            return next((c for c in status.get("conditions") or [] if c["type"] == "PodScheduled"), None)
+
+        wait_for("the NodeAffinity-rejected pod's condition", condition, 60)
+        placed = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in api.list("Pod", namespace)[0]}
+        assert all(placed[f"r{i}"] for i in range(3)) and not placed["nvme-0"]
+        cond = condition()
+        assert cond is not None and (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+        wait_for("3 Scheduled events", lambda: len(events_for(api, namespace, "Scheduled")) >= 3, 30)
+        assert events_for(api, namespace, "FailedScheduling")
+
+        def unschedulable_attempts() -> float:
+            return metric(
+                scheduler.metrics(),
+                "scheduler_schedule_attempts_total",
+                result="unschedulable",
+                profile="kubespread",
+            )
+
+        before = unschedulable_attempts()
+        failed_before = len(events_for(api, namespace, "FailedScheduling"))
+        unrelated = nodes[1]["metadata"]["name"]
+        api.patch("Node", unrelated, {"spec": {"unschedulable": True}})
+        try:
+            time.sleep(5)  # a retry would come within the 1 s backoff; wait well beyond it
+            after = unschedulable_attempts()
+        finally:
+            api.patch("Node", unrelated, {"spec": {"unschedulable": None}})
+        assert after == before
+        log = scheduler.log()
+    finally:
+        code = scheduler.terminate()
+    assert code == 0
+    assert "403" not in log and "forbidden" not in log.lower(), log[-2000:]
+    scheduled = len(events_for(api, namespace, "Scheduled"))
+    print(
+        f"\nprinted RBAC: scheduler as {home}/{account}: 3 bound, PodScheduled=False written, "
+        f"{scheduled} Scheduled and {failed_before} FailedScheduling events; "
+        f"a cordon of {unrelated}: unschedulable attempts {before:.0f} -> {after:.0f}"
+    )
