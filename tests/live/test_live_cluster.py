@@ -1051,9 +1051,25 @@ def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_
                     {"key": "kubespread-test", "operator": "In", "values": [namespace, plain]}
                 )
             configs.append(d)
-    args = ["webhook", "--kubeconfig", KUBECONFIG, "--tls-cert", str(cert), "--tls-key", str(key)]
+    # each runs under a TokenRequest token of its own printed ServiceAccount, roles as printed
+    for d in docs:
+        if d["kind"] in _PLURALS:
+            apply_object(api, d)
+    accounts = {
+        d["metadata"]["name"]: (
+            d["metadata"]["namespace"],
+            d["spec"]["template"]["spec"]["serviceAccountName"],
+        )
+        for d in docs
+        if d["kind"] == "Deployment"
+    }
+    as_webhook, as_controller = (
+        service_account_kubeconfig(api, *accounts[f"kubespread-{c}"], tmp_path / f"{c}.kubeconfig")
+        for c in ("webhook", "controller")
+    )
+    args = ["webhook", "--kubeconfig", str(as_webhook), "--tls-cert", str(cert), "--tls-key", str(key)]
     webhook = Process([*args, "--host", "127.0.0.1", "--port", str(port)], tmp_path / "webhook.log")
-    controller = Process(["controller", "--kubeconfig", KUBECONFIG], tmp_path / "controller.log")
+    controller = Process(["controller", "--kubeconfig", str(as_controller)], tmp_path / "controller.log")
     results: dict[str, str] = {}
     try:
         wait_for("the webhook to listen", lambda: "serving admission reviews" in webhook.log(), 60)
@@ -1151,7 +1167,9 @@ def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_
         bench.delete_namespace(api, plain)
         bench.delete_namespace(api, namespace)  # its workload too: later reads of the cluster
     assert code == 0, controller.log()[-1500:]
-    print("\nwith the webhook stopped:")
+    for proc in (webhook, controller):  # their own accounts sufficed
+        assert "403" not in proc.log() and "forbidden" not in proc.log().lower(), proc.log()[-1500:]
+    print("\nwith the webhook stopped (webhook and controller under their printed accounts):")
     for what, result in results.items():
         print(f"  {what}: {result}")
 
