@@ -20,7 +20,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -137,18 +136,7 @@ def create_retrying(api: Any, obj: dict[str, Any], timeout: float = 60.0) -> dic
 
 @pytest.fixture
 def namespace(api: Any) -> Iterator[str]:
-    name = f"ks-{uuid.uuid4().hex[:8]}"
-    api.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubespread-test": name}},
-        }
-    )
-    # no controller manager: the ServiceAccount admission plugin needs the default account
-    api.create(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": name}}
-    )
+    name = other_namespace(api)
     yield name
     delete_pods(api, name)
     api.delete("Namespace", name)  # stays Terminating without a namespace controller: harmless
@@ -632,21 +620,14 @@ def test_an_api_server_freeze_does_not_stop_scheduling(
 
 # ---------------------------------------------------------------------------------------- webhook
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port on 127.0.0.1 (benchmarks/webhook_load.py's, one home for both)."""
+    return int(load_benchmark().free_port())
 
 
 def make_certs(d: Path) -> tuple[Path, Path, Path]:
-    """A CA and a serving certificate for 127.0.0.1, made by the openssl command."""
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    for args in (
-        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=kubespread-test-ca",
-        "req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj /CN=127.0.0.1",
-        "x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out tls.crt -extfile san.ext",
-    ):
-        subprocess.run(["openssl", *args.split()], check=True, capture_output=True, cwd=d)
-    return d / "ca.crt", d / "tls.crt", d / "tls.key"
+    """A CA and a serving certificate for 127.0.0.1 (benchmarks/webhook_load.py's)."""
+    ca, cert, key = load_benchmark().make_certs(d)
+    return ca, cert, key
 
 
 def test_webhook_puts_exactly_max_replicas_of_100_concurrent_pods_in_the_first_subset(
@@ -1001,6 +982,8 @@ def test_schedule_and_explain_read_a_live_cluster_and_write_nothing(
 
 # ---------------------------------------------------------------------------------------- outage and load
 def other_namespace(api: Any) -> str:
+    """A new test namespace with its default ServiceAccount (no controller manager here: the
+    ServiceAccount admission plugin needs the account)."""
     name = f"ks-{uuid.uuid4().hex[:8]}"
     api.create(
         {
