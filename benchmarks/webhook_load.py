@@ -84,8 +84,9 @@ class Process:
     def __init__(self, args: list[str], log: Path) -> None:
         self.log_path = log
         self._file = log.open("w")
-        # metrics on a free port: two replicas on this host (and other runs) never clash
-        args = [*args, "--metrics-bind-address", "127.0.0.1:0"]
+        if "--metrics-bind-address" not in args:
+            # metrics on a free port: two replicas on this host (and other runs) never clash
+            args = [*args, "--metrics-bind-address", "127.0.0.1:0"]
         self.proc = subprocess.Popen(args, stdout=self._file, stderr=subprocess.STDOUT)
 
     def log(self) -> str:

@@ -16,6 +16,7 @@ subprocesses); what they did is read back from the API.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -74,16 +75,20 @@ def metric(scraped: Scraped, name: str, **labels: str) -> float:
     return sum(v for (n, lab), v in scraped.items() if n == name and labels.items() <= dict(lab).items())
 
 
-class Process:
-    """A kubespread command in the background, its log in a file."""
+@functools.cache
+def load_benchmark() -> Any:
+    """benchmarks/webhook_load.py as a module (once): its Process, certificates and load run."""
+    from shared_corpus import load_script
+
+    return load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "webhook_load.py")
+
+
+class Process(load_benchmark().Process):
+    """A kubespread command in the background, its log in a file (the load benchmark's, which
+    gives it metrics on a free port unless told one), and its /metrics."""
 
     def __init__(self, args: list[str], log: Path) -> None:
-        self.log_path = log
-        self._file = log.open("w")
-        if args[0] in ("scheduler", "controller", "webhook") and "--metrics-bind-address" not in args:
-            # a free port: two schedulers of one test (and other runs on this host) never clash
-            args = [*args, "--metrics-bind-address", "127.0.0.1:0"]
-        self.proc = subprocess.Popen([KUBESPREAD, *args], stdout=self._file, stderr=subprocess.STDOUT)
+        super().__init__([KUBESPREAD, *args], log)
 
     def metrics(self) -> Scraped:
         """Its /metrics now: (sample name, labels) -> value, at the port its log names."""
@@ -97,20 +102,6 @@ class Process:
             for family in text_string_to_metric_families(text)
             for sample in family.samples
         }
-
-    def log(self) -> str:
-        return self.log_path.read_text()
-
-    def terminate(self, timeout: float = 20.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait()
-        self._file.close()
-        return code
 
 
 @pytest.fixture(scope="module")
@@ -996,12 +987,6 @@ def other_namespace(api: Any) -> str:
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": name}}
     )
     return name
-
-
-def load_benchmark() -> Any:
-    from shared_corpus import load_script
-
-    return load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "webhook_load.py")
 
 
 def test_a_webhook_outage_stops_only_bookings_and_200_concurrent_creations_fill_subsets_exactly(
