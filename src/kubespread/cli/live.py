@@ -559,9 +559,10 @@ def webhook_manifests_command(
     """Print the webhook and the WorkloadSpread controller it needs (it labels the namespaces
     the webhook is called for): `kubespread manifests --component webhook --component
     controller`, plus the scheduler with --with-scheduler."""
-    components = ["webhook", "controller", *(["scheduler"] if with_scheduler else [])]
+    from kubespread.live.manifests import webhook_components
+
     _print_manifests(
-        components,
+        list(webhook_components(with_scheduler)),
         namespace=namespace,
         image=image,
         url=url,

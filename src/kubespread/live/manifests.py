@@ -39,6 +39,7 @@ __all__ = [
     "WORKLOADSPREAD_NAMESPACE_LABEL",
     "manifests",
     "render",
+    "webhook_components",
     "webhook_manifests",
     "with_metrics",
 ]
@@ -699,30 +700,15 @@ def manifests(
     return out + configurations
 
 
-def webhook_manifests(
-    *,
-    namespace: str = "kubespread-system",
-    image: str = "kubespread:latest",
-    url: str | None = None,
-    ca_bundle: bytes | None = None,
-    failure_policy: str = "Fail",
-    with_scheduler: bool = False,
-    merge_match_label_keys: bool = False,
-    hard_anti_affinity: str = "off",
-) -> list[dict[str, Any]]:
-    """``kubespread webhook manifests``: the webhook and the controller it needs (the one
-    labels the namespaces the other is called for), and the scheduler on request."""
-    components = ("webhook", "controller", "scheduler") if with_scheduler else ("webhook", "controller")
-    return manifests(
-        components,
-        namespace=namespace,
-        image=image,
-        url=url,
-        ca_bundle=ca_bundle,
-        failure_policy=failure_policy,
-        merge_match_label_keys=merge_match_label_keys,
-        hard_anti_affinity=hard_anti_affinity,
-    )
+def webhook_components(with_scheduler: bool = False) -> tuple[str, ...]:
+    """What ``kubespread webhook manifests`` prints: the webhook and the controller it needs
+    (the one labels the namespaces the other is called for), and the scheduler on request."""
+    return ("webhook", "controller", "scheduler") if with_scheduler else ("webhook", "controller")
+
+
+def webhook_manifests(*, with_scheduler: bool = False, **options: Any) -> list[dict[str, Any]]:
+    """:func:`manifests` of :func:`webhook_components` (``options``: manifests' keywords)."""
+    return manifests(webhook_components(with_scheduler), **options)
 
 
 def render(manifests: list[dict[str, Any]]) -> str:
