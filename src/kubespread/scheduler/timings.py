@@ -199,14 +199,6 @@ class CycleTimings:
                 out.append(TimingRow(name, FRAMEWORK, self.steps[name], "", framework=True))
         return out
 
-    def by_plugin(self) -> dict[str, int]:
-        """Plugin -> nanoseconds over every extension point."""
-        out: dict[str, int] = {}
-        for per in self.plugins.values():
-            for name, ns in per.items():
-                out[name] = out.get(name, 0) + ns
-        return out
-
     def to_dict(self) -> dict[str, object]:
         """Microseconds, for ``-o json`` and the report (rounded to 0.1 µs)."""
 
