@@ -216,9 +216,6 @@ class SchedulingQueue:
             self._flight_events.clear()
         return seen
 
-    def in_flight(self, key: str) -> bool:
-        return key in self._in_flight
-
     # ------------------------------------------------------------------ leaving
     def pop(self) -> QueuedPodInfo | None:
         """The next pod to try, by priority then queue time; None when none is active. The pod
