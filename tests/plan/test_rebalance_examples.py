@@ -17,7 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rebalance"
 #: example: (kubespread evictions, balanced, descheduler evictions, balanced, loops)
 EXPECTED = {
     "zone-outage-recovery": (2, True, 2, True, False),
-    "zone-and-hostname": (2, True, 2, True, False),
+    "zone-and-hostname": (2, True, 4, True, False),
     "node-affinity": (2, True, 2, True, False),
     "full-target-node": (0, False, 2, False, False),
     "tainted-nodes": (0, True, 0, True, False),

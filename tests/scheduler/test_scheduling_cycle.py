@@ -272,14 +272,20 @@ def test_filter_result_vectors_align_with_the_node_ids() -> None:
     assert d.feasible == ["n1", "n3", "n4"] and isinstance(d.totals, np.ndarray)
 
 
-def test_ties_go_to_the_smallest_name_or_a_seeded_choice_among_the_tied() -> None:
-    """Node ids follow insertion order, not names; the tie-break must still go by name."""
+def test_ties_go_to_the_heap_top_the_smallest_name_or_a_seeded_choice_among_the_tied() -> None:
+    """Node ids follow insertion order, not names: the every-node cycle still goes by name;
+    kube's goes to the first node found (the heap's top over the found order)."""
     from kubespread.scheduler import Scheduler
 
     names = ["n5", "n10", "n2", "n1", "n3"]
     cluster = cluster_of([make_node(n) for n in names] + [make_node("n0").taint("k", "v", "NoSchedule")])
     pod = make_pod("p").obj()
-    assert Scheduler().schedule(pod, cluster).selected == "n1"
+    assert Scheduler(every_node=True).schedule(pod, cluster).selected == "n1"
+    kube = Scheduler()
+    decision = kube.schedule(pod, cluster)
+    assert decision.selected == "n5" and decision.tie_break == "heap" and len(decision.tied_ids) == 5
+    # the start index moved past the 6 nodes processed (5 found, n0 rejected): back to n5
+    assert kube.order is not None and kube.order.next_start == 0
     tied = sorted(names)
     for seed in range(6):
         want_rng = random.Random(seed)
@@ -289,7 +295,7 @@ def test_ties_go_to_the_smallest_name_or_a_seeded_choice_among_the_tied() -> Non
     # a node that wins on score is chosen whatever its name, seeded or not
     for n in ("n1", "n10", "n2", "n3"):
         cluster.add(make_pod(f"x{n}").req(cpu="1").node(n).obj())
-    assert Scheduler().schedule(pod, cluster).selected == "n5"
+    assert Scheduler(every_node=True).schedule(pod, cluster).selected == "n5"
     assert {Scheduler(seed=s).schedule(pod, cluster).selected for s in range(6)} == {"n5"}
 
 

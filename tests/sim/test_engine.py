@@ -128,7 +128,7 @@ def test_pods_for_another_scheduler_stay_pending() -> None:
 
 def test_same_seed_same_tie_breaks() -> None:
     def run(seed: int) -> list[str]:
-        sim = sim_of([make_node(f"n{i}") for i in range(8)], seed=seed)
+        sim = sim_of([make_node(f"n{i}") for i in range(8)], seed=seed, random_ties=True)
         for i in range(6):
             sim.create(make_pod(f"p{i}").obj())
         sim.run_until_quiet()

@@ -33,11 +33,14 @@ from kubespread.scheduler.evaluate import (
     build_cluster,
     incoming_pods,
     input_mode,
+    parallelism_note,
     profile_for,
+    sampling_of,
     schedule_in_turn,
 )
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.scheduler.selection import NodeOrder
 from kubespread.scheduler.timings import CycleTimings, TimingRow
 
 __all__ = ["BenchResult", "peak_rss_kib", "run_bench"]
@@ -61,6 +64,12 @@ class BenchResult:
     #: with ``paired``: the median over cycles of (timed / untimed - 1), in %: what one
     #: preempted cycle (a shared machine) cannot sway as it sways the sums
     paired_median_percent: float | None = None
+    #: (percentageOfNodesToScore, parallelism) when the input asked for the real scheduler's
+    #: node selection; None: every node scored, smallest-name ties
+    sampling: tuple[int, int] | None = None
+    #: nodes examined (filtered) and feasible nodes found, summed over scheduled pods
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
 
     @property
     def pods_per_second(self) -> float:
@@ -81,6 +90,18 @@ class BenchResult:
             "peakMemoryMiB": round(rss / 1024, 1),
             "timed": self.timings is not None,
         }
+        if self.sampling is None:
+            out["pct"], out["selection"] = 100, "every node, ties to the smallest name (the corpus's cycle)"
+        else:
+            pct, parallelism = self.sampling
+            out["pct"] = pct if pct else "default (adaptive)"
+            out["parallelism"] = parallelism
+            out["selection"] = "kube-scheduler's: node tree order, rotating start, sampling, score heap"
+            if parallelism != 1:
+                out["note"] = parallelism_note(parallelism)
+        if self.scheduled:
+            out["meanEvaluatedNodes"] = round(self.evaluated_nodes / self.scheduled, 2)
+            out["meanFeasibleNodes"] = round(self.feasible_nodes / self.scheduled, 2)
         if self.paired_ns is not None:
             on, off = self.paired_ns
             out["overhead"] = {
@@ -135,13 +156,18 @@ class _Paired:
 
     def __call__(self, pod: Pod, cluster: ClusterState, profile: Profile, **kwargs: Any) -> Decision:
         kwargs.pop("timed", None)
+        node_order = kwargs.pop("order", None)
+        # the untimed twin starts where the timed run starts and leaves the start index alone
+        twin_order = node_order.fork() if node_order is not None else None
         order = (True, False) if self._count % 2 == 0 else (False, True)
         self._count += 1
         kept: Decision | None = None
         spent = {}
         for timed in order:
             started = time.perf_counter_ns()
-            decision = schedule_one(pod, cluster, profile, timed=timed, **kwargs)
+            decision = schedule_one(
+                pod, cluster, profile, timed=timed, order=node_order if timed else twin_order, **kwargs
+            )
             spent[timed] = time.perf_counter_ns() - started
             if timed:
                 kept = decision
@@ -153,6 +179,14 @@ class _Paired:
         self.untimed_ns += spent[False]
         self.ratios.append(spent[True] / max(spent[False], 1))
         return kept
+
+
+def _evaluated(decision: Decision) -> int:
+    """ScheduleResult.EvaluatedNodes: feasible nodes found plus rejections recorded."""
+    sm = decision.sampling
+    if sm is not None:
+        return 1 if sm.nominated_first else sm.processed
+    return len(decision.nodes)
 
 
 def peak_rss_kib() -> int:
@@ -187,6 +221,7 @@ def run_bench(
         raise EvaluateError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     input_mode(doc)
     profile = profile_for(doc.get("config"))
+    result.sampling = sampling_of(doc.get("config"))
     cluster = build_cluster(doc, consume=True)
     pods = incoming_pods(doc)
     del doc
@@ -197,8 +232,9 @@ def run_bench(
     result.nodes, result.existing_pods, result.pods = cluster.num_nodes, len(cluster.pods), len(pods)
 
     pair = _Paired() if paired else None
+    order = NodeOrder.of(cluster) if result.sampling is not None else None
     decisions = schedule_in_turn(
-        cluster, profile, pods, bind=True, timed=timed, schedule=pair or schedule_one
+        cluster, profile, pods, bind=True, timed=timed, schedule=pair or schedule_one, order=order
     )
     total = CycleTimings() if timed else None
     clock = time.perf_counter
@@ -216,6 +252,8 @@ def run_bench(
             result.unschedulable += 1
         else:
             result.scheduled += 1
+            result.evaluated_nodes += _evaluated(decision)
+            result.feasible_nodes += len(decision.feasible_ids)
         result.placements[decision.pod.key] = decision.selected
         if on_pod is not None:
             on_pod(done, len(pods))

@@ -429,12 +429,21 @@ def _expand(point: str, plugins: Plugins, instances: Mapping[str, Plugin]) -> li
 
 
 def build_profile(
-    profile: KubeSchedulerProfile, path: Path | None = None, *, percentage_of_nodes_to_score: int = 100
+    profile: KubeSchedulerProfile, path: Path | None = None, *, percentage_of_nodes_to_score: int = 0
 ) -> Profile:
-    """Default, validate and instantiate one profile; ConfigError lists every problem."""
+    """Default, validate and instantiate one profile; ConfigError lists every problem.
+    ``percentage_of_nodes_to_score``: the configuration's global setting, which the
+    profile's own, when set, overrides (0: adaptive, kube's default)."""
     if path is None:
         path = Path("profiles").index(0)
     errs: list[FieldError] = []
+    own = profile.percentage_of_nodes_to_score
+    if own is not None:
+        if not 0 <= own <= 100:
+            errs.append(
+                FieldError.invalid(path.child("percentageOfNodesToScore"), own, "not in valid range [0-100]")
+            )
+        percentage_of_nodes_to_score = own
     plugins = merge_plugins(profile.plugins)
     names = _enabled_names(plugins)
     for point in (*_ALL_POINTS, "multiPoint"):
@@ -553,6 +562,12 @@ def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
     pct = cfg.percentage_of_nodes_to_score
     if pct is not None and not 0 <= pct <= 100:
         errs.append(FieldError.invalid(Path("percentageOfNodesToScore"), pct, "not in valid range [0-100]"))
+    if cfg.parallelism is not None and cfg.parallelism <= 0:
+        errs.append(
+            FieldError.invalid(
+                Path("parallelism"), cfg.parallelism, "should be an integer value greater than zero"
+            )
+        )
     profiles = cfg.profiles or [KubeSchedulerProfile()]
     out: dict[str, Profile] = {}
     for i, p in enumerate(profiles):
@@ -566,7 +581,7 @@ def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
             continue
         try:
             out[name] = build_profile(
-                p, path, percentage_of_nodes_to_score=p.percentage_of_nodes_to_score or 100
+                p, path, percentage_of_nodes_to_score=pct if pct is not None and 0 <= pct <= 100 else 0
             )
         except ConfigError as e:
             errs += e.errors

@@ -5,10 +5,18 @@ answer document out, as ../shared/conformance/README.md specifies.
 mode binds each scheduled pod before the next is judged, and deletes the victims of each
 preemption; the preemptor is nominated, not bound: later pods of no higher priority count it
 on its node.
+
+The corpus's cycle filters and scores every node and gives ties to the smallest name. An
+input whose ``config`` sets ``percentageOfNodesToScore`` (0: adaptive) or ``parallelism`` is
+answered as the real kube-scheduler's ``SchedulePod`` instead: one scheduler instance whose
+node tree lists the input's nodes in their order, sampling, the rotating start index and the
+score heap's pick (scheduler/selection.py). Only parallelism 1 is deterministic in
+kube-scheduler; kubespread answers as parallelism 1 whatever is given, and says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, TypeVar
@@ -23,6 +31,7 @@ from kubespread.cluster import ClusterError, ClusterState
 from kubespread.scheduler.config import ConfigError, default_profile
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
+from kubespread.scheduler.selection import NodeOrder
 
 __all__ = [
     "MODES",
@@ -31,7 +40,9 @@ __all__ = [
     "evaluate",
     "incoming_pods",
     "input_mode",
+    "parallelism_note",
     "profile_for",
+    "sampling_of",
     "schedule_in_turn",
 ]
 
@@ -39,9 +50,12 @@ MODES: Final = ("evaluate", "sequence")
 
 K = TypeVar("K", bound=KubeObject)
 
-#: config keys that are not plugin args: the profile name and the oracle's output detail
-#: ("full" or "summary"; our answer always has the full detail)
-_NOT_PLUGIN_ARGS: Final = frozenset({"plugins", "output"})
+#: config keys of the node selection (KubeSchedulerConfiguration's), not plugin args
+PERCENTAGE_KEY: Final = "percentageOfNodesToScore"
+PARALLELISM_KEY: Final = "parallelism"
+#: config keys that are not plugin args: the profile name, the oracle's output detail
+#: ("full" or "summary"; our answer always has the full detail) and the node selection's
+_NOT_PLUGIN_ARGS: Final = frozenset({"plugins", "output", PERCENTAGE_KEY, PARALLELISM_KEY})
 
 #: input field → the kind its items decode to
 _SECTIONS: Final[tuple[tuple[str, type[KubeObject]], ...]] = (
@@ -82,9 +96,37 @@ def profile_for(config: Any) -> Profile:
         raise EvaluateError(f'config.plugins: only "default" is supported, got {plugins!r}')
     args = {k[0].upper() + k[1:]: v for k, v in config.items() if k not in _NOT_PLUGIN_ARGS}
     try:
-        return default_profile(args)
+        profile = default_profile(args)
     except ConfigError as e:
         raise EvaluateError(f"config: {e}") from None
+    sampling = sampling_of(config)
+    if sampling is None:
+        return profile
+    return dataclasses.replace(profile, percentage_of_nodes_to_score=sampling[0])
+
+
+def sampling_of(config: Any) -> tuple[int, int] | None:
+    """(percentageOfNodesToScore, parallelism) when the input's config asks for the real
+    scheduler's node selection (either key present; defaults 0 = adaptive and 16), else None."""
+    if not isinstance(config, Mapping) or not (PERCENTAGE_KEY in config or PARALLELISM_KEY in config):
+        return None
+    pct = config.get(PERCENTAGE_KEY, 0)
+    if isinstance(pct, bool) or not isinstance(pct, int) or not 0 <= pct <= 100:
+        raise EvaluateError(f"config.{PERCENTAGE_KEY}: must be an integer in [0, 100], got {pct!r}")
+    parallelism = config.get(PARALLELISM_KEY, 16)
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise EvaluateError(
+            f"config.{PARALLELISM_KEY}: must be an integer greater than zero, got {parallelism!r}"
+        )
+    return pct, parallelism
+
+
+def parallelism_note(parallelism: int) -> str:
+    """What an answer at another parallelism than 1 means."""
+    return (
+        f"parallelism {parallelism}: kube-scheduler's Filter threads race, so which nodes it finds "
+        "and its pick among equal scores vary from run to run; kubespread answers as parallelism 1"
+    )
 
 
 @gc_paused()
@@ -137,17 +179,22 @@ def schedule_in_turn(
     seed: int | None = None,
     timed: bool = True,
     schedule: Callable[..., Decision] = schedule_one,
+    order: NodeOrder | None = None,
 ) -> Iterator[Decision]:
     """Schedule the pods one after another; with ``bind``, each scheduled pod is added and
     bound before the next is judged (the assume step), and the victims of a preemption are
     deleted (the preemptor stays out of the cluster: nominated, not bound), as the sequence
     mode asks. ``seed`` picks where each preemption's dry run starts among the potential
     nodes (their first when None). ``timed``: keep each cycle's timings in its Decision.
-    ``schedule``: schedule_one's stand-in (``bench --overhead`` runs each cycle twice)."""
+    ``schedule``: schedule_one's stand-in (``bench --overhead`` runs each cycle twice).
+    ``order``: one scheduler instance's node order for every pod (the real scheduler's
+    selection); None: every node, smallest-name ties."""
     offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
     nominated: dict[str, list[Pod]] = {}
     for i, pod in enumerate(pods):
-        decision = schedule(pod, cluster, profile, offset_rng=offset_rng, nominated=nominated, timed=timed)
+        decision = schedule(
+            pod, cluster, profile, offset_rng=offset_rng, nominated=nominated, order=order, timed=timed
+        )
         try:
             if bind and decision.selected is not None:
                 cluster.add(pod)
@@ -172,7 +219,12 @@ def evaluate(doc: Mapping[str, Any], *, seed: int | None = None) -> dict[str, An
     """Answer one conformance input document."""
     mode = input_mode(doc)
     profile = profile_for(doc.get("config"))
+    sampling = sampling_of(doc.get("config"))
     cluster = build_cluster(doc)
     pods = incoming_pods(doc)
-    decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence", seed=seed)
-    return {"results": [d.to_dict() for d in decisions]}
+    order = NodeOrder.of(cluster) if sampling is not None else None
+    decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence", seed=seed, order=order)
+    out: dict[str, Any] = {"results": [d.to_dict() for d in decisions]}
+    if sampling is not None and sampling[1] != 1:
+        out["note"] = parallelism_note(sampling[1])
+    return out

@@ -14,9 +14,11 @@ the binder applies it.
   moves the unschedulable pods whose rejecting plugins' queueing hints say it may help (to
   backoff or active, as kube's informer handlers do), and :meth:`SchedulingLoop.move_if_changed`
   hands the moved pods to the host (which wakes them when their backoff ends).
-- :meth:`SchedulingLoop.schedule_next` pops the next pod (PrioritySort), decides with the
-  seeded tie-break generator, records the plugins that rejected an unschedulable pod (the
-  queue asks only their hints) and hands the outcome to the binder.
+- :meth:`SchedulingLoop.schedule_next` pops the next pod (PrioritySort), decides as
+  kube-scheduler does (the loop is the scheduler instance: it keeps the node tree and the
+  start index, :class:`~kubespread.scheduler.selection.NodeOrder`, in step with node events),
+  records the plugins that rejected an unschedulable pod (the queue asks only their hints)
+  and hands the outcome to the binder.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import QueuedPodInfo, Registrations, SchedulingQueue, follow_cluster_event
 from kubespread.scheduler.queueing import ALL_EVENTS, EventRegistration
 from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
+from kubespread.scheduler.selection import NodeOrder
 
 __all__ = ["Binder", "SchedulingLoop", "profile_registrations", "rejecting_plugins"]
 
@@ -73,18 +76,26 @@ class Binder(Protocol):
 class SchedulingLoop:
     """Schedules the pods of ``profiles`` (schedulerName -> Profile) on one cluster.
 
-    ``seed`` seeds the tie-break generator (:func:`~kubespread.scheduler.scheduler.tie_break_rng`),
-    so the same seed and pods in the same order give the same placements in a simulation and
-    on a live cluster. ``observers`` see every decision before it is applied.
+    Ties among the best nodes go to the top of kube-scheduler's score heap (parallelism 1);
+    with ``random_ties`` they are drawn by the generator ``seed`` seeds
+    (:func:`~kubespread.scheduler.scheduler.tie_break_rng`), as the race of kube's 16 Filter
+    threads would, reproducibly: the same seed and pods in the same order give the same
+    placements in a simulation and on a live cluster. ``observers`` see every decision
+    before it is applied.
     """
 
-    def __init__(self, profiles: Mapping[str, Profile], *, seed: int = 0, timed: bool = True) -> None:
+    def __init__(
+        self, profiles: Mapping[str, Profile], *, seed: int = 0, timed: bool = True, random_ties: bool = False
+    ) -> None:
         self.profiles = dict(profiles)
         #: keep each cycle's timings in its Decision (off: no clock reads at all)
         self.timed = timed
         self._registrations: dict[str, Registrations] = {}
         self.queue = SchedulingQueue(gate=self.gate, registrations=self.registrations)
-        self.rng = tie_break_rng(seed)
+        self.rng = tie_break_rng(seed) if random_ties else None
+        #: the scheduler instance's node tree and nextStartNodeIndex (one for all profiles,
+        #: as kube-scheduler has one cache and one start index)
+        self.order = NodeOrder()
         self.observers: list[Callable[[Decision], None]] = []
         self.changed = False
         #: the pods a change moved out of the unschedulable pool since ``move_if_changed``
@@ -121,8 +132,11 @@ class SchedulingLoop:
 
     # ------------------------------------------------------------------ queue upkeep
     def add_pending(self, cluster: ClusterState, now: float) -> None:
-        """Queue the pods already pending in ``cluster`` (at start), by key."""
+        """Queue the pods already pending in ``cluster`` (at start), by key; a loop that has
+        seen no node yet lists the cluster's nodes into its tree, in their order."""
         self.cluster = cluster
+        if not len(self.order.tree):
+            self.order = NodeOrder.of(cluster)
         for pod in sorted(cluster.unbound_pods.values(), key=lambda p: p.key):
             if self.wanted(pod):
                 self.queue.add(pod, now)
@@ -135,6 +149,7 @@ class SchedulingLoop:
             pod: Pod = ev.obj
             if ev.type in (EventType.DELETED, EventType.BOUND) or pod.spec.node_name or pod.is_terminating:
                 self.forget_nomination(pod.key)
+        self.order.follow(ev)
         moved = follow_cluster_event(self.queue, ev, now, self.wanted, self.cluster)
         if not moved:
             return False
@@ -215,7 +230,13 @@ class SchedulingLoop:
         pod, profile = popped
         self.cluster = cluster
         decision = schedule_one(
-            pod, cluster, profile, rng=self.rng, nominated=self.nominated or None, timed=self.timed
+            pod,
+            cluster,
+            profile,
+            rng=self.rng,
+            nominated=self.nominated or None,
+            order=self.order,
+            timed=self.timed,
         )
         for observe in self.observers:
             observe(decision)

@@ -49,7 +49,10 @@ class Profile:
     weights: Mapping[str, int] = field(default_factory=dict)
     #: every instance by name, including those only at points kubespread does not run
     plugins: Mapping[str, Plugin] = field(default_factory=dict)
-    percentage_of_nodes_to_score: int = 100
+    #: the share of nodes Filter looks for feasible ones in (the profile's own setting, else the
+    #: configuration's; 0: adaptive, kube's default); read only by a cycle that samples
+    #: (schedule_one's ``order``), the every-node cycle ignores it
+    percentage_of_nodes_to_score: int = 0
 
     def weight(self, name: str) -> int:
         return self.weights.get(name, 1)

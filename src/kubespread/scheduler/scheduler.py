@@ -10,9 +10,15 @@ plugins' part when they can tell what kube-scheduler would say, and DefaultPreem
 PreemptionResult (nominated node, victims, PDB violations). PostFilter reaches the
 profile's filters through a :class:`ProfileHandle` on the CycleState (preemption's dry run).
 
-Selection: highest total score; ties go to the lexicographically smallest node name, or to
-a seeded random choice among the tied nodes when ``rng`` is given (kube-scheduler picks at
-random; a seed keeps runs reproducible).
+Which nodes, and which of the best: given a :class:`~kubespread.scheduler.selection.NodeOrder`
+(a scheduler instance's node tree and nextStartNodeIndex), the cycle is kube-scheduler's
+``schedulePod``: the pod's nominated node tried first, nodes visited in the tree's order from
+the start index, Filter stopped once ``numFeasibleNodesToFind`` are found (the profile's
+``percentageOfNodesToScore``), only those scored, and the winner the top of the score heap
+(scheduler/selection.py says what of it is exact). Without one (``order=None``) the cycle is
+the conformance corpus's: every node filtered and scored, ties to the smallest node name.
+``rng`` draws the winner among the tied best at random instead (kube-scheduler's 16 Filter
+threads make that pick a race; a seed keeps runs reproducible).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from kubespread.scheduler.framework import (
     fit_error_text,
 )
 from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.selection import NodeOrder, Sampling, heap_top, num_feasible_nodes_to_find
 from kubespread.scheduler.timings import (
     FILTER,
     FIT_ERROR,
@@ -56,12 +63,14 @@ from kubespread.scheduler.timings import (
     SCORE,
     SELECT_HOST,
     SNAPSHOT,
+    VISIT,
     CycleTimings,
 )
 
 __all__ = [
     "PRE_FILTER",
     "PRE_FILTER_RESULT",
+    "TIE_HEAP",
     "TIE_SEEDED_RANDOM",
     "TIE_SMALLEST_NAME",
     "Decision",
@@ -123,9 +132,15 @@ class Decision:
     selected: str | None = None
     #: "scored", "onlyFeasibleNode" or "" (unschedulable)
     selection_reason: str = ""
-    #: how a tie among the best totals was broken (TIE_SMALLEST_NAME, TIE_SEEDED_RANDOM), or ""
-    #: when one node scored highest; kube-scheduler picks at random among the tied nodes
+    #: how a tie among the best totals was broken (TIE_HEAP, TIE_SMALLEST_NAME,
+    #: TIE_SEEDED_RANDOM), or "" when one node scored highest
     tie_break: str = ""
+    #: the node ids that share the best total (the winner among them), in id order; empty when
+    #: nothing was scored
+    tied_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: how the nodes were visited and sampled, when the cycle ran as kube-scheduler's
+    #: (``order`` given); None for the every-node cycle
+    sampling: Sampling | None = None
     #: kube-scheduler's FitError message, the PostFilter part included when known
     fit_error: str = ""
     #: the same without the PostFilter part (what the filters alone say)
@@ -180,6 +195,11 @@ class Decision:
         return self.selected is not None
 
     @property
+    def tied(self) -> list[str]:
+        """The nodes that shared the best total, by name (the winner is one of them)."""
+        return sorted(self.nodes[self.tied_ids].tolist())
+
+    @property
     def pod_key(self) -> str:
         return self.pod.key
 
@@ -222,9 +242,13 @@ class Decision:
         }
         if self.pre_filter_status is not None:
             out["preFilter"] = {"status": self.pre_filter_status.to_dict()}
+        if self.sampling is not None:
+            out["sampling"] = sampling_dict(self)
         if self.scheduled:
             out["selectedNode"] = self.selected
             out["selectionReason"] = self.selection_reason
+            if len(self.tied_ids) > 1:
+                out["tiedNodes"] = len(self.tied_ids)
             if self.skipped_score_plugins:
                 out["skippedScorePlugins"] = list(self.skipped_score_plugins)
         else:
@@ -234,6 +258,33 @@ class Decision:
                 out["postFilter"] = {"status": self.post_filter_status.to_dict()}
             out["preemption"] = (self.preemption or PreemptionResult()).to_dict()
         return out
+
+
+def sampling_dict(decision: Decision) -> dict[str, Any]:
+    """What the sampling of a kube-scheduler cycle did, for answers and reports."""
+    sm = decision.sampling
+    assert sm is not None
+    names = decision.nodes
+    out: dict[str, Any] = {
+        "percentageOfNodesToScore": sm.percentage,
+        "numFeasibleNodesToFind": sm.to_find,
+        "startIndex": sm.start,
+        "visited": len(sm.visit),
+        "examined": sm.examined,
+        "unexamined": sm.unexamined,
+        "processed": sm.processed,
+    }
+    if len(sm.visit):
+        out["firstExamined"] = str(names[sm.visit[0]])
+    if sm.stopped_at >= 0:
+        out["stoppedAt"] = str(names[sm.stopped_at])
+    if sm.nominated_first:
+        out["nominatedNodeFirst"] = True
+    if sm.narrowed:
+        out["preFilterResultOrder"] = (
+            "random in kube-scheduler (Go map order); kubespread visits the node tree's order"
+        )
+    return out
 
 
 def fit_error_message(
@@ -550,23 +601,25 @@ class ProfileHandle:
         return self.offset_rng.randrange(num_nodes)
 
 
-def _with_nominated(handle: ProfileHandle, pod: Pod, ids: np.ndarray, decision: Decision) -> np.ndarray:
-    """Filter again, one by one, the nodes that reached Filter and have nominated pods of at
-    least the pod's priority: their verdict is RunFilterPluginsWithNominatedPods' (see
-    ProfileHandle.run_filters). Returns the feasible node ids."""
+def _with_nominated(
+    handle: ProfileHandle, pod: Pod, reached: np.ndarray, ids: np.ndarray, decision: Decision
+) -> np.ndarray:
+    """Filter again, one by one, the nodes of ``reached`` (those that went through Filter;
+    ``ids`` the ones that passed) that have nominated pods of at least the pod's priority:
+    their verdict is RunFilterPluginsWithNominatedPods' (see ProfileHandle.run_filters).
+    Returns the feasible node ids among ``reached``."""
     nominated = handle.nominated
     assert nominated is not None
     cluster = handle.cluster
-    out_of_filter = {int(i) for i_ids, rej in decision.rejected if rej.stage != FILTER for i in i_ids}
     redo = []
     for name in nominated:
         if name in cluster.nodes and _nominated_ge(nominated, name, pod):
-            index = cluster.node_index(name)
-            if index not in out_of_filter:
-                redo.append(index)
+            redo.append(cluster.node_index(name))
     if not redo:
         return ids
-    again = np.asarray(sorted(redo), dtype=np.int64)
+    again = np.intersect1d(np.asarray(redo, dtype=np.int64), reached)
+    if not len(again):
+        return ids
     decision.rejected = [
         (np.setdiff1d(i_ids, again) if rej.stage == FILTER else i_ids, rej)
         for i_ids, rej in decision.rejected
@@ -590,18 +643,22 @@ def schedule_one(
     rng: random.Random | None = None,
     offset_rng: random.Random | None = None,
     nominated: Nominated | None = None,
+    order: NodeOrder | None = None,
     timed: bool = True,
 ) -> Decision:
     """Decide where ``pod`` goes on ``cluster`` under ``profile`` (see the module notes).
-    ``offset_rng`` picks where preemption's dry run starts among the potential nodes (their
-    first when None). ``nominated``: pods nominated to nodes by earlier preemptions; on a
-    node, those of at least the pod's priority count as there (the filters run with and
-    without them). ``timed``: keep the cycle's timings in ``Decision.timings``."""
+    ``order``: the scheduler instance's node tree and start index, to visit, sample and pick
+    as kube-scheduler does (it advances the start index); None: every node, smallest-name ties.
+    ``rng``: draw the winner among the tied best at random. ``offset_rng`` picks where
+    preemption's dry run starts among the potential nodes (their first when None).
+    ``nominated``: pods nominated to nodes by earlier preemptions; on a node, those of at
+    least the pod's priority count as there (the filters run with and without them).
+    ``timed``: keep the cycle's timings in ``Decision.timings``."""
     if not timed:
-        return _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, None)
+        return _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, order, None)
     t = CycleTimings()
     started = _now()
-    decision = _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, t)
+    decision = _schedule_one(pod, cluster, profile, rng, offset_rng, nominated, order, t)
     t.cycle_ns = _now() - started
     return decision
 
@@ -613,6 +670,7 @@ def _schedule_one(
     rng: random.Random | None,
     offset_rng: random.Random | None,
     nominated: Nominated | None,
+    order: NodeOrder | None,
     t: CycleTimings | None,
 ) -> Decision:
     started = _now() if t is not None else 0
@@ -634,46 +692,210 @@ def _schedule_one(
         decision.pre_filter_status = rejected_by
         decision.rejected.append((np.arange(len(names)), Rejection(PRE_FILTER, rejected_by)))
         return _unschedulable(profile, state, pod, decision, rejected_by)
-    ids = np.arange(len(names), dtype=np.int64)
-    if pre.node_names is not None:
-        started = _now() if t is not None else 0
-        keep = _allowed(cluster, pre.node_names)
-        status = Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
-        )
-        decision.rejected.append((ids[~keep], Rejection(PRE_FILTER_RESULT, status)))
-        ids = ids[keep]
-        if t is not None:
-            t.step(NARROW, started)
-    ids = _filter(profile, state, pod, ids, decision)
-    if nominated:
-        started = _now() if t is not None else 0
-        ids = _with_nominated(handle, pod, ids, decision)
-        if t is not None:
-            t.step(NOMINATED, started)
-    decision.feasible_ids = ids
+    if order is not None:
+        if _nominated_node_fits(handle, state, pod, order, decision):
+            return decision
+        ids = _sampled_feasible(handle, state, pod, pre, narrowing, order, decision)
+    else:
+        ids = np.arange(len(names), dtype=np.int64)
+        if pre.node_names is not None:
+            ids = _narrow(cluster, pre.node_names, narrowing, ids, decision)
+        reached = ids
+        ids = _filter(profile, state, pod, ids, decision)
+        if nominated:
+            started = _now() if t is not None else 0
+            ids = _with_nominated(handle, pod, reached, ids, decision)
+            if t is not None:
+                t.step(NOMINATED, started)
+    decision.feasible_ids = np.sort(ids) if order is not None else ids
     if len(ids) == 0:
         return _unschedulable(profile, state, pod, decision, None)
     if len(ids) == 1:
         decision.selected = str(names[ids[0]])
         decision.selection_reason = "onlyFeasibleNode"
+        decision.tied_ids = decision.feasible_ids
         return decision
     decision.was_scored = True
-    decision.totals = _score(profile, state, pod, ids, decision)
+    decision.totals = _score(profile, state, pod, decision.feasible_ids, decision)
     started = _now() if t is not None else 0
-    best = ids[decision.totals == decision.totals.max()]
-    ranks = _NAME_RANKS.get(cluster)[best]
-    if rng is None:  # the smallest name: one pass, no sort of the tied nodes
-        decision.selected = str(names[best[np.argmin(ranks)]])
-    else:  # by name, then the seeded pick
+    best_mask = decision.totals == decision.totals.max()
+    best = decision.feasible_ids[best_mask]
+    decision.tied_ids = best
+    if rng is not None:  # the seeded pick among the tied, in name order
+        ranks = _NAME_RANKS.get(cluster)[best]
         decision.selected = str(names[rng.choice(best[np.argsort(ranks)].tolist())])
+    elif order is not None:  # the heap's top over the found order
+        found = ids  # in the order Filter found them
+        totals_found = decision.totals[np.searchsorted(decision.feasible_ids, found)]
+        decision.selected = str(names[found[heap_top(totals_found)]])
+    else:  # the smallest name: one pass, no sort of the tied nodes
+        decision.selected = str(names[best[np.argmin(_NAME_RANKS.get(cluster)[best])]])
     if len(best) > 1:
-        decision.tie_break = TIE_SMALLEST_NAME if rng is None else TIE_SEEDED_RANDOM
+        decision.tie_break = (
+            TIE_SEEDED_RANDOM if rng is not None else TIE_HEAP if order is not None else TIE_SMALLEST_NAME
+        )
     decision.selection_reason = "scored"
     if t is not None:
         t.step(SELECT_HOST, started)
     return decision
+
+
+def _narrow(
+    cluster: ClusterState,
+    node_names: frozenset[str],
+    narrowing: list[str],
+    ids: np.ndarray,
+    decision: Decision,
+) -> np.ndarray:
+    """Leave out the nodes a PreFilterResult does not hold (rejected as kube-scheduler's
+    absent-node status says), returning the rest of ``ids`` in their order."""
+    t = decision.timings
+    started = _now() if t is not None else 0
+    keep = _allowed(cluster, node_names)
+    status = Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
+    )
+    left_out = np.flatnonzero(~keep)
+    decision.rejected.append((left_out, Rejection(PRE_FILTER_RESULT, status)))
+    if t is not None:
+        t.step(NARROW, started)
+    kept: np.ndarray = ids[keep[ids]]
+    return kept
+
+
+def _nominated_node_fits(
+    handle: ProfileHandle, state: CycleState, pod: Pod, order: NodeOrder, decision: Decision
+) -> bool:
+    """evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first,
+    and takes it, unscored, when it passes every filter (the start index does not move).
+    When it does not, its rejection stays (kube's NodeToStatus keeps it, and counts it as
+    processed) and the search goes on over every node."""
+    cluster = handle.cluster
+    name = pod.status.nominated_node_name
+    if not name or name not in cluster.nodes:
+        return False
+    node = np.array([cluster.node_index(name)], dtype=np.int64)
+    ids = _filter(handle.profile, state, pod, node, decision)
+    if handle.nominated:
+        ids = _with_nominated(handle, pod, node, ids, decision)
+    if not len(ids):
+        return False
+    decision.feasible_ids = ids
+    decision.tied_ids = ids
+    decision.selected = name
+    decision.selection_reason = "nominatedNode"
+    decision.sampling = Sampling(
+        start=order.next_start,
+        visit=node,
+        to_find=1,
+        examined=1,
+        found=ids,
+        nominated_first=True,
+        percentage=handle.profile.percentage_of_nodes_to_score,
+    )
+    return True
+
+
+#: the first chunk filtered is this many times numFeasibleNodesToFind (then the rest)
+_CHUNK_FACTOR: Final = 2
+
+
+def _sampled_feasible(
+    handle: ProfileHandle,
+    state: CycleState,
+    pod: Pod,
+    pre: PreFilterResult,
+    narrowing: list[str],
+    order: NodeOrder,
+    decision: Decision,
+) -> np.ndarray:
+    """findNodesThatFitPod past PreFilter, at parallelism 1: visit the nodes in the tree's
+    order from nextStartNodeIndex, stop at the first feasible node beyond
+    numFeasibleNodesToFind (it is neither kept nor counted; the rejections before it are),
+    advance the start index by the nodes processed. Returns the feasible node ids in the
+    order they were found.
+
+    The filters judge many nodes per call, so the visit is filtered in chunks (the first a few
+    times what is needed, then the rest) and cut where a one-node-at-a-time search stops: the
+    verdicts, the nodes found and the rejections kept are the same."""
+    cluster = handle.cluster
+    profile = handle.profile
+    t = decision.timings
+    started = _now() if t is not None else 0
+    visit_all = order.visit_ids(cluster)
+    candidates = visit_all
+    if pre.node_names is not None:
+        keep = _allowed(cluster, pre.node_names)
+        candidates = visit_all[keep[visit_all]]
+    m = len(candidates)
+    to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, m)
+    if not profile.score:
+        to_find = min(1, m)
+    start = order.next_start % m if m else 0
+    visit = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+    if t is not None:
+        t.step(VISIT, started)
+    # a nominated node tried first and rejected: kept where the visit does not judge it again
+    tried_first, decision.rejected = decision.rejected, []
+    if pre.node_names is not None:
+        _narrow(cluster, pre.node_names, narrowing, visit, decision)
+    feasible = np.zeros(cluster.num_nodes, dtype=bool)
+    done = found_count = 0
+    chunk = max(_CHUNK_FACTOR * to_find + 1, 64)
+    while done < m and found_count <= to_find:
+        reached = np.sort(visit[done : done + chunk])
+        ok = _filter(profile, state, pod, reached, decision)
+        if handle.nominated:
+            started = _now() if t is not None else 0
+            ok = _with_nominated(handle, pod, reached, ok, decision)
+            if t is not None:
+                t.step(NOMINATED, started)
+        feasible[ok] = True
+        found_count += len(ok)
+        done += len(reached)
+        chunk = m - done
+    started = _now() if t is not None else 0
+    positions = np.flatnonzero(feasible[visit[:done]])
+    if len(positions) > to_find:
+        examined = int(positions[to_find])
+        stopped_at = int(visit[examined])
+        found = visit[positions[:to_find]]
+    else:
+        examined, stopped_at, found = done, -1, visit[positions]
+    seen = np.zeros(cluster.num_nodes, dtype=bool)
+    seen[visit[:examined]] = True
+    kept: list[tuple[np.ndarray, Rejection]] = []
+    rejected_count = 0
+    for i_ids, rej in decision.rejected:
+        if rej.stage == FILTER:
+            i_ids = i_ids[seen[i_ids]]
+            rejected_count += len(i_ids)
+        if len(i_ids):
+            kept.append((i_ids, rej))
+    for i_ids, rej in tried_first:  # one node: the nominated one
+        if not seen[i_ids].all():
+            kept = [(np.setdiff1d(k_ids, i_ids), k_rej) for k_ids, k_rej in kept]
+            kept = [(k_ids, k_rej) for k_ids, k_rej in kept if len(k_ids)]
+            kept.append((i_ids, rej))
+            rejected_count += len(i_ids)
+    decision.rejected = kept
+    processed = len(found) + rejected_count
+    order.advance(processed, len(visit_all))
+    decision.sampling = Sampling(
+        start=start,
+        visit=visit,
+        to_find=to_find,
+        examined=examined,
+        stopped_at=stopped_at,
+        found=found,
+        processed=processed,
+        percentage=profile.percentage_of_nodes_to_score,
+        narrowed=pre.node_names is not None and m > 1,
+    )
+    if t is not None:
+        t.step(VISIT, started)
+    return found
 
 
 def _allowed(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:
@@ -686,8 +908,10 @@ def _allowed(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:
     return keep
 
 
-#: Decision.tie_break: the rules kubespread breaks a tie of best totals by (kube-scheduler's
-#: selectHost picks uniformly at random among them, so no fixed rule is its rule)
+#: Decision.tie_break: the rule that broke a tie of best totals: the score heap's top over
+#: the found order (kube-scheduler at parallelism 1), the smallest name (the corpus's
+#: convention), or a seeded draw (a stand-in for the race of kube's 16 Filter threads)
+TIE_HEAP: Final = "heap"
 TIE_SMALLEST_NAME: Final = "smallestName"
 TIE_SEEDED_RANDOM: Final = "seededRandom"
 
@@ -699,14 +923,22 @@ def tie_break_rng(seed: int) -> random.Random:
 
 
 class Scheduler:
-    """A profile bound to a tie-break policy: ``Scheduler().schedule(pod, cluster)``.
+    """A profile and a scheduler instance's state: ``Scheduler().schedule(pod, cluster)``.
 
-    ``seed`` set: ties among the best nodes are broken by a seeded random choice (like
-    kube-scheduler's random pick, but reproducible); unset: the smallest node name wins.
+    By default each decision is kube-scheduler's: nodes visited in its node tree's order
+    (built from the cluster's nodes at the first decision; a cluster whose nodes then change
+    is reconciled), sampled per the profile's percentageOfNodesToScore, the score heap's top
+    among ties. ``every_node``: the conformance corpus's cycle instead (every node, the
+    smallest name). ``seed`` set: ties drawn at random, reproducibly.
     """
 
     def __init__(
-        self, profile: Profile | None = None, *, seed: int | None = None, timed: bool = True
+        self,
+        profile: Profile | None = None,
+        *,
+        seed: int | None = None,
+        timed: bool = True,
+        every_node: bool = False,
     ) -> None:
         if profile is None:
             from kubespread.scheduler.config import default_profile
@@ -714,10 +946,20 @@ class Scheduler:
             profile = default_profile()
         self.profile = profile
         self.timed = timed
+        self.every_node = every_node
+        self.order: NodeOrder | None = None
         self._rng = random.Random(seed) if seed is not None else None
         self._offset_rng = random.Random(f"kubespread-preemption-{seed}") if seed is not None else None
 
     def schedule(self, pod: Pod, cluster: ClusterState) -> Decision:
+        if not self.every_node and self.order is None:
+            self.order = NodeOrder.of(cluster)
         return schedule_one(
-            pod, cluster, self.profile, rng=self._rng, offset_rng=self._offset_rng, timed=self.timed
+            pod,
+            cluster,
+            self.profile,
+            rng=self._rng,
+            offset_rng=self._offset_rng,
+            order=self.order,
+            timed=self.timed,
         )

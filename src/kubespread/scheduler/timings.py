@@ -47,6 +47,7 @@ __all__ = [
     "SCORE",
     "SELECT_HOST",
     "SNAPSHOT",
+    "VISIT",
     "CycleTimings",
     "TimingRow",
 ]
@@ -65,13 +66,16 @@ FRAMEWORK: Final = "(framework)"
 #: framework steps outside the extension points, in cycle order: the cycle's copy of the node
 #: names and its Decision and CycleState; PreFilterResult narrowing the node set; filtering again
 #: the nodes with nominated pods; the feasible nodes, the best total and the tie-break; for an
-#: unschedulable pod, the FitError message and the node statuses PostFilter reads
+#: unschedulable pod, the FitError message and the node statuses PostFilter reads; with node
+#: sampling, the visiting order and the cut where the search stopped (VISIT)
 SNAPSHOT: Final = "Snapshot"
 NARROW: Final = "PreFilterResult"
 NOMINATED: Final = "NominatedPods"
 SELECT_HOST: Final = "SelectHost"
 FIT_ERROR: Final = "FitError"
-FRAMEWORK_STEPS: Final = (SNAPSHOT, NARROW, NOMINATED, SELECT_HOST, FIT_ERROR)
+#: the visiting order, where the search stopped and which nodes it found (node sampling)
+VISIT: Final = "NodeOrder"
+FRAMEWORK_STEPS: Final = (SNAPSHOT, NARROW, VISIT, NOMINATED, SELECT_HOST, FIT_ERROR)
 
 _now = time.perf_counter_ns
 

@@ -125,7 +125,9 @@ class Simulation:
     (:func:`kubespread.controllers.default_admission_chain`: WorkloadSpread's). ``start``: the
     virtual time to begin at (seconds after EPOCH); a snapshot's own time, so that its
     timestamps are in the past. ``max_pods``: pods that may exist at once (None: no limit);
-    a create beyond raises PodLimitExceeded.
+    a create beyond raises PodLimitExceeded. The scheduler picks among equally scored nodes
+    as kube-scheduler at parallelism 1 does; ``random_ties`` draws that pick from ``seed``
+    instead (what the race of its default 16 threads makes of it).
     """
 
     #: skip a pending pod's 5-minute retry when nothing changed since it failed (see
@@ -143,6 +145,7 @@ class Simulation:
         controllers: Sequence[Controller] | None = None,
         start: float = 0.0,
         max_pods: int | None = DEFAULT_MAX_PODS,
+        random_ties: bool = False,
     ) -> None:
         if profiles is None:
             from kubespread.scheduler.config import default_profiles
@@ -156,7 +159,7 @@ class Simulation:
         )
         self.kubelets = Kubelets(self.cluster, self.clock, remove=self.api.remove_pod, record=self.record)
         self.api.killer = self.kubelets
-        self.scheduling = SchedulingLoop(profiles, seed=seed)
+        self.scheduling = SchedulingLoop(profiles, seed=seed, random_ties=random_ties)
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
