@@ -232,7 +232,7 @@ def test_timings_only_when_asked_and_their_shape() -> None:
     t = explain_json(*SNAPSHOT_POD, "--timings")["timings"]
     points = [p["name"] for p in t["extensionPoints"]]
     assert points == ["PreFilter", "Filter", "PostFilter"]  # unschedulable: no scoring
-    assert [s["name"] for s in t["frameworkSteps"]] == ["Snapshot", "FitError"]
+    assert [s["name"] for s in t["frameworkSteps"]] == ["Snapshot", "NodeOrder", "FitError"]
     plugins = [q for p in t["extensionPoints"] for q in p["plugins"]]
     assert {q["name"] for q in plugins} >= {"PodTopologySpread", "NodeResourcesFit", "DefaultPreemption"}
     assert all(set(q) == {"name", "extensionPoint", "status", "microseconds"} for q in plugins)

@@ -69,9 +69,16 @@ def test_a_tie_says_how_it_was_broken_and_names_the_other_nodes(tmp_path: Path) 
     cluster = [node("n1", "a"), node("n2", "a"), node("n3", "a")]
     (hint,) = [h for h in hints(tmp_path, cluster, pod("solo", {})) if h.startswith("Tie")]
     assert hint.startswith("Tie: 3 nodes share the top total ")
-    assert "kube-scheduler picks one of them at random" in hint
-    assert "kubespread picked n1 by the smallest node name" in hint
+    assert "kube-scheduler takes the top of its score heap" in hint
+    assert "n1 at parallelism 1 (kubespread's answer)" in hint
+    assert "at its default parallelism 16 Filter's threads race and any of them may win" in hint
     assert hint.endswith("Equally good: n2, n3.")
+
+
+def test_a_tie_across_zones_names_them(tmp_path: Path) -> None:
+    cluster = [node("n1", "a"), node("n2", "b"), node("n3", "c")]
+    (hint,) = [h for h in hints(tmp_path, cluster, pod("solo", {})) if h.startswith("Tie")]
+    assert hint.startswith("Tie: 3 nodes in 3 zones (a, b, c) share the top total ")
 
 
 def test_no_tie_no_tie_hint(tmp_path: Path) -> None:
@@ -81,15 +88,16 @@ def test_no_tie_no_tie_hint(tmp_path: Path) -> None:
 
 
 def test_a_bound_pod_on_another_tied_node_is_said_to_run_there(tmp_path: Path) -> None:
-    """Explained as if scheduled now, the bound pod's tie goes to n1 by name; it runs on n3,
-    as good a node: the hint says so rather than reading as a wrong placement."""
+    """Explained as if scheduled now, the bound pod's tie goes to n1 (the heap's top: first
+    found); it runs on n3, as good a node: the hint says so rather than reading as a wrong
+    placement."""
     cluster = [node("n1", "a"), node("n2", "a"), node("n3", "a"), pod("solo", {}, node_name="n3")]
     write(tmp_path / "cluster.yaml", cluster)
     args = ["explain", "solo", "-f", str(tmp_path / "cluster.yaml"), "-o", "json", "--no-progress"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     (hint,) = [h for h in json.loads(result.stdout)["hints"] if h.startswith("Tie")]
-    assert "kubespread picked n1 by the smallest node name. Equally good: n2, n3." in hint
+    assert "n1 at parallelism 1 (kubespread's answer)" in hint and "Equally good: n2, n3." in hint
     assert hint.endswith("The pod runs on n3: one of them, picked when it was placed.")
 
 

@@ -86,7 +86,7 @@ def test_schedule_to_a_pipe_keeps_pod_rows_on_one_line(cluster: Path) -> None:
         assert any(n in row for n in NAMES), "the node is on the pod's line"
     wide = run("schedule", "-f", str(cluster), "--no-progress", "-o", "wide")
     (head,) = [line for line in wide if line.startswith("pod ")]
-    assert head.split() == ["pod", "node", "zone", "score", "feasible"]
+    assert head.split() == ["pod", "node", "zone", "score", "feasible", "tied"]
 
 
 def test_on_a_terminal_tables_fold_to_its_width(cluster: Path) -> None:

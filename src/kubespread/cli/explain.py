@@ -109,6 +109,8 @@ def _verdict(row: dict[str, Any], notes: dict[str, int], wide: bool) -> str:
     note under the table), or with ``wide`` the plugin and its reasons in full."""
     if row["feasible"]:
         return "[green]fits[/]"
+    if not row["examined"]:
+        return "[dim]not examined[/]"
     text = f"{row['plugin']}: {'; '.join(row['reasons'])}"
     if wide:
         return f"[red]x[/] {escape(text)}"
@@ -132,6 +134,8 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
     out.print(Text(head, style="bold"))
     if d["fitError"]:
         out.print(d["fitError"], markup=False, highlight=False, soft_wrap=False)
+    if d.get("samplingSummary"):
+        out.print(Text(d["samplingSummary"], style="dim"), soft_wrap=False)
     plugins = d["plugins"]
     t = table("node", "zone", "verdict")
     weights: dict[str, int] = {}

@@ -186,7 +186,8 @@ def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *
 
 
 def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bool = False) -> None:
-    """``wide``: node names whole, and each pod's count of feasible nodes."""
+    """``wide``: node names whole, each pod's count of feasible nodes found and of nodes tied
+    at its best score. A line under the table when ties crossed zones."""
     short, note = (str, "") if wide else node_namer(list(result.sim.cluster.nodes))
     placed = result.placements
     pending = result.final.pending
@@ -201,14 +202,26 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
         t = table("pod", "node", "zone", ("score", "right"))
         if wide:
             t.add_column("feasible", justify="right")
+            t.add_column("tied", justify="right")
         for p in placed:
             score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
             name = short_ns(p["namespace"], p["name"])
             if (p["namespace"], p["name"]) in victims:
                 name += " (preempted)"
-            feasible = [str(p["feasibleNodes"])] if wide else []
-            t.add_row(name, short(p["node"]), p["zone"] or "-", score, *feasible)
+            extra = [str(p["feasibleNodes"]), str(p["tiedNodes"])] if wide else []
+            t.add_row(name, short(p["node"]), p["zone"] or "-", score, *extra)
         out.print(t)
+        across = sum(1 for p in placed if p.get("tiedZones"))
+        if across:
+            out.print(
+                Text(
+                    f"{across} placement(s) tied across zones: kubespread answers as kube-scheduler at "
+                    "parallelism 1; at kube's parallelism 16 these could land in another zone "
+                    "(`kubespread simulate --runs N` shows the spread)",
+                    style="yellow",
+                ),
+                soft_wrap=False,
+            )
     out.print()
     if result.preemptions:
         print_preemptions(result.preemptions, short)

@@ -2,7 +2,9 @@
 
 DESIGN: "The CLI's explain is just a view of [the decision]". Every node gets a row: the
 filter verdict (stage, plugin, kube-scheduler's reasons) or each score plugin's normalized
-and weighted score and the total, sorted best first with the winner marked. Under it, hints
+and weighted score and the total, sorted best first with the winner marked; a node the
+scheduler's sampling never reached says so (``examined``), and ``sampling_summary`` says where
+the visit started and where Filter stopped. Under it, hints
 in plain language for the failures seen, drawn from the Kubernetes documentation and KEPs
 (../shared/spec): conflicting spread constraints, bypassed nodes without the topology key,
 minDomains, nodeTaintsPolicy, required (anti-)affinity and its symmetry.
@@ -39,11 +41,12 @@ from kubespread.scheduler.plugins.podtopologyspread.filtering import (
 )
 from kubespread.scheduler.predicates import required_pod_terms
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.scheduler import TIE_SMALLEST_NAME, Decision
+from kubespread.scheduler.scheduler import TIE_HEAP, TIE_SMALLEST_NAME, Decision, sampling_dict
+from kubespread.scheduler.selection import ADAPTIVE, MIN_FEASIBLE_NODES_TO_FIND
 from kubespread.scheduler.timings import CycleTimings
-from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views
+from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views, tie_view
 
-__all__ = ["Explanation", "explain"]
+__all__ = ["Explanation", "explain", "sampling_summary"]
 
 _PTS = "PodTopologySpread"
 _DOCS = "Kubernetes docs, Pod Topology Spread Constraints"
@@ -65,14 +68,18 @@ class Explanation:
     running_on: str | None = None
     #: where the decision's cycle spent its time (the Decision's), None when it was not timed
     timings: CycleTimings | None = None
+    #: the cluster the decision was made on (tie zones are read from it)
+    cluster: ClusterState | None = field(default=None, repr=False)
 
     def runs_on(self, node: str) -> None:
         """For a bound pod explained as if scheduled now: where it runs; the tie hint says so
         when that is another of the tied best nodes (picked when it was placed), so it does not
         read as if the pod should have gone elsewhere."""
         self.running_on = node
-        old = _tie_hint(self.decision)
-        new = _tie_hint(self.decision, running_on=node)
+        if self.cluster is None:
+            return
+        old = _tie_hint(self.decision, self.cluster)
+        new = _tie_hint(self.decision, self.cluster, running_on=node)
         if old and old != new:
             self.hints[self.hints.index(old[0])] = new[0]
 
@@ -93,6 +100,11 @@ class Explanation:
             "preemptions": self.preemptions,
             "runningOn": self.running_on,
         }
+        if d.sampling is not None:
+            out["sampling"] = sampling_dict(d)
+            out["samplingSummary"] = sampling_summary(d)
+        if d.scheduled and self.cluster is not None:
+            out.update(tie_view(d, self.cluster).to_dict())
         if self.timings is not None:
             out["timings"] = self.timings.to_dict()
         return out
@@ -106,16 +118,23 @@ def _zone(node: Node | None) -> str | None:
 
 def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[dict[str, Any]]:
     """Scored nodes by total (highest first, then name), the only feasible node, then the
-    rejected ones: those that passed more filters first (a later rejecting plugin)."""
+    rejected ones: those that passed more filters first (a later rejecting plugin); then the
+    nodes sampling never examined, in the order the visit would have reached them."""
     rejections = decision.rejections
     order = {pl.name: i for i, pl in enumerate(profile.filter)}
     feasible = set(decision.feasible)
+    sm = decision.sampling
+    unexamined: dict[str, int] = {}
+    if sm is not None and sm.unexamined:
+        tail = decision.nodes[sm.visit[sm.examined :]].tolist()
+        unexamined = {n: i for i, n in enumerate(tail)}
     rows = []
     for name in decision.nodes.tolist():
         row: dict[str, Any] = {
             "name": name,
             "zone": _zone(cluster.nodes.get(name)),
             "feasible": name in feasible,
+            "examined": name not in unexamined,
             "winner": name == decision.selected,
             "scores": {},
             "total": None,
@@ -131,6 +150,8 @@ def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[d
     def key(r: dict[str, Any]) -> tuple[Any, ...]:
         if r["feasible"]:
             return (0, -(r["total"] or 0), r["name"])
+        if not r["examined"]:
+            return (2, unexamined[r["name"]], r["name"])
         return (1, -order.get(r["plugin"], -1), r["name"])
 
     return sorted(rows, key=key)
@@ -152,7 +173,45 @@ def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Expl
         hints(decision, cluster, views),
         preemptions,
         timings=decision.timings,
+        cluster=cluster,
     )
+
+
+def sampling_summary(decision: Decision) -> str:
+    """One sentence on how kube-scheduler's cycle chose its nodes: where the visit started,
+    how many it examined, and why it stopped there."""
+    sm = decision.sampling
+    assert sm is not None
+    names = decision.nodes
+    if sm.nominated_first:
+        return (
+            f"the nominated node {decision.selected} (status.nominatedNodeName) was tried first and "
+            "fits: no other node was examined"
+        )
+    total = len(sm.visit)
+    if not total:
+        return "no node to visit"
+    pct = "adaptive" if sm.percentage == ADAPTIVE else f"{sm.percentage}%"
+    first = names[sm.visit[0]]
+    text = f"nodes visited in the scheduler's node tree order from {first} (start index {sm.start})"
+    if sm.stopped_at >= 0:
+        text += (
+            f"; Filter stopped at {names[sm.stopped_at]} once {sm.to_find} feasible nodes were found "
+            f"(percentageOfNodesToScore {pct}): {sm.examined} of {total} examined, "
+            f"{sm.unexamined} not, only the {sm.to_find} found were scored"
+        )
+    elif sm.to_find < total:
+        text += (
+            f"; all {total} examined: fewer than {sm.to_find + 1} feasible nodes "
+            f"(percentageOfNodesToScore {pct} asks for {sm.to_find})"
+        )
+    else:
+        small = total < MIN_FEASIBLE_NODES_TO_FIND
+        below = f"under {MIN_FEASIBLE_NODES_TO_FIND} nodes" if small else f"percentageOfNodesToScore {pct}"
+        text += f"; all {total} examined ({below}: every node is searched)"
+    if sm.narrowed:
+        text += "; a PreFilterResult narrowed the visit (kube-scheduler visits those nodes in random order)"
+    return text
 
 
 # ------------------------------------------------------------------ hints
@@ -376,23 +435,34 @@ def _resources_hint(decision: Decision, cluster: ClusterState, n: int) -> str:
     return text + ". Lower the requests, or add capacity where the other rules allow the pod."
 
 
-def _tie_hint(decision: Decision, running_on: str | None = None) -> list[str]:
+def _tie_hint(decision: Decision, cluster: ClusterState, running_on: str | None = None) -> list[str]:
     """A tie of the best totals, and which rule broke it (kube-scheduler: a random pick);
     ``running_on``: the node a bound pod runs on."""
     if not decision.tie_break or decision.selected is None:
         return []
     top = decision.total(decision.selected)
-    tied = [name for name in decision.scored if decision.total(name) == top]
+    tied = decision.tied
     others = [name for name in tied if name != decision.selected]
-    rule = (
-        "the smallest node name"
-        if decision.tie_break == TIE_SMALLEST_NAME
-        else "a random choice seeded by --seed, the same on every run"
-    )
-    text = (
-        f"Tie: {len(tied)} nodes share the top total {top}. kube-scheduler picks one of them at "
-        f"random; kubespread picked {decision.selected} by {rule}. Equally good: {_few(others, 5)}."
-    )
+    zones = sorted({_zone(cluster.nodes.get(n)) or "no zone" for n in tied})
+    where = f" in {len(zones)} zones ({_few(zones, 4)})" if len(zones) > 1 else ""
+    if decision.tie_break == TIE_HEAP:
+        text = (
+            f"Tie: {len(tied)} nodes{where} share the top total {top}. kube-scheduler takes the top of "
+            f"its score heap over the nodes in the order Filter found them: {decision.selected} at "
+            "parallelism 1 (kubespread's answer); at its default parallelism 16 Filter's threads race "
+            f"and any of them may win. Equally good: {_few(others, 5)}."
+        )
+    else:
+        rule = (
+            "the smallest node name (the conformance corpus's convention)"
+            if decision.tie_break == TIE_SMALLEST_NAME
+            else "a random choice seeded by --seed, the same on every run"
+        )
+        text = (
+            f"Tie: {len(tied)} nodes{where} share the top total {top}. kube-scheduler's pick among "
+            f"them depends on its Filter threads; kubespread picked {decision.selected} by {rule}. "
+            f"Equally good: {_few(others, 5)}."
+        )
     if running_on in others:
         text += f" The pod runs on {running_on}: one of them, picked when it was placed."
     return [text]
@@ -402,4 +472,8 @@ def hints(decision: Decision, cluster: ClusterState, views: list[ConstraintView]
     """Plain-language reasons and remedies for what rejected nodes (empty when none did), and
     how a tie among the best nodes was broken."""
     seen = _reason_counts(decision)
-    return _tie_hint(decision) + _spread_hints(decision, views, seen) + _other_hints(decision, cluster, seen)
+    return (
+        _tie_hint(decision, cluster)
+        + _spread_hints(decision, views, seen)
+        + _other_hints(decision, cluster, seen)
+    )

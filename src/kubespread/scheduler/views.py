@@ -46,6 +46,11 @@ Which rows a workload gets:
 
 A pod without a controller is a workload of its own, shown only with the spread constraints
 the scheduler applies to it (no raw-only rows).
+
+**One placement** (``tie_view``): how certain it is. kubespread answers as kube-scheduler at
+parallelism 1 (the score heap's top); at its default parallelism 16 any node sharing the best
+total may win, so a placement says how many tied, their zones when they span several (then
+even the zone is a coin toss), and how many nodes sampling left unexamined.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from kubespread.api.core import Pod
-from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME
+from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, zone_of
 from kubespread.scheduler.plugins.defaultpreemption.post_filter import pdbs_of
 from kubespread.scheduler.plugins.defaultpreemption.preemption import violated_budgets
 from kubespread.scheduler.plugins.podtopologyspread.common import (
@@ -78,15 +83,18 @@ if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
     from kubespread.scheduler.framework import PreemptionResult
     from kubespread.scheduler.profile import Profile
+    from kubespread.scheduler.scheduler import Decision
 
 __all__ = [
     "ConstraintView",
     "SpreadRow",
+    "TieView",
     "constraint_views",
     "preemption_entry",
     "profile_views",
     "rule_keys",
     "spread_rows",
+    "tie_view",
     "top_owner",
 ]
 
@@ -496,3 +504,37 @@ def preemption_entry(pod: Pod, result: PreemptionResult, cluster: ClusterState) 
         "pdbViolations": result.pdb_violations,
         "reason": result.reason,
     }
+
+
+# ------------------------------------------------------------------ one placement
+
+
+@dataclass(frozen=True, slots=True)
+class TieView:
+    """How many nodes shared the best total with the chosen one, and where (see the module
+    notes); ``zones`` only when they span more than one ("" for nodes without a zone)."""
+
+    nodes: int
+    zones: tuple[str, ...] = ()
+    unexamined: int = 0
+
+    @property
+    def across_zones(self) -> bool:
+        return len(self.zones) > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tiedNodes": self.nodes}
+        if self.zones:
+            out["tiedZones"] = list(self.zones)
+        out["unexaminedNodes"] = self.unexamined
+        return out
+
+
+def tie_view(decision: Decision, cluster: ClusterState) -> TieView:
+    """The placement's ties (1 node: none) and the nodes its sampling never examined."""
+    sampling = decision.sampling
+    unexamined = sampling.unexamined if sampling is not None else 0
+    tied = decision.nodes[decision.tied_ids].tolist() if len(decision.tied_ids) else []
+    nodes = cluster.nodes
+    zones = sorted({zone_of(nodes[n].metadata.labels) or "" for n in tied if n in nodes})
+    return TieView(max(len(tied), 1), tuple(zones) if len(zones) > 1 else (), unexamined)

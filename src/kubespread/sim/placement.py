@@ -31,7 +31,7 @@ from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.scheduler.views import SpreadRow, spread_rows, top_owner
+from kubespread.scheduler.views import SpreadRow, spread_rows, tie_view, top_owner
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation, SimulationError
 from kubespread.sim.run import Snapshot, StepResult, snapshot
 from kubespread.sim.scenario import creation_problems, pod_limit_problems
@@ -203,6 +203,7 @@ def place(
                 "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
                 "score": score,
                 "feasibleNodes": len(decision.feasible),
+                **tie_view(decision, sim.cluster).to_dict(),
                 "step": step[0],
             }
         )
@@ -283,8 +284,9 @@ class NoProfile(Exception):
 
 def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanation:
     """Decide ``pod`` (unbound) on the simulation's cluster as it is now (the nominated pods'
-    room kept), and read the decision; its preemptions are those the run made for it, then
-    the one this decision would make. ``timed``: keep where the cycle's time went
+    room kept), as the simulation's scheduler would next (its node order and start index,
+    on a copy: explaining moves nothing), and read the decision; its preemptions are those
+    the run made for it, then the one this decision would make. ``timed``: keep where the cycle's time went
     (``Explanation.timings``); off by default, as most explanations are read for their why."""
     name = pod.spec.scheduler_name or "default-scheduler"
     profile = sim.profiles.get(name)
@@ -294,7 +296,8 @@ def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanatio
             "KubeSchedulerConfiguration that scheduler runs with --scheduler-config"
         )
     nominated = sim.scheduling.nominated or None
-    decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, timed=timed)
+    order = sim.scheduling.order.fork()
+    decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, order=order, timed=timed)
     e = explain(decision, sim.cluster, profile)
     made = [entry for entry in sim.preemptions if entry["pod"] == pod.key]
     e.preemptions = made + e.preemptions
