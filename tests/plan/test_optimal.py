@@ -21,6 +21,7 @@ from kubespread.plan.workloads import cluster_without as _without
 from kubespread.plan.workloads import unbound as _unbound
 from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
+from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import place
 from kubespread.solve import RESOURCES, build_model, conflict
 from kubespread.solve.placement import _with_assumptions
@@ -203,11 +204,13 @@ def _check_arrangement_and_bind_order(result: Any, solved: Any) -> None:
         base.add_pod(pod)
     again = _without(cluster, members)
     assert [e["pod"] for e in solved.bind_order] and len(solved.bind_order) == len(members)
+    nodes = NodeOrder.of(again)  # a fresh kube-scheduler: its node order, start index, heap pick
     for entry in solved.bind_order:
         pod = _unbound(cluster.pods[entry["pod"]])
         if entry["pinned"]:
             pod = pinned(pod, entry["node"])
-        assert schedule_one(pod, again, profile).selected == entry["node"] == solved.assignments[entry["pod"]]
+        chosen = schedule_one(pod, again, profile, order=nodes).selected
+        assert chosen == entry["node"] == solved.assignments[entry["pod"]]
         again.add_pod(pod)
         again.bind(pod.key, entry["node"])
 

@@ -19,6 +19,7 @@ from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
+from kubespread.scheduler.selection import NodeOrder
 from kubespread.solve import (
     AFFINITY,
     ANTI_AFFINITY,
@@ -64,14 +65,16 @@ def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: in
 def greedy_counts(
     cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX
 ) -> dict[str, int]:
-    """:func:`greedy`'s clones per node (the solver starts its search from it)."""
+    """:func:`greedy`'s clones per node (the solver starts its search from it), placed as a
+    fresh kube-scheduler places them (its node order, sampling and pick among ties)."""
     pods = iter_clones(template, max_count, set(cluster.pods))
     counts: dict[str, int] = {}
     bound: list[Pod] = []
+    order = NodeOrder.of(cluster)
     with cluster.hypothetical():
         try:
             for pod in pods:
-                decision = schedule_one(pod, cluster, profile)
+                decision = schedule_one(pod, cluster, profile, order=order)
                 if decision.selected is None:
                     break
                 cluster.add(pod)

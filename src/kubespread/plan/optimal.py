@@ -35,6 +35,7 @@ from kubespread.plan.capacity import binding_limits
 from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
+from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import PlacementResult
 from kubespread.solve import SolveError, build_groups, conflict, solve, verify_groups
 
@@ -115,11 +116,12 @@ def replay(
     left = dict(room)
     order: list[dict[str, Any]] = []
     waiting = list(pods)
+    nodes = NodeOrder.of(cluster)  # a fresh kube-scheduler's node order and start index
     while waiting:
         deferred: list[Pod] = []
         for pod in waiting:
             gi = group_of[pod.key]
-            landed = _land(cluster, pod, profile, gi, left)
+            landed = _land(cluster, pod, profile, gi, left, nodes)
             if landed is None:
                 deferred.append(pod)
                 continue
@@ -137,16 +139,29 @@ def replay(
 
 
 def _land(
-    cluster: ClusterState, pod: Pod, profile: Profile, gi: int, left: dict[tuple[int, str], int]
+    cluster: ClusterState,
+    pod: Pod,
+    profile: Profile,
+    gi: int,
+    left: dict[tuple[int, str], int],
+    nodes: NodeOrder,
 ) -> tuple[str, bool] | None:
-    decision = schedule_one(pod, cluster, profile)
+    """Where the scheduler puts ``pod`` (as created, or pinned to a node with room): only the
+    cycle that places it moves the start index, as only that pod would be created."""
+    trial = nodes.fork()
+    decision = schedule_one(pod, cluster, profile, order=trial)
     chosen = decision.selected
     if chosen is not None and left.get((gi, chosen), 0) > 0:
+        nodes.next_start = trial.next_start
         return chosen, False
     # every node with room: a pin can change what the Filter counts (spread's
     # nodeAffinityPolicy Honor), so one the pod fails unpinned may take it pinned
     for (g, node), k in left.items():
-        if g == gi and k > 0 and schedule_one(pinned(pod, node), cluster, profile).selected == node:
+        if g != gi or k <= 0:
+            continue
+        trial = nodes.fork()
+        if schedule_one(pinned(pod, node), cluster, profile, order=trial).selected == node:
+            nodes.next_start = trial.next_start
             return node, True
     return None
 

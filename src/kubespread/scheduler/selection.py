@@ -206,10 +206,9 @@ class NodeOrder:
             self.tree.update(ev.old, ev.obj)
 
     def fork(self) -> NodeOrder:
-        """An independent copy (its own tree and start): a cycle run to look, not to act."""
-        other = copy.copy(self)
-        other.tree = self.tree.copy()
-        return other
+        """A copy with its own start index, sharing the tree (no copy of thousands of names):
+        for a cycle run to look or to try, never to follow events."""
+        return copy.copy(self)
 
     def visit_ids(self, cluster: ClusterState) -> np.ndarray:
         """The snapshot's node list as node ids (read-only; valid until the node set changes)."""
