@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,6 +18,7 @@ from kubespread.cli.common import (
     Output,
     OutputOption,
     ValidateOption,
+    at_least_one,
     err,
     out,
     print_data,
@@ -31,7 +33,10 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
+    from kubespread.controllers.host import Controller
     from kubespread.sim.hints import PendingHints
+    from kubespread.sim.run import SimulationResult
+    from kubespread.sim.runs import OutcomeSpread, RunsResult, StepSpread
 
 __all__ = ["simulate_command"]
 
@@ -180,6 +185,11 @@ def _print_table(doc: dict[str, Any], *, changes_only: bool = True) -> None:
         previous = step
 
 
+def _runs_at_least_one(value: int | None) -> int | None:
+    """--runs: not given (one deterministic run), else at least 1."""
+    return value if value is None else at_least_one(value)
+
+
 def simulate_command(
     scenario: Annotated[
         Path, typer.Argument(metavar="SCENARIO", hidden=True, help="Scenario file (kind: Scenario).")
@@ -215,7 +225,10 @@ def simulate_command(
     report: Annotated[
         Path | None,
         typer.Option(
-            "--report", metavar="DIR", help="Write DIR/report.html: one self-contained page with pictures."
+            "--report",
+            metavar="DIR",
+            help="Write DIR/report.html: one self-contained page with pictures. With --runs: the "
+            "first run's.",
         ),
     ] = None,
     workloadspread_flavour: Annotated[
@@ -234,7 +247,8 @@ def simulate_command(
         typer.Option(
             "--changes-only/--all-steps",
             help="Table: show a step only when its spread, pending pods or events differ from "
-            "the step before (one line otherwise); --all-steps shows every step in full.",
+            "the step before (one line otherwise; with --runs, in some run); --all-steps shows "
+            "every step in full.",
         ),
     ] = True,
     output_form: Annotated[
@@ -243,7 +257,7 @@ def simulate_command(
             "--output-form",
             metavar="FORM",
             help="-o json|yaml: delta (the initial state, then what each step changed) or full "
-            "(every pod at every step).",
+            "(every pod at every step). Ignored with --runs (its summary has one form).",
         ),
     ] = OutputForm.delta,
     dump: Annotated[
@@ -251,12 +265,38 @@ def simulate_command(
         typer.Option(
             "--dump",
             metavar="FILE",
-            help="Write the final cluster as a kubectl List (input for schedule, rebalance).",
+            help="Write the final cluster as a kubectl List (input for schedule, rebalance). "
+            "With --runs: the first run's.",
+        ),
+    ] = None,
+    runs: Annotated[
+        int | None,
+        typer.Option(
+            "--runs",
+            metavar="N",
+            callback=_runs_at_least_one,
+            help="Replay the scenario N times, one after the other, with the scheduler's pick among "
+            "equally scored nodes drawn at random (what the race of kube-scheduler's 16 threads "
+            "makes of it), run i (from 0) with seed S+i; show per step each workload's pods per "
+            "domain and the pending pods as min/median/max over the runs, and whether every run "
+            "ended the step alike. --dump and --report show the first run (seed S); -o json|yaml "
+            "writes the summary (--output-form does not apply).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            metavar="S",
+            help="With --runs: the first run's seed (default: the scenario's seed). Names and uids "
+            "the API server generates draw from it too.",
         ),
     ] = None,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted.
+    With --runs N, replay it N times with the scheduler's ties drawn at random and show per
+    step what every run agrees on and what differs between runs.
 
     SCENARIO is a scenario file (kind: Scenario)."""
     from kubespread.admission.framework import AdmissionOptions
@@ -280,6 +320,9 @@ def simulate_command(
             f"error: --affinity-grace-period: must be a duration such as 60s or 2m, got {affinity_grace!r}"
         )
         raise typer.Exit(2)
+    if seed is not None and runs is None:
+        err.print("error: --seed: only with --runs (a single run uses the scenario's seed field)")
+        raise typer.Exit(2)
     options = AdmissionOptions(
         hard_anti_affinity_limit=hard_anti_affinity_limit,
         limit_pod_hard_anti_affinity_topology=limit_topology,
@@ -296,6 +339,28 @@ def simulate_command(
         raise typer.Exit(1) from None
     for w in loaded.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
+
+    def controllers() -> list[Controller]:
+        return default_controllers(
+            affinity_grace_seconds=grace,
+            workloadspread=WorkloadSpreadOptions(flavour=workloadspread_flavour),  # type: ignore[arg-type]
+        )
+
+    if runs is not None:
+        _simulate_runs(
+            loaded,
+            runs,
+            seed=seed,
+            controllers=controllers,
+            admission=options,
+            max_pods=max_pods,
+            progress=progress,
+            output=output,
+            changes_only=changes_only,
+            dump=dump,
+            report=report,
+        )
+        return
     bar = progress_bar(progress)
     with bar:
         task = bar.add_task("simulating", total=len(loaded.steps))
@@ -318,10 +383,7 @@ def simulate_command(
         try:
             result = simulate(
                 loaded,
-                controllers=default_controllers(
-                    affinity_grace_seconds=grace,
-                    workloadspread=WorkloadSpreadOptions(flavour=workloadspread_flavour),  # type: ignore[arg-type]
-                ),
+                controllers=controllers(),
                 admission=options,
                 on_step=on_step,
                 on_decision=on_decision,
@@ -333,15 +395,8 @@ def simulate_command(
                 err.print(f"error: {p}", markup=False, highlight=False)
             raise typer.Exit(1) from None
         bar.update(task, completed=len(loaded.steps))
-    if dump is not None and result.sim is not None:
-        from kubespread.io.dump import cluster_objects, dump_objects
-
-        try:
-            dump.write_text(dump_objects(cluster_objects(result.sim.cluster)))
-        except OSError as e:
-            err.print(f"error: cannot write {dump}: {e.strerror or e}", markup=False)
-            raise typer.Exit(1) from None
-        err.print(f"dump: {dump}", markup=False, highlight=False)
+    if dump is not None:
+        _write_dump(dump, result)
     # the full form: the table's and the report's input, and -o json|yaml's when asked for
     full = output is Output.table or report is not None or output_form is OutputForm.full
     doc = full_dict(result, hints.decorate) if full else None
@@ -356,6 +411,200 @@ def simulate_command(
         assert doc is not None
         path = _write_report(report, doc, result, hints)
         err.print(f"report: {path}", markup=False, highlight=False)
+
+
+def _write_dump(path: Path, result: SimulationResult, note: str = "") -> None:
+    """``--dump``: the run's final cluster as a kubectl List; ``note`` says which run."""
+    from kubespread.io.dump import cluster_objects, dump_objects
+
+    if result.sim is None:
+        return
+    try:
+        path.write_text(dump_objects(cluster_objects(result.sim.cluster)))
+    except OSError as e:
+        err.print(f"error: cannot write {path}: {e.strerror or e}", markup=False)
+        raise typer.Exit(1) from None
+    err.print(f"dump: {path}{note}", markup=False, highlight=False)
+
+
+# ------------------------------------------------------------------ --runs
+
+
+#: under the title of the --runs table
+_RUNS_LEGEND = "pods per domain: each workload's own running pods, min/median/max over the runs"
+
+
+def _simulate_runs(
+    loaded: Any,
+    runs: int,
+    *,
+    seed: int | None,
+    controllers: Callable[[], list[Controller]],
+    admission: Any,
+    max_pods: int,
+    progress: bool,
+    output: Output,
+    changes_only: bool,
+    dump: Path | None,
+    report: Path | None,
+) -> None:
+    """``--runs N``: the runs one after the other (kubespread.sim.runs), then their summary;
+    --dump and --report show the first run."""
+    from kubespread.sim.delta import full_dict
+    from kubespread.sim.hints import PendingHints
+    from kubespread.sim.placement import PROGRESS_EVERY
+    from kubespread.sim.runs import simulate_runs
+    from kubespread.sim.scenario import ScenarioError
+
+    hints = PendingHints() if report is not None else None
+    kept: list[SimulationResult] = []  # the first run's, for --dump and --report
+    bar = progress_bar(progress)
+    with bar:
+        task = bar.add_task("simulating", total=runs)
+        run = [0, 0]  # the run's index and seed
+        doing = [""]
+        placed = [0]
+
+        def on_run(i: int, s: int) -> None:
+            run[:] = [i, s]
+            placed[0] = 0
+            doing[0] = f"run {i + 1}/{runs} (seed {s})"
+            bar.update(task, completed=i, description=doing[0])
+
+        def on_step(step: Any) -> None:
+            doing[0] = f"run {run[0] + 1}/{runs} (seed {run[1]}): step {step.index + 1}: {step.action}"
+            bar.update(task, description=doing[0])
+
+        def on_decision(decision: Any) -> None:
+            if decision.selected is None:
+                return
+            placed[0] += 1
+            if placed[0] % PROGRESS_EVERY == 0:
+                bar.update(task, description=f"{doing[0]}: {placed[0]:,} pods placed")
+
+        def after_step(sim: Any, step: Any) -> None:
+            if hints is not None and run[0] == 0:
+                hints(sim, step)
+
+        def on_result(i: int, result: SimulationResult) -> None:
+            if i == 0 and (dump is not None or report is not None):
+                kept.append(result)
+
+        try:
+            summary = simulate_runs(
+                loaded,
+                runs,
+                seed=seed,
+                controllers=controllers,
+                admission=admission,
+                max_pods=max_pods,
+                on_run=on_run,
+                on_step=on_step,
+                on_decision=on_decision,
+                after_step=after_step if hints is not None else None,
+                on_result=on_result,
+            )
+        except ScenarioError as e:
+            for p in e.problems:
+                err.print(f"error: {p}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        bar.update(task, completed=runs)
+    note = f" (run 1 of {runs}, seed {summary.seeds[0]})"
+    if dump is not None:
+        _write_dump(dump, kept[0], note)
+    if output is Output.table:
+        _print_runs_table(summary, changes_only=changes_only)
+    else:
+        print_data(summary.to_dict(), output)
+    if report is not None:
+        assert hints is not None
+        doc = full_dict(kept[0], hints.decorate)
+        path = _write_report(report, doc, kept[0], hints)
+        err.print(f"report: {path}{note}", markup=False, highlight=False)
+
+
+def _median(value: float) -> str:
+    return f"{value:g}"
+
+
+def _runs_table(spreads: list[OutcomeSpread]) -> Table:
+    """One line per workload, key and domain: the pods there over the runs, a line that
+    differs between runs in yellow. A key with more than 6 domains (hostnames) gets one line
+    per distinct min/median/max, counting its domains."""
+    t = table(
+        "controller", "key", "domain", ("min", "right"), ("median", "right"), ("max", "right"), title=None
+    )
+    for s in spreads:
+        if s.workload is None:
+            label = f"pod/{short_ns(s.namespace, s.pod or '')}"
+        else:
+            label = f"{short_kind(s.workload[0])}/{short_ns(s.namespace, s.workload[1])}"
+        key = s.topology_key.rsplit("/", 1)[-1]
+        if len(s.domains) <= 6:
+            lines = [(d, c) for d, c in s.domains.items()]
+        else:
+            groups: dict[Any, list[str]] = {}
+            for d, c in s.domains.items():
+                groups.setdefault(c, []).append(d)
+            lines = [
+                (names[0] if len(names) == 1 else f"{len(names)} domains", c) for c, names in groups.items()
+            ]
+        for domain, c in lines:
+            style = None if c.certain else "yellow"
+            t.add_row(label, key, domain, str(c.min), _median(c.median), str(c.max), style=style)
+    return t
+
+
+def _step_title(step: StepSpread) -> str:
+    return "initial cluster" if step.index < 0 else f"step {step.index + 1}: {step.description}"
+
+
+def _print_runs_table(summary: RunsResult, *, changes_only: bool = True) -> None:
+    """Each step's spread over the runs (a step no run changed is one line with
+    --changes-only), its pending pods and verdict; then the steps that differ."""
+    name = summary.scenario or "scenario"
+    first, last = summary.seeds[0], summary.seeds[-1]
+    seeds = f"seed {first}" if first == last else f"seeds {first}-{last}"
+    n = summary.runs
+    out.print(
+        f"[bold]{name}[/] ({n} run{'s' if n != 1 else ''}, ties drawn at random, {seeds})",
+        markup=True,
+        highlight=False,
+    )
+    if any(s.distribution for s in summary.steps):
+        out.print(Text(_RUNS_LEGEND, style="dim"))
+    out.print()
+    compact = False
+    for step in summary.steps:
+        title = _step_title(step)
+        a, b = step.time
+        when = f"t={_fmt_time(a)}" if a == b else f"t={_fmt_time(a)}-{_fmt_time(b)}"
+        if changes_only and not step.changed:
+            out.print(f"[bold]{title}[/]  [dim]{when}: no change in any run[/]", markup=True, highlight=False)
+            compact = True
+            continue
+        if compact:
+            out.print()
+        compact = False
+        out.print(f"[bold]{title}[/]  [dim]{when}[/]", markup=True, highlight=False)
+        if step.distribution:
+            out.print(_runs_table(step.distribution))
+        p = step.pending
+        if p.certain:
+            pending = f"{p.min} in every run"
+        else:
+            pending = f"min {p.min}, median {_median(p.median)}, max {p.max}"
+        out.print(f"  pending: {pending}", markup=False, highlight=False)
+        colour = "green" if step.identical else "yellow"
+        out.print(f"  [{colour}]{step.verdict}[/]", markup=True, highlight=False)
+        out.print()
+    differ = [_step_title(s).split(":", 1)[0] for s in summary.steps if not s.identical]
+    if compact:
+        out.print()
+    if differ:
+        out.print(f"differs between runs at: {', '.join(differ)}", markup=False, highlight=False)
+    else:
+        out.print(f"every step identical in every run ({n} runs)", markup=False, highlight=False)
 
 
 def _write_report(directory: Path, doc: dict[str, Any], result: Any, hints: PendingHints) -> Path:

@@ -561,6 +561,7 @@ def simulate(
     on_decision: Callable[[Decision], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
     after_step: Callable[[Simulation, StepResult], None] | None = None,
+    random_ties: bool = False,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
 
@@ -569,7 +570,9 @@ def simulate(
     bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
     refuses a workload asking for more before anything runs). ``after_step`` sees the
     simulation as each step (the initial settling first) left it, with that step's result:
-    what can only be asked then (why a pod is pending at that step)."""
+    what can only be asked then (why a pod is pending at that step). ``random_ties`` draws the
+    scheduler's pick among equally scored nodes from the scenario's seed (``Simulation``), as
+    the race of kube-scheduler's threads would, instead of the deterministic pick."""
     problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
     if problems:
         raise ScenarioError(problems)
@@ -586,6 +589,7 @@ def simulate(
         controllers=controllers,
         admission=admission,
         max_pods=max_pods,
+        random_ties=random_ties,
     )
     if on_decision is not None:
         sim.decision_observers.append(on_decision)
