@@ -193,3 +193,33 @@ def test_a_simulation_keeps_its_node_tree_as_nodes_come_and_go() -> None:
     order = sim.scheduling.order
     # z0 emptied and came back: it is visited last now
     assert sim.cluster.node_names[order.visit_ids(sim.cluster)].tolist() == ["n0001", "n0002", "n0000"]
+
+
+def test_a_configuration_sets_the_percentage_globally_and_per_profile() -> None:
+    from kubespread.api.schedconfig import KubeSchedulerConfiguration
+    from kubespread.scheduler.config import ConfigError, profiles_from_config
+
+    cfg = KubeSchedulerConfiguration.from_dict(
+        {
+            "percentageOfNodesToScore": 30,
+            "profiles": [
+                {"schedulerName": "default-scheduler"},
+                {"schedulerName": "every-node", "percentageOfNodesToScore": 100},
+                {"schedulerName": "adaptive", "percentageOfNodesToScore": 0},
+            ],
+        }
+    )
+    got = {name: p.percentage_of_nodes_to_score for name, p in profiles_from_config(cfg).items()}
+    assert got == {"default-scheduler": 30, "every-node": 100, "adaptive": 0}
+    assert profiles_from_config(KubeSchedulerConfiguration()).popitem()[1].percentage_of_nodes_to_score == 0
+    bad = KubeSchedulerConfiguration.from_dict(
+        {"parallelism": 0, "profiles": [{"schedulerName": "x", "percentageOfNodesToScore": 101}]}
+    )
+    try:
+        profiles_from_config(bad)
+    except ConfigError as e:
+        text = str(e)
+        assert "profiles[0].percentageOfNodesToScore" in text and "not in valid range [0-100]" in text
+        assert "parallelism" in text
+    else:
+        raise AssertionError("invalid configuration accepted")
