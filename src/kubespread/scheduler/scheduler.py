@@ -223,9 +223,15 @@ class Decision:
         """The conformance answer format (../shared/conformance/README.md)."""
         scored = self.scored_index
         feasible = set(self.feasible)
+        sm = self.sampling
+        unexamined = (
+            set(self.nodes[sm.visit[sm.examined :]].tolist()) if sm is not None and sm.unexamined else set()
+        )
         nodes = []
         for name in self.nodes.tolist():
             entry: dict[str, Any] = {"name": name, "feasible": name in feasible}
+            if name in unexamined:
+                entry["examined"] = False
             rej = self.rejections.get(name)
             if rej is not None:
                 entry["rejectedAt"] = rej.stage
