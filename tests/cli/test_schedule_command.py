@@ -229,3 +229,28 @@ def test_a_scheduler_configuration_among_the_manifests_points_to_the_option(tmp_
     code, _, stderr = run("-f", str(EXAMPLES / "cluster"), "-f", str(cfg))
     assert code == 1
     assert "is not a cluster object" in stderr and "--scheduler-config" in stderr
+
+
+def test_a_tie_across_zones_is_said_and_carried_in_json(tmp_path: Path) -> None:
+    """Three equal nodes in three zones: the pod goes to the first the scheduler's node tree
+    lists (the input's first node), and the placement says its zone was a coin toss."""
+    cluster = write(tmp_path / "cluster.yaml", [node("n-b", "b"), node("n-a", "a"), node("n-c", "c")])
+    solo = write(tmp_path / "solo.yaml", [pod("solo", {"app": "solo"})])
+    code, stdout, _ = run("-f", str(cluster), "-f", str(solo))
+    assert code == 0
+    assert "1 placement(s) tied across zones" in " ".join(stdout.split())
+    (placed,) = run_json("-f", str(cluster), "-f", str(solo))["placements"]
+    assert placed["node"] == "n-b"  # first found, not the smallest name
+    assert placed["tiedNodes"] == 3 and placed["tiedZones"] == ["a", "b", "c"]
+    assert placed["unexaminedNodes"] == 0
+    code, wide, _ = run("-f", str(cluster), "-f", str(solo), "-o", "wide")
+    assert (
+        wide.splitlines()[1].split()[-2:] == ["feasible", "tied"] and wide.splitlines()[2].split()[-1] == "3"
+    )
+
+
+def test_no_tie_no_line(tmp_path: Path) -> None:
+    cluster = write(tmp_path / "cluster.yaml", [node("n-a", "a", cpu="8"), node("n-b", "b")])
+    solo = write(tmp_path / "solo.yaml", [pod("solo", {"app": "solo"})])
+    code, stdout, _ = run("-f", str(cluster), "-f", str(solo))
+    assert code == 0 and "tied across zones" not in stdout
