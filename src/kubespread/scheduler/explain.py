@@ -23,6 +23,7 @@ from kubespread.api.keys import zone_of
 from kubespread.api.quantity import Format, Quantity
 from kubespread.api.resources import Resources, pod_requests
 from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.decision import TIE_HEAP, TIE_SMALLEST_NAME, Decision, sampling_dict
 from kubespread.scheduler.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -41,7 +42,6 @@ from kubespread.scheduler.plugins.podtopologyspread.filtering import (
 )
 from kubespread.scheduler.predicates import required_pod_terms
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.scheduler import TIE_HEAP, TIE_SMALLEST_NAME, Decision, sampling_dict
 from kubespread.scheduler.selection import ADAPTIVE, MIN_FEASIBLE_NODES_TO_FIND
 from kubespread.scheduler.timings import CycleTimings
 from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views, tie_view
