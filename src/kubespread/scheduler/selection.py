@@ -22,11 +22,14 @@ ties by name:
   total is the highest (``nodeScoreHeap.Less``: higher total, then a Randomizer only
   extenders set; :func:`heap_top`).
 
-Divergences, each because the real scheduler's answer is not a function of its input:
+Divergences. Two because the real scheduler's answer is not a function of its input:
 parallelism above 1 makes the found order (and which nodes are found) a race between threads,
 and a PreFilterResult's node set is visited in Go's random map order. kubespread answers as
 parallelism 1 and visits a PreFilterResult's nodes in the tree's order; ``Sampling`` says
-when either applies.
+when either applies. One not modelled: OpportunisticBatching (beta, on by default in v1.35)
+tries a node hinted by an earlier pod of the same signature first; under the default profile
+no pod is signable (PodTopologySpread's system default constraints refuse every pod,
+``SignPod``), so it only matters with ``defaultingType: List`` and no default constraints.
 """
 
 from __future__ import annotations
