@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The admission webhook under concurrent load: latency of /mutate-pods over real TLS.
 
-Starts ``kubespread.live.webhook.WebhookServer`` on 127.0.0.1 with a throw-away certificate
+Starts ``kubespread.live.webhook_server.WebhookServer`` on 127.0.0.1 with a throw-away certificate
 (made by the ``openssl`` command in a temporary folder), then ``--clients`` threads each send
 ``--requests`` AdmissionReviews of a pod with a zone spread, a matchLabelKeys term and a
 required anti-affinity (merge on, hard anti-affinity limit on), each on a fresh TLS
@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kubespread.admission.framework import AdmissionOptions
-from kubespread.live.webhook import AdmissionHandlers, WebhookServer
+from kubespread.live.webhook import AdmissionHandlers
+from kubespread.live.webhook_server import WebhookServer
 
 POD = {
     "apiVersion": "v1",

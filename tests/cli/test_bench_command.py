@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from builders import make_node, make_pod
 from kubespread.cli.app import app
-from kubespread.scheduler.evaluate import evaluate
+from kubespread.harness.evaluate import evaluate
 from shared_corpus import SHARED
 
 runner = CliRunner()
@@ -196,9 +196,9 @@ def test_overhead_runs_each_cycle_twice_and_keeps_the_placements(tmp_path: Path)
 def test_the_first_pair_of_cycles_is_left_out_of_the_overhead() -> None:
     """The first cycle builds the plugins' caches: whichever half of the pair runs first would
     carry that once-only cost, so the sums and the per-cycle ratios start at the second pod."""
-    from kubespread.scheduler.bench import _Paired
+    from kubespread.harness.bench import _Paired
+    from kubespread.harness.evaluate import build_cluster
     from kubespread.scheduler.config import default_profile
-    from kubespread.scheduler.evaluate import build_cluster
 
     nodes = [make_node(f"n{i}").zone("ab"[i % 2]).capacity(cpu="4").dict() for i in range(4)]
     cluster = build_cluster({"mode": "sequence", "nodes": nodes, "pods": []})

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
-from kubespread.scheduler.evaluate import evaluate
+from kubespread.harness.evaluate import evaluate
 from shared_corpus import SHARED, load_script
 
 CORPUS = SHARED / "conformance"

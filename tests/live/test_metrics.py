@@ -31,7 +31,8 @@ from kubespread.live.metrics import (
     parse_bind_address,
 )
 from kubespread.live.scheduler import SecondaryScheduler
-from kubespread.live.webhook import AdmissionHandlers, serve
+from kubespread.live.webhook import AdmissionHandlers
+from kubespread.live.webhook_server import serve
 from kubespread.live.workloadspread import LiveController
 from kubespread.scheduler import queue as queue_module
 from kubespread.scheduler.config import default_profile

@@ -34,13 +34,8 @@ from kubespread.api.timestamps import timestamp
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
-from kubespread.live.webhook import (
-    MAX_BODY_BYTES,
-    AdmissionHandlers,
-    WebhookConfigError,
-    WebhookServer,
-    serve,
-)
+from kubespread.live.webhook import MAX_BODY_BYTES, AdmissionHandlers
+from kubespread.live.webhook_server import WebhookConfigError, WebhookServer, serve
 
 ZONE = "topology.kubernetes.io/zone"
 WS_KEY = "default/spread"

@@ -9,9 +9,9 @@ from builders import cluster_of, make_node, make_pod
 from capacity_cases import CASES, WEB, ZONE, brute_force
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
+from kubespread.harness.evaluate import schedule_in_turn
 from kubespread.plan.capacity import greedy, maximum
 from kubespread.scheduler import default_profile
-from kubespread.scheduler.evaluate import schedule_in_turn
 from kubespread.solve import clones
 
 

@@ -24,7 +24,7 @@ from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import place
 from kubespread.solve import RESOURCES, build_model, conflict
-from kubespread.solve.placement import _with_assumptions
+from kubespread.solve.conflicts import _with_assumptions
 from placement_inputs import node, write
 
 ZONE = "topology.kubernetes.io/zone"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from builders import make_node, make_pod
-from kubespread.scheduler.evaluate import evaluate
+from kubespread.harness.evaluate import evaluate
 from kubespread.scheduler.plugins.defaultpreemption.preemption import (
     PICK_FIRST,
     PICK_ONLY,

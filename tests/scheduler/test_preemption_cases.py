@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kubespread.scheduler.evaluate import evaluate
+from kubespread.harness.evaluate import evaluate
 from preemption_compare import diff_case, diff_preemption
 
 CASES = sorted((Path(__file__).resolve().parents[1] / "data" / "preemption").glob("*.input.json"))

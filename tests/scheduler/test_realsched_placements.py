@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kubespread.scheduler.evaluate import EvaluateError, evaluate
+from kubespread.harness.evaluate import EvaluateError, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "realsched"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kubespread.scheduler.evaluate import evaluate
+from kubespread.harness.evaluate import evaluate
 from shared_corpus import SHARED, load_script
 
 IDE = "requiredDuringSchedulingIgnoredDuringExecution"

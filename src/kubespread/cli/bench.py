@@ -16,7 +16,7 @@ import typer
 from kubespread.cli.common import Output, OutputOption, out, print_data, table, timings_table
 
 if TYPE_CHECKING:
-    from kubespread.scheduler.bench import BenchResult
+    from kubespread.harness.bench import BenchResult
 
 __all__ = ["bench_command"]
 
@@ -69,8 +69,8 @@ def bench_command(
     INPUT is a benchmark input (the conformance schema, JSON)."""
     import cProfile
 
-    from kubespread.scheduler.bench import run_bench
-    from kubespread.scheduler.evaluate import EvaluateError
+    from kubespread.harness.bench import run_bench
+    from kubespread.harness.evaluate import EvaluateError
 
     for flag, asked in (("--by-plugin", by_plugin), ("--overhead", overhead)):
         if asked and not timings:

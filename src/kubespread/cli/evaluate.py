@@ -41,7 +41,7 @@ def evaluate_command(
     deleted before the next pod is judged and the preemptor is nominated, not bound.
 
     INPUT is the input document (JSON); stdin when omitted or -."""
-    from kubespread.scheduler.evaluate import EvaluateError, evaluate
+    from kubespread.harness.evaluate import EvaluateError, evaluate
 
     source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)
     try:

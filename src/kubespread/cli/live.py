@@ -356,7 +356,8 @@ def webhook_command(
     from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
     from kubespread.live.kube import ApiError
     from kubespread.live.metrics import WebhookMetrics, reflectors_synced
-    from kubespread.live.webhook import AdmissionHandlers, WebhookConfigError, serve, tls_context
+    from kubespread.live.webhook import AdmissionHandlers
+    from kubespread.live.webhook_server import WebhookConfigError, serve, tls_context
     from kubespread.live.workloadspread import LiveWorkloadSpreadClient
 
     setup_logging(log_level)

@@ -32,7 +32,6 @@ Objects handed in belong to the state; change them through ``update`` with a new
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -46,7 +45,7 @@ from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
-from kubespread.api.resources import Resources, node_allocatable, pod_requests_and_non_zero
+from kubespread.api.resources import node_allocatable
 from kubespread.api.selectors import Selector
 from kubespread.cluster.counts import (
     ANCHOR_KEY,
@@ -56,9 +55,10 @@ from kubespread.cluster.counts import (
     GroupKey,
     PodCountGroup,
 )
+from kubespread.cluster.entries import PodEntry, nested_add, nested_remove, with_node_name
 from kubespread.cluster.errors import ClusterError
 from kubespread.cluster.events import ClusterEvent, EventType, Listener
-from kubespread.cluster.nodeinfo import HostPort, NodeInfo, pod_host_ports
+from kubespread.cluster.nodeinfo import NodeInfo
 
 __all__ = ["NODE_VECTORS", "OBJECT_KINDS", "ClusterState"]
 
@@ -101,77 +101,6 @@ OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
 )
 
 
-class _PodEntry:
-    """What the state counted for one pod, so that removing it undoes exactly that."""
-
-    __slots__ = (
-        "groups",
-        "info",
-        "key",
-        "labels",
-        "namespace",
-        "non_zero_cpu",
-        "non_zero_memory",
-        "pod",
-        "ports",
-        "requests",
-        "terminating",
-        "visible",
-    )
-
-    def __init__(self, pod: Pod, key: str, info: NodeInfo | None) -> None:
-        self.pod = pod
-        self.key = key
-        self.info = info
-        self.namespace = pod.namespace
-        self.labels = dict(pod.metadata.labels)
-        self.terminating = pod.is_terminating
-        self.visible = not pod.is_finished  # on kube-scheduler's NodeInfo at all
-        self.groups: list[PodCountGroup] | None = None
-        if self.visible:
-            self.requests, nz = pod_requests_and_non_zero(pod)
-            self.non_zero_cpu, self.non_zero_memory = nz.milli_cpu, nz.memory
-            self.ports: tuple[HostPort, ...] = pod_host_ports(pod)
-        else:
-            self.requests = _ZERO
-            self.non_zero_cpu = self.non_zero_memory = 0
-            self.ports = ()
-
-
-_ZERO: Final = Resources()
-
-
-def _with_node_name(pod: Pod, node_name: str) -> Pod:
-    """A shallow copy of the pod with spec.nodeName set (the binding)."""
-    new = copy.copy(pod)
-    spec = copy.copy(pod.spec)
-    spec.node_name = node_name
-    new.spec = spec
-    return new
-
-
-def _nested_add(index: dict[str, dict[str, dict[str, Any]]], k: str, v: str, key: str, obj: Any) -> None:
-    by_value = index.get(k)
-    if by_value is None:
-        index[k] = {v: {key: obj}}
-        return
-    members = by_value.get(v)
-    if members is None:
-        by_value[v] = {key: obj}
-    else:
-        members[key] = obj
-
-
-def _nested_remove(index: dict[str, dict[str, dict[str, Any]]], k: str, v: str, key: str) -> None:
-    by_value = index[k]
-    members = by_value[v]
-    del members[key]
-    if not members:
-        del by_value[v]
-        if not by_value:
-            del index[k]
-
-
 class ClusterState:
     """Nodes, pods, namespaces and workload objects, with incremental indexes over them."""
 
@@ -193,7 +122,7 @@ class ClusterState:
         self._views: dict[str | GroupKey, np.ndarray] = {}
         # pods
         self._pods: dict[str, Pod] = {}
-        self._entries: dict[str, _PodEntry] = {}
+        self._entries: dict[str, PodEntry] = {}
         self._unbound: dict[str, Pod] = {}
         self._pods_by_ns: dict[str, dict[str, Pod]] = {}
         self._pods_by_label: dict[str, dict[str, dict[str, Pod]]] = {}
@@ -399,9 +328,9 @@ class ClusterState:
         name = node.metadata.name
         for k, v in node.metadata.labels.items():
             if delta > 0:
-                _nested_add(self._nodes_by_label, k, v, name, node)
+                nested_add(self._nodes_by_label, k, v, name, node)
             else:
-                _nested_remove(self._nodes_by_label, k, v, name)
+                nested_remove(self._nodes_by_label, k, v, name)
 
     def _node_set_changed(self, *, shape: bool) -> None:
         self._node_generation += 1
@@ -416,7 +345,7 @@ class ClusterState:
         if key in self._entries:
             raise ClusterError(f'pod "{key}" already exists')
         info = self._info_for_pod(pod)
-        entry = _PodEntry(pod, key, info)
+        entry = PodEntry(pod, key, info)
         self._register(entry, +1)
         if info is not None:
             self._update(entry, +1)
@@ -431,7 +360,7 @@ class ClusterState:
         if old_entry is None:
             raise ClusterError(f'pod "{key}" not found')
         info = self._info_for_pod(pod)
-        entry = _PodEntry(pod, key, info)
+        entry = PodEntry(pod, key, info)
         old, old_info = old_entry.pod, old_entry.info
         if old_info is not None:
             self._update(old_entry, -1)
@@ -468,7 +397,7 @@ class ClusterState:
         if info is None:
             raise ClusterError(f'cannot bind pod "{pod_key}": node "{node_name}" not found')
         old = entry.pod
-        self._replace_pod(entry, _with_node_name(old, node_name))
+        self._replace_pod(entry, with_node_name(old, node_name))
         entry.info = info
         self._update(entry, +1)
         self._emit(EventType.BOUND, entry.pod, old=old, node_name=node_name)
@@ -484,7 +413,7 @@ class ClusterState:
         old = entry.pod
         self._update(entry, -1)
         entry.info = None
-        self._replace_pod(entry, _with_node_name(old, ""))
+        self._replace_pod(entry, with_node_name(old, ""))
         self._emit(EventType.UNBOUND, entry.pod, old=old, node_name=info.name)
 
     def _info_for_pod(self, pod: Pod) -> NodeInfo | None:
@@ -496,7 +425,7 @@ class ClusterState:
             raise ClusterError(f'pod "{pod.key}" is bound to node "{node_name}", which does not exist')
         return info
 
-    def _register(self, entry: _PodEntry, delta: int) -> None:
+    def _register(self, entry: PodEntry, delta: int) -> None:
         """Add (+1) or remove (-1) a pod in the store and its node-independent indexes."""
         key, pod, ns = entry.key, entry.pod, entry.namespace
         if delta > 0:
@@ -509,7 +438,7 @@ class ClusterState:
             else:
                 members[key] = pod
             for k, v in entry.labels.items():
-                _nested_add(self._pods_by_label, k, v, key, pod)
+                nested_add(self._pods_by_label, k, v, key, pod)
             if self._groups and entry.visible:
                 entry.groups = self._matching_groups(entry)
         else:
@@ -521,9 +450,9 @@ class ClusterState:
             if not members:
                 del self._pods_by_ns[ns]
             for k, v in entry.labels.items():
-                _nested_remove(self._pods_by_label, k, v, key)
+                nested_remove(self._pods_by_label, k, v, key)
 
-    def _update(self, entry: _PodEntry, delta: int) -> None:
+    def _update(self, entry: PodEntry, delta: int) -> None:
         """Put a pod on (+1) or take it off (-1) its node: NodeInfo.update(pod, sign).
 
         Adding and removing share this one function so that they cannot disagree.
@@ -569,7 +498,7 @@ class ClusterState:
             for g in entry.groups:
                 g.counts[i] += delta
 
-    def _replace_pod(self, entry: _PodEntry, pod: Pod) -> None:
+    def _replace_pod(self, entry: PodEntry, pod: Pod) -> None:
         """Swap the stored object of an entry for a new one with the same key, labels and node."""
         key = entry.key
         entry.pod = pod
@@ -636,7 +565,7 @@ class ClusterState:
         self._groups[key] = group
         return group
 
-    def _group_candidates(self, anchor: Anchor) -> Iterable[_PodEntry]:
+    def _group_candidates(self, anchor: Anchor) -> Iterable[PodEntry]:
         """Every pod a new group could count, found through the pod label index."""
         entries = self._entries
         if anchor.kind == ANCHOR_VALUES:
@@ -647,7 +576,7 @@ class ClusterState:
             return [entries[key] for members in by_value.values() for key in members]
         return list(entries.values())
 
-    def _matching_groups(self, entry: _PodEntry) -> list[PodCountGroup] | None:
+    def _matching_groups(self, entry: PodEntry) -> list[PodCountGroup] | None:
         """The count groups a (visible) pod belongs to, looked up by its labels."""
         ns, labels, term = entry.namespace, entry.labels, entry.terminating
         found = [g for g in self._groups_any if g.matches(ns, labels, term)]

@@ -75,8 +75,10 @@ __all__ = [
     "EVICTION_REFUSED_MESSAGE",
     "DisruptionController",
     "ExpectedCount",
+    "PdbBudget",
     "check_eviction",
     "expected_pod_count",
+    "pdb_budget",
     "pdbs_for_pod",
     "selected_pods",
 ]
@@ -516,6 +518,38 @@ def check_eviction(
         status.conditions = _allowed_condition(status, now)
     status.disrupted_pods[pod.metadata.name] = timestamp(now)
     return None, _with_status(pdb, status)
+
+
+@dataclass(frozen=True, slots=True)
+class PdbBudget:
+    """What a PodDisruptionBudget's status (as the disruption controller last wrote it) says
+    to a plan: how many more disruptions it grants, and whether it is broken."""
+
+    #: disruptionsAllowed less the disruptions a plan already counted against it
+    allowed: int
+    current_healthy: int
+    desired_healthy: int
+
+    @property
+    def grants_one(self) -> bool:
+        """One more eviction passes :func:`check_eviction`'s budget step (disruptionsAllowed
+        above 0; at 0 or below the Eviction API answers 429 or 403)."""
+        return self.allowed > 0
+
+    @property
+    def broken(self) -> bool:
+        """Fewer healthy pods than the budget wants (currentHealthy < desiredHealthy)."""
+        return self.current_healthy < self.desired_healthy
+
+
+def pdb_budget(pdb: PodDisruptionBudget, granted: int = 0) -> PdbBudget:
+    """The budget arithmetic plans share, beside :func:`check_eviction` which refuses an
+    eviction when ``disruptionsAllowed`` is 0 or below: the disruptions ``pdb`` still grants
+    once ``granted`` of them are counted (evictions a plan already put in the same wave), and
+    its health. Read from the status only, as the Eviction API reads it; the pod-level rules
+    (a pod under several budgets, an unhealthy or finished pod) stay with the caller."""
+    st = pdb.status
+    return PdbBudget(st.disruptions_allowed - granted, st.current_healthy, st.desired_healthy)
 
 
 def _too_many_requests(cause: str) -> Rejection:

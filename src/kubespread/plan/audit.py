@@ -59,7 +59,7 @@ from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
-from kubespread.controllers.disruption import pdbs_for_pod
+from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.scheduler.config import profiles_from_config
@@ -293,12 +293,12 @@ def _budgets(sim: Simulation) -> dict[str, dict[str, Any]]:
     out = {}
     for key, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
         assert isinstance(pdb, PodDisruptionBudget)
-        st = pdb.status
+        budget = pdb_budget(pdb)
         out[key] = {
             "name": key,
-            "currentHealthy": st.current_healthy,
-            "desiredHealthy": st.desired_healthy,
-            "broken": (st.current_healthy or 0) < (st.desired_healthy or 0),
+            "currentHealthy": budget.current_healthy,
+            "desiredHealthy": budget.desired_healthy,
+            "broken": budget.broken,
         }
     return out
 

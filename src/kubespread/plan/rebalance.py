@@ -39,7 +39,7 @@ from kubespread.api.core import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
-from kubespread.controllers.disruption import pdbs_for_pod
+from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
@@ -261,7 +261,7 @@ def _plan_round(
         if workload_of(pod) not in movable_workloads or not _running(pod, cluster):
             continue
         covering = pdbs_for_pod(cluster, pod)
-        if len(covering) > 1 or any(b.status.disruptions_allowed <= 0 for b in covering):
+        if len(covering) > 1 or not all(pdb_budget(b).grants_one for b in covering):
             continue  # the Eviction API refuses it: it stays (counted as an existing pod)
         movable.append(pod)
     if not movable:
@@ -325,7 +325,7 @@ def _waves(
     for key, target in evictions:
         covering = pdbs_for_pod(cluster, cluster.pods[key])
         for i in range(len(waves)):
-            if all(used[i].get(b.key, 0) < b.status.disruptions_allowed for b in covering):
+            if all(pdb_budget(b, used[i].get(b.key, 0)).grants_one for b in covering):
                 break
         else:
             waves.append([])

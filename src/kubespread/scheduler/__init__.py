@@ -1,6 +1,6 @@
 """The scheduler: kube-scheduler's framework and in-tree plugins over a ClusterState."""
 
-from kubespread.scheduler.config import ConfigError, build_profile, default_profile, load_config_file
+from kubespread.scheduler.config import ConfigError, build_profile, default_profile
 from kubespread.scheduler.framework import Code, CycleState, Status
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, Rejection, Scheduler, schedule_one
@@ -16,6 +16,5 @@ __all__ = [
     "Status",
     "build_profile",
     "default_profile",
-    "load_config_file",
     "schedule_one",
 ]

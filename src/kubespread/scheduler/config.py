@@ -7,7 +7,6 @@ expansion of multiPoint into extension points with score weights.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path as FsPath
 from typing import Any, Final, TypeVar
 
 from kubespread.api.errors import DecodeError, ErrorType, FieldError, Path
@@ -55,7 +54,6 @@ __all__ = [
     "build_profile",
     "default_profile",
     "default_profiles",
-    "load_config_file",
     "profiles_from_config",
 ]
 
@@ -588,20 +586,3 @@ def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
     if errs:
         raise ConfigError(errs)
     return out
-
-
-def load_config_file(path: str | FsPath) -> dict[str, Profile]:
-    """Read a KubeSchedulerConfiguration YAML/JSON file; ConfigError names the file."""
-    from kubespread.io.loader import load
-
-    m = load([str(path)])
-    source = str(path)
-    if m.errors:
-        raise ConfigError([str(p) for p in m.errors], source)
-    cfgs = [o.obj for o in m.objects if isinstance(o.obj, KubeSchedulerConfiguration)]
-    if len(cfgs) != 1:
-        raise ConfigError(["expected exactly one KubeSchedulerConfiguration document"], source)
-    try:
-        return profiles_from_config(cfgs[0])
-    except ConfigError as e:
-        raise ConfigError(e.errors, source) from None

@@ -28,7 +28,7 @@ from typing import Any
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.evaluate import (
+from kubespread.harness.evaluate import (
     EvaluateError,
     build_cluster,
     incoming_pods,
