@@ -1,4 +1,4 @@
-"""cli/spread.py: how a spread row looks in 80 columns (the numbers are scheduler.views')."""
+"""cli/render/spread.py: how a spread row looks in 80 columns (the numbers are scheduler.views')."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kubespread.cli.spread import domains_text, has_raw_column, spread_table
+from kubespread.cli.render.spread import domains_text, has_raw_column, spread_table
 
 ZONE = "topology.kubernetes.io/zone"
 

@@ -3,23 +3,11 @@ and ``python -m kubespread`` run."""
 
 from __future__ import annotations
 
-import os
 import sys
 
+from kubespread.cli.progname import prog_name
+
 __all__ = ["main", "prog_name"]
-
-
-def prog_name(argv0: str, args: list[str] | None = None) -> str:
-    """How usage lines name the program: ``kubectl spread`` when kubectl runs its plugin
-    ``kubectl-spread`` (krew's naming), else ``kubespread``. Shell completion is for the
-    executable itself (a name with no space): ``kubectl-spread``."""
-    name = os.path.basename(argv0)
-    if not name.startswith("kubectl-spread"):
-        return "kubespread"
-    completing = "_KUBECTL_SPREAD_COMPLETE" in os.environ or any(
-        a in ("--install-completion", "--show-completion") for a in args or []
-    )
-    return "kubectl-spread" if completing else "kubectl spread"
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -10,6 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from kubespread import __version__
+from kubespread.cli.progname import prog_name
 
 
 def plain_message(message: str) -> str:
@@ -130,7 +132,8 @@ _register()
 
 
 def main() -> None:
-    """The executables' entry, kept here for callers of ``kubespread.cli.app:main``."""
-    from kubespread.cli import main as run
-
-    run()
+    """The executables' entry, kept here for callers of ``kubespread.cli.app:main``: the app
+    under the program name ``kubespread.cli.main`` gives it (this module has imported Typer and
+    the commands already, so ``--version`` is answered by the app's own option, in the same
+    words)."""
+    app(prog_name=prog_name(sys.argv[0], sys.argv[1:]))

@@ -13,22 +13,27 @@ from rich.table import Table
 from rich.text import Text
 
 from kubespread.cli.common import (
-    ContextOption,
-    FilesOption,
-    KubeconfigOption,
     Output,
-    OutputOption,
-    ValidateOption,
-    at_least_one,
     err,
     load_or_exit,
     out,
     print_data,
     progress_bar,
     require_nodes,
+    run_placement,
     scheduler_profiles_or_exit,
 )
-from kubespread.cli.schedule import ReportOption, SchedulerConfigOption, SeedOption, run_placement
+from kubespread.cli.options import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    OutputOption,
+    ReportOption,
+    SchedulerConfigOption,
+    SeedOption,
+    ValidateOption,
+    at_least_one,
+)
 from kubespread.io.loader import Validation
 
 __all__ = ["audit_command"]
@@ -92,7 +97,7 @@ def _recovery(record: dict[str, Any]) -> str:
 
 def failures_table(doc: dict[str, Any], title: str = "") -> Table:
     """One row per failure, most harmful first."""
-    from kubespread.cli.schedule import node_namer
+    from kubespread.cli.render.placement import node_namer
 
     namers = {}  # per key: node names without their shared DNS suffix
     for key in dict.fromkeys(r["key"] for r in doc["failures"]):
@@ -118,7 +123,7 @@ def failures_table(doc: dict[str, Any], title: str = "") -> Table:
 
 
 def _notes(doc: dict[str, Any]) -> list[str]:
-    from kubespread.cli.schedule import node_namer
+    from kubespread.cli.render.placement import node_namer
 
     keys = dict.fromkeys(r["key"] for r in doc["failures"])
     names = (sorted({r["value"] for r in doc["failures"] if r["key"] == k}) for k in keys)

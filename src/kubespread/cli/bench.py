@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubespread.cli.common import Output, OutputOption, out, print_data, table, timings_table
+from kubespread.cli.common import Output, out, print_data, table, timings_table
+from kubespread.cli.options import OutputOption
 
 if TYPE_CHECKING:
     from kubespread.harness.bench import BenchResult

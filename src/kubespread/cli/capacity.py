@@ -14,21 +14,23 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kubespread.cli.common import (
-    FilesOption,
     Output,
-    OutputOption,
-    ValidateOption,
-    at_least_one,
     err,
     load_or_exit,
     out,
-    positive_seconds,
     print_data,
     require_nodes,
     scheduler_profiles_or_exit,
     table,
 )
-from kubespread.cli.schedule import SchedulerConfigOption
+from kubespread.cli.options import (
+    FilesOption,
+    OutputOption,
+    SchedulerConfigOption,
+    ValidateOption,
+    at_least_one,
+    positive_seconds,
+)
 from kubespread.io.loader import LoadedObject, Validation
 
 if TYPE_CHECKING:

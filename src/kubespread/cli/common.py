@@ -1,4 +1,5 @@
-"""What every command shares: consoles, the -f and -o options, loading with reporting."""
+"""What every command shares: consoles, output formats, loading with reporting, running the
+placement with a progress bar. The shared options are in ``cli/options.py``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions, JustifyMethod
@@ -15,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.table import Table
 
+from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io import Manifests, dump_data, load
 from kubespread.io.loader import Validation
 
@@ -22,21 +24,14 @@ if TYPE_CHECKING:
     from kubespread.api.meta import KubeObject
     from kubespread.scheduler.profile import Profile
     from kubespread.scheduler.timings import CycleTimings
+    from kubespread.sim.placement import PlacementResult
 
 __all__ = [
     "PIPE_WIDTH",
     "STRICT_HINT",
     "STRICT_PREFIXES",
-    "ContextOption",
-    "FilesOption",
-    "KubeconfigOption",
-    "MaxPodsOption",
     "Output",
-    "OutputOption",
-    "ValidateOption",
     "WideOutput",
-    "WideOutputOption",
-    "at_least_one",
     "err",
     "input_namespaces",
     "load_or_exit",
@@ -46,6 +41,7 @@ __all__ = [
     "print_problems",
     "progress_bar",
     "require_nodes",
+    "run_placement",
     "scheduler_profiles_or_exit",
     "short_kind",
     "short_ns",
@@ -119,86 +115,6 @@ class WideOutput(StrEnum):
     @property
     def is_table(self) -> bool:
         return self in (WideOutput.table, WideOutput.wide)
-
-
-def at_least_one(value: int) -> int:
-    """A count option's lower bound, said in words (Click's range would print ``x>=1``)."""
-    if value < 1:
-        raise typer.BadParameter(f"must be at least 1, got {value}")
-    return value
-
-
-def not_negative(value: int | None) -> int | None:
-    """A count that may be 0 (None: not given), said in words."""
-    if value is not None and value < 0:
-        raise typer.BadParameter(f"must be 0 or more, got {value}")
-    return value
-
-
-def positive_seconds(value: float) -> float:
-    """A time limit: more than 0 seconds."""
-    if value <= 0:
-        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
-    return value
-
-
-FilesOption = Annotated[
-    list[Path],
-    typer.Option(
-        "-f",
-        "--filename",
-        metavar="FILE",
-        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. Repeatable.",
-    ),
-]
-OutputOption = Annotated[
-    Output, typer.Option("-o", "--output", metavar="FORMAT", help="Output format: table, json or yaml.")
-]
-WideOutputOption = Annotated[
-    WideOutput,
-    typer.Option(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help="Output format: table, wide (the table with more columns), json or yaml.",
-    ),
-]
-ValidateOption = Annotated[
-    Validation,
-    typer.Option(
-        "--validate",
-        metavar="MODE",
-        help="Unknown or duplicate fields in a manifest: strict (an error, as kubectl's default), "
-        "warn (a warning, the field is ignored) or ignore. Values the API server cannot decode "
-        "(a string for an integer, an int32 field over 2147483647) are errors in every mode.",
-        case_sensitive=False,
-    ),
-]
-MaxPodsOption = Annotated[
-    int,
-    typer.Option(
-        "--max-pods",
-        metavar="N",
-        callback=at_least_one,
-        help="Stop with an error when the run would hold more pods than this at once (a "
-        "runaway replicas: 1000000000 fails at once rather than running for hours).",
-    ),
-]
-KubeconfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--kubeconfig",
-        metavar="FILE",
-        help="Also read the cluster (nodes, pods, namespaces, workloads, WorkloadSpreads) from the "
-        "API server of this kubeconfig; read-only. Needs kubespread[live].",
-    ),
-]
-ContextOption = Annotated[
-    str | None,
-    typer.Option(
-        "--context", metavar="NAME", help="The kubeconfig context to read (default: its current context)."
-    ),
-]
 
 
 def print_data(data: Any, fmt: Output | WideOutput) -> None:
@@ -367,6 +283,38 @@ def scheduler_profiles_or_exit(
         located = [f"{lo.where(getattr(x, 'field', None))}: {x}" for x in e.errors]
         print_problems(located, "in the scheduler configuration")
         raise typer.Exit(1) from None
+
+
+def run_placement(
+    files: list[Path],
+    scheduler_config: Path | None,
+    seed: int,
+    progress: bool,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    validate: Validation = Validation.STRICT,
+    max_pods: int = DEFAULT_MAX_PODS,
+    command: str = "schedule",
+) -> PlacementResult:
+    """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
+    from kubespread.sim.placement import PlacementError, place
+
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    require_nodes(manifests, command)
+    warn_assumed_namespaces(manifests)
+    with progress_bar(progress) as bar:
+        task = bar.add_task("placing", total=None)
+
+        def on_step(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
+
+        try:
+            return place(manifests, profiles=profiles, seed=seed, on_step=on_step, max_pods=max_pods)
+        except PlacementError as e:
+            bar.stop()
+            print_problems(e.problems, "in the input; nothing was placed")
+            raise typer.Exit(1) from None
 
 
 #: kubectl's short names, so object references fit 80 columns

@@ -16,28 +16,18 @@ import typer
 from rich.text import Text
 
 from kubespread.api.keys import zone_of
-from kubespread.cli.common import (
+from kubespread.cli.common import Output, err, out, print_data, run_placement, short_kind, short_ns, table
+from kubespread.cli.options import (
     FilesOption,
     MaxPodsOption,
-    Output,
     OutputOption,
-    ValidateOption,
-    err,
-    out,
-    print_data,
-    short_kind,
-    short_ns,
-    table,
-)
-from kubespread.cli.schedule import (
     ProgressOption,
     SchedulerConfigOption,
     SeedOption,
-    node_namer,
-    run_placement,
-    spread_rows,
+    ValidateOption,
 )
-from kubespread.cli.spread import domains_text, skew_text
+from kubespread.cli.render.placement import node_namer, spread_rows
+from kubespread.cli.render.spread import domains_text, skew_text
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 from kubespread.scheduler.views import top_owner

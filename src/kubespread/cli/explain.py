@@ -16,30 +16,28 @@ from rich.markup import escape
 from rich.text import Text
 
 from kubespread.cli.common import (
-    ContextOption,
-    FilesOption,
-    KubeconfigOption,
-    MaxPodsOption,
-    ValidateOption,
     WideOutput,
-    WideOutputOption,
     err,
     load_or_exit,
     out,
     print_data,
+    run_placement,
     table,
     timings_table,
 )
-from kubespread.cli.schedule import (
+from kubespread.cli.options import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    MaxPodsOption,
     ProgressOption,
     ReportOption,
     SchedulerConfigOption,
     SeedOption,
-    node_namer,
-    print_preemptions,
-    run_placement,
-    write_placement_report,
+    ValidateOption,
+    WideOutputOption,
 )
+from kubespread.cli.render.placement import node_namer, print_preemptions, write_placement_report
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 

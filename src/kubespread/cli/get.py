@@ -14,18 +14,13 @@ from kubespread.api.keys import zone_of
 from kubespread.api.quantity import Format, Quantity
 from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import EVERYTHING, parse_selector
-from kubespread.cli.common import (
+from kubespread.cli.common import WideOutput, err, load_or_exit, out, print_data, table
+from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
     ValidateOption,
-    WideOutput,
     WideOutputOption,
-    err,
-    load_or_exit,
-    out,
-    print_data,
-    table,
 )
 from kubespread.io.dump import to_list_manifest
 from kubespread.io.loader import Validation

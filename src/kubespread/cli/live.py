@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubespread.cli.common import ContextOption, err, scheduler_profiles_or_exit
+from kubespread.cli.common import err, scheduler_profiles_or_exit
+from kubespread.cli.options import ContextOption
 from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
 if TYPE_CHECKING:
-    from prometheus_client import CollectorRegistry
-
     from kubespread.live.kube import KubeApi
-    from kubespread.live.metrics import Health
+    from kubespread.live.metrics import ControllerMetrics, SchedulerMetrics, WebhookMetrics
 
 __all__ = ["controller_command", "manifests_command", "scheduler_command", "stop_on_signals", "webhook_app"]
 
@@ -74,14 +73,17 @@ def parse_metrics_address_or_exit(text: str) -> tuple[str, int] | None:
 
 @contextlib.contextmanager
 def metrics_served(
-    registry: CollectorRegistry, health: Health, address: tuple[str, int] | None, component: str
+    metrics: SchedulerMetrics | ControllerMetrics | WebhookMetrics,
+    address: tuple[str, int] | None,
+    component: str,
 ) -> Iterator[None]:
-    """Serve metrics while the block runs (every way out of it shuts the server down), or exit 1
-    when the address cannot be bound (a port in use, an address not of this host)."""
+    """Serve ``metrics`` (its registry and health probes) while the block runs (every way out
+    of it shuts the server down), or exit 1 when the address cannot be bound (a port in use,
+    an address not of this host)."""
     from kubespread.live.metrics import MetricsConfigError, serve_metrics
 
     try:
-        server = serve_metrics(registry, health, address)
+        server = serve_metrics(metrics.registry, metrics.health, address)
     except MetricsConfigError as e:
         err.print(f"error: --metrics-bind-address: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
@@ -192,7 +194,7 @@ def scheduler_command(
         profiles = {scheduler_name: default_profile()}
     metrics = SchedulerMetrics()
     # bound before connecting: a port in use is said at once
-    with metrics_served(metrics.registry, metrics.health, address, "scheduler"):
+    with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
         stop = stop_on_signals()
         identity = instance_name()
@@ -247,7 +249,7 @@ def controller_command(
     address = parse_metrics_address_or_exit(metrics_bind_address)
     metrics = ControllerMetrics()
     # bound before connecting: a port in use is said at once
-    with metrics_served(metrics.registry, metrics.health, address, "workloadspread"):
+    with metrics_served(metrics, address, "workloadspread"):
         api = connect_or_exit(kubeconfig, context)
         stop = stop_on_signals()
         controller = LiveController(api, stop=stop, metrics=metrics)
@@ -371,7 +373,7 @@ def webhook_command(
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     metrics = WebhookMetrics()
-    with metrics_served(metrics.registry, metrics.health, address, "webhook"):
+    with metrics_served(metrics, address, "webhook"):
         stop = stop_on_signals()
         api = None
         if workload_spread or match_label_keys is MatchLabelKeys.auto:

@@ -12,23 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from kubespread.cli.common import (
+from kubespread.cli.common import Output, err, out, print_data, run_placement, short_kind, short_ns, table
+from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
-    Output,
     OutputOption,
+    SchedulerConfigOption,
+    SeedOption,
     ValidateOption,
-    err,
     not_negative,
-    out,
     positive_seconds,
-    print_data,
-    short_kind,
-    short_ns,
-    table,
 )
-from kubespread.cli.schedule import SchedulerConfigOption, SeedOption, run_placement
 from kubespread.io.loader import Validation
 from kubespread.report.plots import short_key
 

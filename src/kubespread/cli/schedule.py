@@ -1,10 +1,9 @@
 """``kubespread schedule -f CLUSTER -f PODS``: where these pods land, how they spread, what
-stays pending and why. Also home of what ``explain`` shares with it: running the placement
-with a progress bar and shortening node names for an 80-column terminal."""
+stays pending and why. What other commands share with it lives in ``cli/common.py`` (running
+the placement with a progress bar), ``cli/options.py`` and ``cli/render/``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -12,26 +11,28 @@ from rich.text import Text
 
 from kubespread.api.keys import zone_of
 from kubespread.cli.common import (
+    WideOutput,
+    err,
+    out,
+    print_data,
+    run_placement,
+    short_ns,
+    table,
+)
+from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
     MaxPodsOption,
+    ProgressOption,
+    ReportOption,
+    SchedulerConfigOption,
+    SeedOption,
     ValidateOption,
-    WideOutput,
     WideOutputOption,
-    err,
-    load_or_exit,
-    out,
-    print_data,
-    print_problems,
-    progress_bar,
-    require_nodes,
-    scheduler_profiles_or_exit,
-    short_ns,
-    table,
-    warn_assumed_namespaces,
 )
-from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.cli.render.placement import node_namer, print_preemptions, spread_rows, write_placement_report
+from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
@@ -39,94 +40,10 @@ if TYPE_CHECKING:
     from kubespread.plan.optimal import OptimalResult
     from kubespread.sim.placement import PlacementResult
 
-__all__ = [
-    "ProgressOption",
-    "ReportOption",
-    "SchedulerConfigOption",
-    "SeedOption",
-    "node_namer",
-    "print_preemptions",
-    "run_placement",
-    "schedule_command",
-    "spread_rows",
-]
+__all__ = ["schedule_command"]
 
 #: ``--fail-on-pending``'s exit status: 1 is an error in the input, 2 a usage error
 EXIT_PENDING = 3
-
-SchedulerConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--scheduler-config",
-        metavar="FILE",
-        help="A KubeSchedulerConfiguration file (default: v1.35's defaults).",
-    ),
-]
-SeedOption = Annotated[
-    int, typer.Option("--seed", metavar="N", help="Seed for generated pod names and score ties.")
-]
-ProgressOption = Annotated[
-    bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
-]
-ReportOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--report", metavar="DIR", help="Write DIR/report.html: one self-contained page with pictures."
-    ),
-]
-
-
-def run_placement(
-    files: list[Path],
-    scheduler_config: Path | None,
-    seed: int,
-    progress: bool,
-    kubeconfig: Path | None = None,
-    context: str | None = None,
-    validate: Validation = Validation.STRICT,
-    max_pods: int = DEFAULT_MAX_PODS,
-    command: str = "schedule",
-) -> PlacementResult:
-    """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
-    from kubespread.sim.placement import PlacementError, place
-
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
-    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
-    require_nodes(manifests, command)
-    warn_assumed_namespaces(manifests)
-    with progress_bar(progress) as bar:
-        task = bar.add_task("placing", total=None)
-
-        def on_step(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
-
-        try:
-            return place(manifests, profiles=profiles, seed=seed, on_step=on_step, max_pods=max_pods)
-        except PlacementError as e:
-            bar.stop()
-            print_problems(e.problems, "in the input; nothing was placed")
-            raise typer.Exit(1) from None
-
-
-def node_namer(names: list[str]) -> tuple[Any, str]:
-    """(short, note): node names without their shared DNS suffix (``.eu-west-1.compute.internal``)
-    so tables fit 80 columns; the note says what was cut. Names stay whole when cutting would
-    make two of them equal."""
-    parts = [n.split(".", 1) for n in names]
-    suffixes = {p[1] for p in parts if len(p) == 2}
-    if len(suffixes) != 1 or any(len(p) != 2 for p in parts):
-        return (lambda n: n), ""
-    (suffix,) = suffixes
-    if len({p[0] for p in parts}) != len(names):
-        return (lambda n: n), ""
-    cut = "." + suffix
-    return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
-
-
-def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
-    """The ``spread`` rows of ``-o json``: ``PlacementResult.spread`` (the workloads placed or
-    pending in this run, per constraint, as ``kubespread.scheduler.views`` counts them)."""
-    return [row.to_dict() for row in result.spread()]
 
 
 def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
@@ -145,44 +62,6 @@ def print_pending(pending: list[dict[str, Any]]) -> None:
         why = p["message"] or "not tried (scheduling gates, or no scheduler with its schedulerName)"
         line = Text.assemble(("pending ", "yellow"), short_ns(p["namespace"], p["name"]), ": ", why)
         out.print(line, soft_wrap=False)
-
-
-def _fmt_seconds(t: float | None) -> str:
-    return "-" if t is None else f"{t:g}s"
-
-
-def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *, indent: str = "") -> None:
-    """The preempted section: per preemptor, its nominated node, when, where it then ran and
-    why that node won; then each victim (priority, node, the PodDisruptionBudget its
-    eviction breaks)."""
-    if not entries:
-        return
-    out.print(
-        Text(f"{indent}preempted (victims deleted gracefully; the preemptor waits nominated)", style="bold")
-    )
-    for e in entries:
-        node = short(e["nominatedNode"])
-        if e.get("time") is None:
-            when = "if scheduled now"
-        else:
-            when = f"at {_fmt_seconds(e['time'])}"
-            if e.get("scheduledNode"):
-                when += f", running on {short(e['scheduledNode'])} at {_fmt_seconds(e['scheduledAt'])}"
-            else:
-                when += ", waiting for its victims to terminate"
-        pod = short_ns(*e["pod"].split("/", 1))
-        out.print(Text.assemble(f"{indent}  ", (pod, "bold"), f" -> {node} ({when})"), soft_wrap=False)
-        out.print(Text(f"{indent}    why {node}: {e['reason'] or '-'}", style="dim"), soft_wrap=False)
-        for v in e["victims"]:
-            pdb = f", breaks pdb/{v['pdb']}" if v["pdb"] else ""
-            victim = short_ns(v["namespace"], v["name"])
-            line = Text.assemble(
-                f"{indent}    ",
-                ("evicts ", "red"),
-                victim,
-                f" (priority {v['priority']}, on {short(v['node'])}{pdb})",
-            )
-            out.print(line, soft_wrap=False)
 
 
 def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bool = False) -> None:
@@ -318,45 +197,6 @@ def _per_node(assignments: dict[str, str]) -> dict[str, int]:
     for node in assignments.values():
         counts[node] = counts.get(node, 0) + 1
     return counts
-
-
-def _workload_id(row: dict[str, Any]) -> str:
-    """A spread row's workload: its owner (a Deployment's ReplicaSets are one), else the pod."""
-    if row["owner"]:
-        return f"{row['owner']['kind']}/{row['owner']['name']}"
-    return f"Pod/{row['pod']}"
-
-
-def write_placement_report(
-    directory: Path,
-    result: PlacementResult,
-    title: str,
-    explanation: dict[str, Any] | None,
-    spread: list[dict[str, Any]] | None = None,
-    extra_tables: list[Any] | None = None,
-) -> Path:
-    """``spread``: the run's ``spread_rows`` when the caller has them already;
-    ``extra_tables`` (title, headers, rows) follow the placements (``--optimal``'s view)."""
-    from kubespread.report import write_report
-
-    if spread is None:
-        spread = spread_rows(result)
-
-    steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
-    steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
-    # the pictures follow the workloads this run placed or left pending, not the whole dump
-    involved = {(r["namespace"], _workload_id(r)) for r in spread}
-    for step in steps:
-        step["distribution"] = [
-            d for d in step["distribution"] if (d["namespace"], _workload_id(d)) in involved
-        ]
-    rows = [
-        [short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
-        for p in result.placements
-    ]
-    tables = [("Placements", ["pod", "node", "zone", "score"], rows)] if rows else []
-    tables += extra_tables or []
-    return write_report(directory, title=title, steps=steps, explanation=explanation, tables=tables)
 
 
 def schedule_command(

@@ -14,11 +14,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     STRICT_HINT,
     STRICT_PREFIXES,
-    MaxPodsOption,
     Output,
-    OutputOption,
-    ValidateOption,
-    at_least_one,
     err,
     out,
     print_data,
@@ -27,8 +23,9 @@ from kubespread.cli.common import (
     short_ns,
     table,
 )
-from kubespread.cli.schedule import print_preemptions
-from kubespread.cli.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.cli.options import MaxPodsOption, OutputOption, ValidateOption, at_least_one
+from kubespread.cli.render.placement import print_preemptions
+from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 

@@ -13,12 +13,7 @@ from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Pod
 from kubespread.api.meta import KubeObject
 from kubespread.cli.common import (
-    ContextOption,
-    FilesOption,
-    KubeconfigOption,
     Output,
-    OutputOption,
-    ValidateOption,
     err,
     input_namespaces,
     load_or_exit,
@@ -27,6 +22,7 @@ from kubespread.cli.common import (
     print_data,
     warn_assumed_namespaces,
 )
+from kubespread.cli.options import ContextOption, FilesOption, KubeconfigOption, OutputOption, ValidateOption
 from kubespread.io.loader import LoadedObject, LoadProblem, Validation
 
 __all__ = ["validate_command"]

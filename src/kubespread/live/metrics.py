@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from socketserver import ThreadingMixIn
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -57,8 +57,9 @@ from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_POR
 from kubespread.scheduler.timings import NORMALIZE_SCORE
 
 if TYPE_CHECKING:
-    from kubespread.live.scheduler import SecondaryScheduler
-    from kubespread.live.workloadspread import LiveController
+    from kubespread.live.informer import ClusterCache, Reflector
+    from kubespread.scheduler.loop import SchedulingLoop
+    from kubespread.scheduler.queue import SchedulingQueue
     from kubespread.scheduler.scheduler import Decision
 
 # kube components expose no *_created series: neither do we (a process-wide switch of the library)
@@ -72,6 +73,8 @@ __all__ = [
     "Health",
     "MetricsConfigError",
     "MetricsServer",
+    "ObservedController",
+    "ObservedScheduler",
     "SchedulerMetrics",
     "WebhookMetrics",
     "exponential_buckets",
@@ -79,6 +82,33 @@ __all__ = [
     "reflectors_synced",
     "serve_metrics",
 ]
+
+
+# What the metrics read of the components they observe. The components (live.scheduler's
+# SecondaryScheduler, live.workloadspread's LiveController) import this module to report to
+# it; it knows them only by these shapes, so the import goes one way.
+class ObservedScheduler(Protocol):
+    """What :meth:`SchedulerMetrics.attach` reads of the live scheduler."""
+
+    @property
+    def loop(self) -> SchedulingLoop: ...
+
+    @property
+    def cache(self) -> ClusterCache: ...
+
+    @property
+    def queue(self) -> SchedulingQueue: ...
+
+    @property
+    def reflectors(self) -> Sequence[Reflector]: ...
+
+
+class ObservedController(Protocol):
+    """What :meth:`ControllerMetrics.attach` reads of a live controller's host."""
+
+    @property
+    def reflectors(self) -> Sequence[Reflector]: ...
+
 
 METRICS_PATH: Final = "/metrics"
 HEALTHZ_PATH: Final = "/healthz"
@@ -380,7 +410,7 @@ class SchedulerMetrics:
         )
 
     # ------------------------------------------------------------------ hooking in
-    def attach(self, scheduler: SecondaryScheduler) -> None:
+    def attach(self, scheduler: ObservedScheduler) -> None:
         """Observe ``scheduler``'s loop; count its queue at each scrape; ready once its watch
         caches have listed."""
         scheduler.loop.observers.append(self.observe)
@@ -439,7 +469,7 @@ def _cycle_seconds(decision: Decision) -> float:
     return decision.timings.cycle_ns / 1e9 if decision.timings is not None else 0.0
 
 
-def pending_pods(scheduler: SecondaryScheduler) -> dict[str, int]:
+def pending_pods(scheduler: ObservedScheduler) -> dict[str, int]:
     """The scheduler's queued pods by pool (active, backoff, unschedulable, gated)."""
     counts = dict.fromkeys(QUEUES, 0)
     with scheduler.cache.lock:
@@ -527,7 +557,7 @@ class ControllerMetrics:
             registry=self.registry,
         )
 
-    def attach(self, host: LiveController, controller: str) -> None:
+    def attach(self, host: ObservedController, controller: str) -> None:
         """Ready once the host's watch caches have listed; ``controller``'s series start at 0,
         as controller-runtime creates them when a controller starts (reconciles are reported
         by the host)."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubespread.admission.framework import AdmissionOptions, Operation, Rejection
+from kubespread.api.apps import Deployment, Job, ReplicaSet, StatefulSet
 from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
 from kubespread.api.keys import (
@@ -30,7 +31,7 @@ from kubespread.api.keys import (
     zone_of,
 )
 from kubespread.api.kinds import KINDS
-from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.selectors import parse_selector
@@ -39,6 +40,7 @@ from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
 from kubespread.controllers.host import Controller
+from kubespread.controllers.nodelifecycle import NodeLifecycleController
 from kubespread.controllers.workloadspread.subsets import (
     matched_subset,
     subset_max,
@@ -353,7 +355,7 @@ def _require(sim: Simulation, args: dict[str, Any]) -> KubeObject:
 
 
 def _pod_update_problem(old: KubeObject, new: KubeObject) -> str | None:
-    if isinstance(old, Pod) and old.spec.to_dict() != new.spec.to_dict():  # type: ignore[attr-defined]
+    if isinstance(old, Pod) and isinstance(new, Pod) and old.spec.to_dict() != new.spec.to_dict():
         return (
             f'Pod "{old.metadata.name}" is invalid: spec: Forbidden: pod updates may not change fields '
             "other than labels, annotations and a few scheduling fields (kubespread: replace the pod instead)"
@@ -394,8 +396,9 @@ def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
                 obj.status = copy.deepcopy(existing.status)
             _store_update(sim, existing, obj, rejections)
             continue
+        outcome: KubeObject | Rejection
         if isinstance(obj, Node) and _has(sim, "nodelifecycle"):
-            outcome = sim.controller("nodelifecycle").add(obj)  # type: ignore[attr-defined]
+            outcome = _node_lifecycle(sim).add(obj)
         else:
             outcome = sim.create(obj)
         if isinstance(outcome, Rejection):
@@ -448,10 +451,12 @@ def _set(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
 def _scale(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
     old = _require(sim, step.args)
     new = old.copy()
-    if old.KIND == "Job":
-        new.spec.parallelism = step.args["replicas"]  # type: ignore[attr-defined]
+    # the scenario admits scale steps of SCALABLE_KINDS only
+    if isinstance(new, Job):
+        new.spec.parallelism = step.args["replicas"]
     else:
-        new.spec.replicas = step.args["replicas"]  # type: ignore[attr-defined]
+        assert isinstance(new, Deployment | ReplicaSet | StatefulSet | CloneSet), new.KIND
+        new.spec.replicas = step.args["replicas"]
     _store_update(sim, old, new, rejections)
 
 
@@ -471,10 +476,17 @@ def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
     sim.update(new)
 
 
+def _node_lifecycle(sim: Simulation) -> NodeLifecycleController:
+    """The simulation's node lifecycle controller (callers check it runs: ``_has``)."""
+    controller = sim.controller("nodelifecycle")
+    assert isinstance(controller, NodeLifecycleController), type(controller)
+    return controller
+
+
 def _delete(sim: Simulation, step: Step) -> None:
     obj = _require(sim, step.args)
     if isinstance(obj, Node) and _has(sim, "nodelifecycle"):
-        sim.controller("nodelifecycle").delete(obj.key)  # type: ignore[attr-defined]
+        _node_lifecycle(sim).delete(obj.key)
     else:
         sim.delete(obj.KIND, obj.key)
 
@@ -494,13 +506,13 @@ def _node(sim: Simulation, step: Step) -> None:
             raise StepError(f"node {names[0]} not found")
     if not _has(sim, "nodelifecycle"):
         raise StepError("no node lifecycle controller runs in this simulation")
-    lifecycle = sim.controller("nodelifecycle")
+    lifecycle = _node_lifecycle(sim)
     for name in names:
         if action == "taint":
-            lifecycle.taint(name, _step_taint(step))  # type: ignore[attr-defined]
+            lifecycle.taint(name, _step_taint(step))
         elif action == "untaint":
             t = step.args["taint"]
-            lifecycle.untaint(name, t["key"], t.get("effect", ""))  # type: ignore[attr-defined]
+            lifecycle.untaint(name, t["key"], t.get("effect", ""))
         else:
             getattr(lifecycle, action)(name)
 

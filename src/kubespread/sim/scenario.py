@@ -258,8 +258,10 @@ def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[
         if objs or not problems:
             problems.add(f"{source}: scheduler", "must be exactly one KubeSchedulerConfiguration")
         return None
+    config = cfgs[0].obj
+    assert isinstance(config, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(cfgs[0].obj)  # type: ignore[arg-type]
+        return profiles_from_config(config)
     except ConfigError as e:
         for err in e.errors:
             problems.append(f"{cfgs[0].source}: {err}")

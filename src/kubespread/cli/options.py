@@ -1,0 +1,130 @@
+"""The options more than one command takes, and their checks. A command's own options stay
+in its module; what two commands share is declared here once, so no command imports another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kubespread.cli.common import Output, WideOutput
+from kubespread.io.loader import Validation
+
+__all__ = [
+    "ContextOption",
+    "FilesOption",
+    "KubeconfigOption",
+    "MaxPodsOption",
+    "OutputOption",
+    "ProgressOption",
+    "ReportOption",
+    "SchedulerConfigOption",
+    "SeedOption",
+    "ValidateOption",
+    "WideOutputOption",
+    "at_least_one",
+    "not_negative",
+    "positive_seconds",
+]
+
+
+def at_least_one(value: int) -> int:
+    """A count option's lower bound, said in words (Click's range would print ``x>=1``)."""
+    if value < 1:
+        raise typer.BadParameter(f"must be at least 1, got {value}")
+    return value
+
+
+def not_negative(value: int | None) -> int | None:
+    """A count that may be 0 (None: not given), said in words."""
+    if value is not None and value < 0:
+        raise typer.BadParameter(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_seconds(value: float) -> float:
+    """A time limit: more than 0 seconds."""
+    if value <= 0:
+        raise typer.BadParameter(f"must be more than 0 seconds, got {value:g}")
+    return value
+
+
+FilesOption = Annotated[
+    list[Path],
+    typer.Option(
+        "-f",
+        "--filename",
+        metavar="FILE",
+        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. Repeatable.",
+    ),
+]
+OutputOption = Annotated[
+    Output, typer.Option("-o", "--output", metavar="FORMAT", help="Output format: table, json or yaml.")
+]
+WideOutputOption = Annotated[
+    WideOutput,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="Output format: table, wide (the table with more columns), json or yaml.",
+    ),
+]
+ValidateOption = Annotated[
+    Validation,
+    typer.Option(
+        "--validate",
+        metavar="MODE",
+        help="Unknown or duplicate fields in a manifest: strict (an error, as kubectl's default), "
+        "warn (a warning, the field is ignored) or ignore. Values the API server cannot decode "
+        "(a string for an integer, an int32 field over 2147483647) are errors in every mode.",
+        case_sensitive=False,
+    ),
+]
+MaxPodsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-pods",
+        metavar="N",
+        callback=at_least_one,
+        help="Stop with an error when the run would hold more pods than this at once (a "
+        "runaway replicas: 1000000000 fails at once rather than running for hours).",
+    ),
+]
+KubeconfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--kubeconfig",
+        metavar="FILE",
+        help="Also read the cluster (nodes, pods, namespaces, workloads, WorkloadSpreads) from the "
+        "API server of this kubeconfig; read-only. Needs kubespread[live].",
+    ),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(
+        "--context", metavar="NAME", help="The kubeconfig context to read (default: its current context)."
+    ),
+]
+
+SchedulerConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--scheduler-config",
+        metavar="FILE",
+        help="A KubeSchedulerConfiguration file (default: v1.35's defaults).",
+    ),
+]
+SeedOption = Annotated[
+    int, typer.Option("--seed", metavar="N", help="Seed for generated pod names and score ties.")
+]
+ProgressOption = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (terminals only).")
+]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--report", metavar="DIR", help="Write DIR/report.html: one self-contained page with pictures."
+    ),
+]
