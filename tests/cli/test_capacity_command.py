@@ -197,3 +197,91 @@ def test_pods_listed_before_their_nodes_still_count(tmp_path: Path) -> None:
     assert code == 0, stderr
     assert "left out" not in stderr
     assert json.loads(stdout)["maximum"] == 1  # n1 only: n0's cpu is the running pod's
+
+
+def workload(kind: str, name: str, replicas: int, cpu: str) -> dict[str, Any]:
+    labels = {"app": name}
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]},
+        },
+    }
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def one_cpu_pod() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "one", "labels": {"app": "one"}},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]},
+    }
+
+
+@pytest.fixture
+def busy_cluster(tmp_path: Path) -> str:
+    """9 nodes of 4 CPU (36 in all) and workloads asking 33 of them: 9 x 3 CPU in a
+    Deployment, 6 x 1 CPU in a Deployment and a StatefulSet (3 each)."""
+    nodes = [node(f"n{i}", "abc"[i % 3], cpu="4") for i in range(9)]
+    workloads = [
+        workload("Deployment", "big", 9, "3"),
+        workload("Deployment", "small", 3, "1"),
+        workload("StatefulSet", "db", 3, "1"),
+    ]
+    return write(tmp_path / "cluster.yaml", *nodes, *workloads)
+
+
+def test_the_cluster_files_workloads_run_their_pods_before_counting(
+    tmp_path: Path, busy_cluster: str
+) -> None:
+    """The issue's numbers: 36 CPU, 33 requested by the cluster files' workloads, a 1-CPU
+    template: 3 more replicas (it used to answer 36, the workloads' pods never created)."""
+    code, stdout, stderr = run(
+        "-f", busy_cluster, "-f", write(tmp_path / "one.yaml", one_cpu_pod()), "-o", "json"
+    )
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert (doc["greedy"], doc["maximum"], doc["proven"]) == (3, 3, True)
+
+
+def test_the_library_counts_on_the_settled_baseline(busy_cluster: str, tmp_path: Path) -> None:
+    from kubespread.api.core import Pod
+    from kubespread.io import load
+    from kubespread.plan.capacity import greedy, greedy_counts, maximum
+    from kubespread.scheduler import default_profile
+    from kubespread.sim.baseline import settle
+
+    baseline = settle(load([busy_cluster]))
+    assert sum(1 for p in baseline.cluster.pods.values() if p.spec.node_name) == 15
+    template = Pod.from_dict(one_cpu_pod())
+    before = dict(baseline.cluster.pods)
+    assert greedy(baseline, template, default_profile()) == 3
+    assert dict(baseline.cluster.pods) == before  # the clones were a trial
+    best = maximum(
+        baseline, template, default_profile(), hint=greedy_counts(baseline, template, default_profile())
+    )
+    assert (best.maximum, best.proven) == (3, True)
+
+
+def test_a_dumps_pending_pods_are_placed_before_counting(tmp_path: Path) -> None:
+    """A pending pod of a dump (stored: it has a uid) takes its room first: 2 nodes of 3 CPU
+    and a pending 2-CPU pod leave 4 CPU for 1-CPU replicas (it used to answer 6)."""
+    pending = {**one_cpu_pod(), "metadata": {"name": "waiting", "namespace": "default", "uid": "u-1"}}
+    pending["spec"] = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}
+    cluster = write(tmp_path / "dump.yaml", node("n0", "b"), node("n1", "c"), pending)
+    code, stdout, stderr = run("-f", cluster, "-f", write(tmp_path / "one.yaml", one_cpu_pod()), "-o", "json")
+    assert code == 0, stderr
+    assert (json.loads(stdout)["greedy"], json.loads(stdout)["maximum"]) == (4, 4)
+
+
+def test_a_cluster_that_does_not_settle_is_refused_with_every_problem(tmp_path: Path) -> None:
+    orphan = {**web_pod(), "spec": {**pod_spec(), "nodeName": "nowhere"}}
+    cluster = write(tmp_path / "c.yaml", node("n0", "b"), orphan)
+    code, _, stderr = run("-f", cluster, "-f", write(tmp_path / "pod.yaml", web_pod()))
+    assert code == 1
+    assert "nowhere" in stderr and "nothing was counted" in stderr and "Traceback" not in stderr

@@ -177,7 +177,7 @@ def check_bound_rules(sim: Simulation, pod: Pod) -> None:
 
 def run(doc: dict[str, Any]) -> dict[str, Any]:
     scenario = parse_scenario(json.loads(json.dumps(doc)))
-    import kubespread.sim.run as run_module
+    import kubespread.sim.baseline as run_module  # where simulate builds its Simulation
 
     original = run_module.Simulation
     run_module.Simulation = CheckedSimulation  # type: ignore[misc]
@@ -218,7 +218,7 @@ def test_replica_sets_own_exactly_their_replicas_once_settled(doc: dict[str, Any
             super().__init__(*a, **kw)
             sim_holder.append(self)
 
-    import kubespread.sim.run as run_module
+    import kubespread.sim.baseline as run_module  # where simulate builds its Simulation
 
     original = run_module.Simulation
     run_module.Simulation = Capture  # type: ignore[misc]

@@ -332,7 +332,7 @@ def audit_command(
             )
             config = _config(scheduler_config, validate)
             with bar:
-                doc = audit_settled(result.sim, config=config, seed=seed, client=client, **options)
+                doc = audit_settled(result.baseline, config=config, seed=seed, client=client, **options)
     except AuditError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(1) from None

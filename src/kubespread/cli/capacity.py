@@ -4,6 +4,10 @@ Two answers side by side: ``greedy``, what cluster-capacity reports (clones sche
 one by the real scheduler until the first stays pending), and ``maximum``, the most any
 arrangement holds (CP-SAT; ``proven`` when optimal), re-checked with the scheduler's Filter,
 with what binds there (``limitedBy``) and the replicas per domain (``perDomain``).
+
+The cluster files settle as ``schedule`` settles them (:func:`kubespread.sim.baseline.settle`):
+their Deployments and StatefulSets run their pods and a dump's pending pods are placed
+before anything is counted.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from kubespread.cli.common import (
     load_or_exit,
     out,
     print_data,
+    print_problems,
     require_nodes,
     scheduler_profiles_or_exit,
     table,
@@ -36,9 +41,9 @@ from kubespread.io.loader import LoadedObject, Validation
 if TYPE_CHECKING:
     from kubespread.api.core import Pod
     from kubespread.api.meta import KubeObject
-    from kubespread.cluster.state import ClusterState
     from kubespread.io import Manifests
     from kubespread.scheduler.profile import Profile
+    from kubespread.sim.baseline import Baseline
 
 __all__ = ["capacity_command"]
 
@@ -72,14 +77,14 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _owner(workload: KubeObject, cluster_manifests: Manifests) -> KubeObject:
-    """The workload its pods are controlled by: the template file's, with the uid the cluster
-    gives the same workload (a snapshot), else a made-up one (a manifest has none, and a
-    controller reference must name one)."""
-    for obj in cluster_manifests:
-        if obj.KIND == workload.KIND and obj.key == workload.key and obj.metadata.uid:
-            uid = obj.metadata.uid
-            break
+def _owner(workload: KubeObject, baseline: Baseline) -> KubeObject:
+    """The workload its pods are controlled by: the template file's, with the uid the settled
+    cluster gives the same workload (a snapshot's, or the one the API server gave a manifest
+    of the cluster files), else a made-up one (a manifest has none, and a controller
+    reference must name one)."""
+    settled = baseline.cluster.get(workload.KIND, workload.key)
+    if settled is not None and settled.metadata.uid:
+        uid = settled.metadata.uid
     else:
         uid = workload.metadata.uid or f"capacity-{workload.KIND.lower()}-{workload.metadata.name}"
     owner = workload.copy()
@@ -87,7 +92,7 @@ def _owner(workload: KubeObject, cluster_manifests: Manifests) -> KubeObject:
     return owner
 
 
-def _template(manifests: Manifests, path: Path, cluster_manifests: Manifests) -> tuple[Pod, str]:
+def _template(manifests: Manifests, path: Path, baseline: Baseline) -> tuple[Pod, str]:
     """The one Pod of the file, or the pod a Deployment/ReplicaSet/StatefulSet would create;
     and how to name it (``Deployment default/web``)."""
     from kubespread.api.core import Pod
@@ -100,7 +105,7 @@ def _template(manifests: Manifests, path: Path, cluster_manifests: Manifests) ->
     if isinstance(obj, Pod):
         return obj, f"Pod {obj.key}"
     if obj.KIND in _WORKLOADS:
-        owner = _owner(obj, cluster_manifests)
+        owner = _owner(obj, baseline)
         template = owner.spec.template  # type: ignore[attr-defined]
         return pod_from_template(template, owner, name=obj.metadata.name), f"{obj.KIND} {obj.key}"
     kind = obj.KIND or "untyped object"
@@ -130,21 +135,15 @@ def _admitted(template: Pod, cluster_manifests: Manifests, source: LoadedObject)
     return outcome
 
 
-def _cluster(manifests: Manifests) -> ClusterState:
-    """Nodes, bound pods, namespaces and the kept objects as they are (no controller runs).
-    Namespaces and nodes go in first, whatever the input's order, so bound pods find their
-    nodes (a directory lists existing-pods.yaml before nodes.yaml)."""
-    from kubespread.cluster import ClusterError, ClusterState
+def _settled(manifests: Manifests, profiles: dict[str, Profile] | None) -> Baseline:
+    """The cluster files settled as ``schedule`` settles them; every problem printed, exit 1."""
+    from kubespread.sim.baseline import SettleError, settle
 
-    state = ClusterState()
-    first = [lo for lo in manifests.objects if lo.obj.KIND in ("Namespace", "Node")]
-    rest = [lo for lo in manifests.objects if lo.obj.KIND not in ("Namespace", "Node")]
-    for lo in first + rest:
-        try:
-            state.add(lo.obj)
-        except ClusterError as e:
-            err.print(f"warning: {lo.where()}: {lo.ref}: {e} (left out)", markup=False, highlight=False)
-    return state
+    try:
+        return settle(manifests, profiles=profiles)
+    except SettleError as e:
+        print_problems(e.problems, "in the cluster files; nothing was counted")
+        raise typer.Exit(1) from None
 
 
 def _table(doc: dict[str, Any]) -> None:
@@ -160,12 +159,11 @@ def _table(doc: dict[str, Any]) -> None:
         out.print("limited by: " + "; ".join(doc["limitedBy"]))
 
 
-def _profile(template: Pod, config: Path | None, validate: Validation) -> Profile:
+def _profile(template: Pod, profiles: dict[str, Profile] | None) -> Profile:
     """The profile the template's schedulerName names (v1.35's defaults without a config)."""
     from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
     from kubespread.scheduler import default_profile
 
-    profiles = scheduler_profiles_or_exit(config, validate)
     name = template.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
     if profiles is None:
         if name != DEFAULT_SCHEDULER_NAME:
@@ -188,7 +186,9 @@ def capacity_command(
     """How many more replicas of a pod fit: cluster-capacity's one-by-one count (greedy) and
     the proven maximum over every arrangement, with what limits it. The last -f is the
     template (a Pod, or a Deployment/ReplicaSet/StatefulSet: its pod template); the others
-    are the cluster, whose pods (the workload's replicas among them) stay where they are."""
+    are the cluster, settled as ``schedule`` settles it (its workloads run their pods, its
+    pending pods are placed), whose pods (the workload's replicas among them) stay where
+    they are."""
     if len(files) < 2:
         err.print("error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE")
         raise typer.Exit(2)
@@ -198,14 +198,15 @@ def capacity_command(
     cluster_manifests = load_or_exit(files[:-1], validate=validate)
     require_nodes(cluster_manifests, "capacity")
     template_manifests = load_or_exit(files[-1:], validate=validate)
-    template, label = _template(template_manifests, files[-1], cluster_manifests)
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    baseline = _settled(cluster_manifests, profiles)
+    template, label = _template(template_manifests, files[-1], baseline)
     template = _admitted(template, cluster_manifests, template_manifests.objects[0])
-    profile = _profile(template, scheduler_config, validate)
-    cluster = _cluster(cluster_manifests)
+    profile = _profile(template, profiles)
     try:
-        start = greedy_counts(cluster, template, profile, max_count)
+        start = greedy_counts(baseline, template, profile, max_count)
         found = sum(start.values())
-        best = maximum(cluster, template, profile, max_count=max_count, time_limit=time_limit, hint=start)
+        best = maximum(baseline, template, profile, max_count=max_count, time_limit=time_limit, hint=start)
     except SolveError as e:
         raise _fail(str(e)) from None
     doc: dict[str, Any] = {

@@ -57,7 +57,7 @@ def _plan(
         return descheduler_pass(cluster, profiles, DeschedulerArgs(constraints=wanted))
 
     return rebalance(
-        result.sim,
+        result.baseline,
         constraints=actions,
         max_moves=max_moves,
         time_limit=time_limit,

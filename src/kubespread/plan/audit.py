@@ -64,8 +64,9 @@ from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.scheduler.config import profiles_from_config
 from kubespread.scheduler.views import spread_rows, top_owner
+from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import Simulation
-from kubespread.sim.placement import NoProfile, PlacementError, explain_key, place
+from kubespread.sim.placement import NoProfile, explain_key
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import Step
 
@@ -444,23 +445,29 @@ def _run_all(
 
 
 def audit_settled(
-    sim: Simulation,
+    settled: Baseline | Simulation,
     *,
     domains: Sequence[str] = DEFAULT_DOMAINS,
     after: float = DEFAULT_AFTER,
     config: KubeSchedulerConfiguration | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     limit: int | None = None,
     processes: int = 1,
     client: Any = None,
     copy: str = "fork",
     on_done: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Audit the cluster ``sim`` holds (what ``place`` left): the ``-o json`` document
-    (``domains``, ``after``, ``workloads`` with desired/running before, ``failures`` ranked by
-    harm, ``seconds``: the failure runs' and the whole audit's wall time). ``config``: the
-    scheduler configuration ``sim`` runs (its profiles are rebuilt from it in every process).
-    ``copy``: how each run gets a pristine base, ``fork`` (the default) or ``rebuild``."""
+    """Audit the settled cluster (a Baseline, or the Simulation ``place`` left): the ``-o
+    json`` document (``domains``, ``after``, ``workloads`` with desired/running before,
+    ``failures`` ranked by harm, ``seconds``: the failure runs' and the whole audit's wall
+    time). ``config``: the scheduler configuration it runs (its profiles are rebuilt from it
+    in every process). ``seed``: the runs' (default: the Baseline's, else 0). ``copy``: how
+    each run gets a pristine base, ``fork`` (the default) or ``rebuild``; either way from a
+    dump of the settled cluster, which crosses process and machine boundaries."""
+    if isinstance(settled, Baseline):
+        sim, seed = settled.sim, settled.seed if seed is None else seed
+    else:
+        sim, seed = settled, 0 if seed is None else seed
     if after <= 0:
         raise AuditError(f"--after must be more than 0 seconds, got {after:g}")
     if copy == "fork" and not hasattr(os, "fork"):  # Windows: no fork, each run rebuilds
@@ -497,11 +504,11 @@ def audit(
     seed: int = 0,
     **options: Any,
 ) -> dict[str, Any]:
-    """Settle ``objects`` as ``schedule`` does, then :func:`audit_settled`. PlacementError
-    when the input does not make a cluster."""
+    """Settle ``objects`` as ``schedule`` does (:func:`kubespread.sim.baseline.settle`), then
+    :func:`audit_settled`. SettleError when the input does not make a cluster."""
     profiles = profiles_from_config(config) if config is not None else None
-    result = place(objects, profiles=profiles, seed=seed)
-    return audit_settled(result.sim, config=config, seed=seed, **options)
+    baseline = settle(objects, profiles=profiles, seed=seed)
+    return audit_settled(baseline, config=config, seed=seed, **options)
 
 
 # ------------------------------------------------------------------ what-ifs
@@ -625,7 +632,7 @@ def vary_audit(
             on_variant(i, len(grid), changes)
         try:
             doc = audit(patch_workloads(objects, changes), config=config, seed=seed, **options)
-        except PlacementError as e:
+        except SettleError as e:
             variants.append(_variant_summary(changes, None, "; ".join(e.problems)))
             continue
         variants.append(_variant_summary(changes, doc))

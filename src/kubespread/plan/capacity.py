@@ -6,6 +6,11 @@ The scheduler places each clone on its best-scored node with no look-ahead, so i
 capacity (a zone filled early, then spread forbids the rest). ``maximum`` asks the CP-SAT
 model how many fit in any arrangement, re-checks that arrangement with the scheduler's
 Filter, and says which constraint families bind (relaxing one at a time and re-solving).
+
+Both count on a settled cluster (:class:`kubespread.sim.baseline.Baseline`): its
+Deployments' and StatefulSets' pods created and its pending pods placed, as ``schedule``
+leaves them, so the room they take is not counted free. A bare ClusterState is taken as
+settled already (the solver's tests build one pod by pod).
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from typing import Final
 from kubespread.api.core import Pod
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.cluster.state import ClusterState
+from kubespread.cluster.trial import trial
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.selection import NodeOrder
+from kubespread.sim.baseline import Baseline
 from kubespread.solve import (
     AFFINITY,
     ANTI_AFFINITY,
@@ -56,34 +63,38 @@ class CapacityResult:
     seconds: float
 
 
-def greedy(cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX) -> int:
+#: what the answers count on: a settled Baseline, or a ClusterState taken as settled
+Settled = Baseline | ClusterState
+
+
+def _cluster(base: Settled) -> ClusterState:
+    return base.cluster if isinstance(base, Baseline) else base
+
+
+def greedy(base: Settled, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX) -> int:
     """cluster-capacity: schedule clones one by one (each bound before the next) until one
     stays pending or ``max_count`` are placed; the cluster is left as it was."""
-    return sum(greedy_counts(cluster, template, profile, max_count).values())
+    return sum(greedy_counts(base, template, profile, max_count).values())
 
 
 def greedy_counts(
-    cluster: ClusterState, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX
+    base: Settled, template: Pod, profile: Profile, max_count: int = DEFAULT_MAX
 ) -> dict[str, int]:
     """:func:`greedy`'s clones per node (the solver starts its search from it), placed as a
-    fresh kube-scheduler places them (its node order, sampling and pick among ties)."""
+    fresh kube-scheduler places them (its node order, sampling and pick among ties), in a
+    trial that takes them away again."""
+    cluster = _cluster(base)
     pods = iter_clones(template, max_count, set(cluster.pods))
     counts: dict[str, int] = {}
-    bound: list[Pod] = []
     order = NodeOrder.of(cluster)
-    with cluster.hypothetical():
-        try:
-            for pod in pods:
-                decision = schedule_one(pod, cluster, profile, order=order)
-                if decision.selected is None:
-                    break
-                cluster.add(pod)
-                cluster.bind(pod.key, decision.selected)
-                bound.append(pod)
-                counts[decision.selected] = counts.get(decision.selected, 0) + 1
-        finally:
-            for pod in bound:
-                cluster.delete_pod(pod.key)
+    with trial(cluster):
+        for pod in pods:
+            decision = schedule_one(pod, cluster, profile, order=order)
+            if decision.selected is None:
+                break
+            cluster.add(pod)
+            cluster.bind(pod.key, decision.selected)
+            counts[decision.selected] = counts.get(decision.selected, 0) + 1
     return counts
 
 
@@ -195,7 +206,7 @@ def _try_solve(model: PlacementModel, time_limit: float) -> Placement | None:
 
 
 def maximum(
-    cluster: ClusterState,
+    base: Settled,
     template: Pod,
     profile: Profile,
     *,
@@ -206,6 +217,7 @@ def maximum(
     """The most copies of ``template`` the cluster holds (at most ``max_count``), proven when
     CP-SAT reports OPTIMAL, re-checked with the scheduler's Filter. ``hint``: greedy's
     arrangement (:func:`greedy_counts`), a feasible start for the search."""
+    cluster = _cluster(base)
     model = build_model(cluster, template, profile, max_count)
     group = model.groups[0]
     result = solve(model, time_limit=time_limit, hint=None if hint is None else [hint])

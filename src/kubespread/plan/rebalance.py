@@ -44,6 +44,7 @@ from kubespread.io.dump import cluster_objects
 from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.views import SpreadRow, spread_rows
+from kubespread.sim.baseline import Baseline
 from kubespread.sim.engine import Simulation
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import API_VERSION, Step
@@ -422,20 +423,26 @@ def _fixes(rows: Sequence[SpreadRow]) -> dict[str, tuple[str, ...]]:
 
 
 def rebalance(
-    settled: Simulation,
+    settled: Baseline | Simulation,
     *,
     constraints: tuple[str, ...] = HARD,
     max_moves: int | None = None,
     time_limit: float = 10.0,
     strategy: str = "kubespread",
-    seed: int = 0,
+    seed: int | None = None,
     descheduler: Callable[[ClusterState, Mapping[str, Profile], tuple[str, ...]], list[str]] | None = None,
 ) -> RebalancePlan:
-    """Plan and replay (see the module notes) from the cluster ``settled`` holds (what
-    ``place`` left). ``descheduler(cluster, profiles, constraints)`` gives one pass of the
-    baseline's evictions (``strategy="descheduler"``)."""
+    """Plan and replay (see the module notes) from the settled cluster (a Baseline, or the
+    Simulation ``place`` left). ``seed``: the replay's (default: the Baseline's, else 0).
+    ``descheduler(cluster, profiles, constraints)`` gives one pass of the baseline's
+    evictions (``strategy="descheduler"``). The replay runs on a dump of the settled cluster
+    resettled (:func:`kubespread.sim.run.settled_from`), not on ``Baseline.fork``: the
+    scenario the plan writes has that dump as its cluster, so ``simulate`` replays it alike."""
     import time
 
+    if isinstance(settled, Baseline):
+        seed = settled.seed if seed is None else seed
+    seed = 0 if seed is None else seed
     started = time.perf_counter()
     dump = cluster_objects(settled.cluster)
     profiles = dict(settled.profiles)

@@ -1,12 +1,10 @@
 """Placing pods onto a cluster as given: the ``kubespread schedule`` job.
 
-The input mixes what exists with what the user wants to create. What exists is loaded as it
-is: nodes, namespaces and everything a kubectl dump holds (objects with a uid or a
-creationTimestamp), and pods bound to a node, which stay where they are. Pods of the dump
-still pending are placed when the cluster first settles. What is new (manifests with no
-identity) is created through the API server in the order given (defaulting, admission,
-validation) and the cluster settles after each, so a Deployment becomes its ReplicaSet and
-pods, placed before the next object arrives.
+The input mixes what exists with what the user wants to create; :func:`place` settles it as
+:func:`kubespread.sim.baseline.settle` does (what exists loaded as it is, the dump's pending
+pods placed, each new object created through the API server in order, the cluster settled
+after each) and keeps what ``schedule`` shows: a snapshot after each object and every
+placement with its score.
 
 Every new object is validated before anything runs: a bad manifest stops the run with every
 problem located, and nothing is half-applied.
@@ -15,26 +13,30 @@ problem located, and nothing is half-applied.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubespread.admission.apiserver import is_stored
-from kubespread.admission.framework import AdmissionOptions, Rejection
-from kubespread.api.core import Namespace, Node, Pod
+from kubespread.admission.framework import AdmissionOptions
+from kubespread.api.core import Pod
 from kubespread.api.keys import zone_of
-from kubespread.api.meta import KubeObject
-from kubespread.api.timestamps import virtual_seconds
-from kubespread.controllers.host import Controller
+from kubespread.cluster.trial import trial
 from kubespread.io.loader import LoadedObject, Manifests
-from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.scheduler.views import SpreadRow, spread_rows, tie_view, top_owner
-from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation, SimulationError
+from kubespread.sim.baseline import (
+    Baseline,
+    Controllers,
+    SettleError,
+    SettleHooks,
+    is_existing,
+    settle,
+    snapshot_time,
+)
+from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation
 from kubespread.sim.run import Snapshot, StepResult, snapshot
-from kubespread.sim.scenario import creation_problems, pod_limit_problems
 
 __all__ = [
     "NoProfile",
@@ -53,21 +55,9 @@ __all__ = [
 PROGRESS_EVERY = 100
 
 
-class PlacementError(Exception):
-    """The input cannot be placed; ``problems`` are located messages, all of them."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-def is_existing(obj: KubeObject) -> bool:
-    """Whether an object is part of the cluster as it is, rather than something to create:
-    nodes and namespaces, objects an API server has stored (uid or creationTimestamp: a
-    kubectl dump) and pods already bound to a node."""
-    if isinstance(obj, Node | Namespace) or is_stored(obj):
-        return True
-    return isinstance(obj, Pod) and bool(obj.spec.node_name)
+#: the input cannot be placed; ``problems`` are located messages, all of them (placing is
+#: settling: the same error)
+PlacementError = SettleError
 
 
 @dataclass
@@ -80,7 +70,12 @@ class PlacementResult:
     steps: list[StepResult]
     placements: list[dict[str, Any]]
     final: Snapshot
-    sim: Simulation
+    #: the settled cluster the run left (its Simulation is ``sim``)
+    baseline: Baseline
+
+    @property
+    def sim(self) -> Simulation:
+        return self.baseline.sim
 
     @property
     def preemptions(self) -> list[dict[str, Any]]:
@@ -137,138 +132,101 @@ class PlacementResult:
         }
 
 
-def snapshot_time(objects: Iterable[KubeObject]) -> float:
-    """The virtual time a snapshot was taken at, near enough: its latest creationTimestamp (0
-    when none). Starting there keeps the dump's times in the past, so a ReplicaSet with
-    minReadySeconds does not wait months for pods created "in the future"."""
-    times = (virtual_seconds(obj.metadata.creation_timestamp) for obj in objects)
-    return max((t for t in times if t is not None), default=0.0)
-
-
-def _split(loaded: Sequence[LoadedObject]) -> tuple[list[LoadedObject], list[LoadedObject]]:
-    existing: list[LoadedObject] = []
-    new: list[LoadedObject] = []
-    for lo in loaded:
-        (existing if is_existing(lo.obj) else new).append(lo)
-    return existing, new
-
-
 def place(
     objects: Manifests | Sequence[LoadedObject],
     *,
     profiles: Mapping[str, Profile] | None = None,
     seed: int = 0,
-    controllers: Sequence[Controller] | None = None,
+    controllers: Controllers | None = None,
     admission: AdmissionOptions | None = None,
     on_step: Callable[[int, int, str], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
 ) -> PlacementResult:
-    """Settle the cluster as given, then create each new object in order (see the module
-    notes). ``on_step(done, total, what)`` reports progress, also within a long step (every
-    pod placed). Raises PlacementError (every problem, located) when the input does not make a
-    cluster, a new object is invalid, or the run would hold more than ``max_pods`` pods."""
-    loaded = objects.objects if isinstance(objects, Manifests) else list(objects)
-    existing, new = _split(loaded)
-    problems = creation_problems(loaded) + pod_limit_problems(loaded, max_pods)
-    try:
-        cluster = cluster_from_manifests(existing)
-    except SnapshotError as e:
-        problems += [str(p) for p in e.problems]
-    if problems:
-        raise PlacementError(problems)
-    if admission is None:
-        admission = AdmissionOptions(hard_anti_affinity_limit=True)
-    sim = Simulation(
-        cluster,
-        profiles=profiles,
-        seed=seed,
-        controllers=controllers,
-        admission=admission,
-        start=snapshot_time(lo.obj for lo in existing),
-        max_pods=max_pods,
-    )
+    """Settle the cluster as given, then create each new object in order
+    (:func:`kubespread.sim.baseline.settle`), keeping a snapshot after each and every
+    placement. ``on_step(done, total, what)`` reports progress, also within a long step
+    (every pod placed). Raises PlacementError (every problem, located) when the input does
+    not make a cluster, a new object is invalid, or the run would hold more than
+    ``max_pods`` pods."""
     placements: list[dict[str, Any]] = []
+    steps: list[StepResult] = []
     step = [-1]
+    total = [0]
+    doing = ["settling the cluster as given"]
 
-    def observe(decision: Decision) -> None:
-        if decision.selected is None:
-            return
-        score = None if decision.selection_reason != "scored" else decision.total(decision.selected)
-        meta = decision.pod.metadata
-        placements.append(
-            {
-                "namespace": decision.pod.namespace,
-                "name": meta.name,
-                "node": decision.selected,
-                "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
-                "score": score,
-                "feasibleNodes": len(decision.feasible),
-                **tie_view(decision, sim.cluster).to_dict(),
-                "step": step[0],
-            }
-        )
+    def started(sim: Simulation, new: int) -> None:
+        total[0] = new
 
-    sim.decision_observers.append(observe)
-    total = len(new)
-    doing = "settling the cluster as given"
-    if on_step is not None:
-        on_step(0, total, doing)
+        def observe(decision: Decision) -> None:
+            if decision.selected is None:
+                return
+            score = None if decision.selection_reason != "scored" else decision.total(decision.selected)
+            meta = decision.pod.metadata
+            placements.append(
+                {
+                    "namespace": decision.pod.namespace,
+                    "name": meta.name,
+                    "node": decision.selected,
+                    "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
+                    "score": score,
+                    "feasibleNodes": len(decision.feasible),
+                    **tie_view(decision, sim.cluster).to_dict(),
+                    "step": step[0],
+                }
+            )
 
-        def progress(decision: Decision) -> None:  # a long step (a big Deployment) shows its pods
-            if len(placements) % PROGRESS_EVERY == 0 and placements:
-                on_step(max(step[0], 0), total, f"{doing}: {len(placements):,} pods placed")
-
-        sim.decision_observers.append(progress)
-    first = len(sim.events)
-    try:
-        sim.run_until_quiet()
-    except SimulationError as e:
-        raise PlacementError([f"{doing}: {e}"]) from None
-    initial = StepResult(
-        -1,
-        "initial",
-        "the cluster as given, settled",
-        snapshot(sim),
-        sim.events[first:],
-        preemptions=sim.preemptions_since(first),
-    )
-    steps = []
-    for i, lo in enumerate(new):
-        step[0] = i
-        doing = f"create {lo.ref}"
+        sim.decision_observers.append(observe)
         if on_step is not None:
-            on_step(i, total, doing)
-        first = len(sim.events)
-        try:
-            rejections = _create(sim, lo)
-            sim.run_until_quiet()
-        except SimulationError as e:
-            raise PlacementError([f"{lo.where()}: {lo.ref}: {e}"]) from None
+            on_step(0, new, doing[0])
+
+            def progress(decision: Decision) -> None:  # a long step (a big Deployment) shows its pods
+                if len(placements) % PROGRESS_EVERY == 0 and placements:
+                    on_step(max(step[0], 0), new, f"{doing[0]}: {len(placements):,} pods placed")
+
+            sim.decision_observers.append(progress)
+        sims.append(sim)
+
+    def creating(i: int, lo: LoadedObject) -> None:
+        step[0] = i
+        doing[0] = f"create {lo.ref}"
+        if on_step is not None:
+            on_step(i, total[0], doing[0])
+
+    def settled(i: int, lo: LoadedObject | None, first: int, rejections: list[dict[str, str]]) -> None:
+        sim = sims[0]
+        if lo is None:
+            kind, description = "initial", "the cluster as given, settled"
+        else:
+            kind, description = "create", f"create {lo.ref}"
         steps.append(
             StepResult(
                 i,
-                "create",
-                f"create {lo.ref}",
+                kind,
+                description,
                 snapshot(sim),
                 sim.events[first:],
                 rejections,
                 sim.preemptions_since(first),
             )
         )
+
+    sims: list[Simulation] = []
+    baseline = settle(
+        objects,
+        profiles=profiles,
+        seed=seed,
+        controllers=controllers,
+        admission=admission,
+        max_pods=max_pods,
+        hooks=SettleHooks(started, creating, settled),
+    )
+    sim = baseline.sim
     if on_step is not None:
-        on_step(total, total, "done")
+        on_step(total[0], total[0], "done")
     for p in placements:  # the workload each placed pod belongs to, now that all exist
         pod = sim.cluster.pods.get(f"{p['namespace']}/{p['name']}")
         p["workload"] = _workload(sim, pod)
-    return PlacementResult(initial, steps, placements, snapshot(sim), sim)
-
-
-def _create(sim: Simulation, lo: LoadedObject) -> list[dict[str, str]]:
-    outcome = sim.create(lo.obj.copy())
-    if not isinstance(outcome, Rejection):
-        return []
-    sim.record(lo.obj, "FailedCreate", outcome.message, type="Warning")
-    return [{"object": lo.ref, "source": lo.where(), "message": outcome.message}]
+    return PlacementResult(steps[0], steps[1:], placements, snapshot(sim), baseline)
 
 
 def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
@@ -307,8 +265,8 @@ def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanatio
 def explain_key(sim: Simulation, key: str, *, timed: bool = False) -> Explanation:
     """A pod of the cluster by ``namespace/name`` (KeyError if absent): a pending one as the
     scheduler would retry it now; a bound one as if scheduled now without itself (taken off its
-    node for the decision and put back, so the cluster is as it was). ``timed``: as
-    ``explain_pod``'s."""
+    node for the decision inside a self-undoing trial, so the cluster is as it was and only
+    the scheduler's derived indexes heard of it). ``timed``: as ``explain_pod``'s."""
     cluster = sim.cluster
     pod = cluster.pods.get(key)
     if pod is None:
@@ -318,11 +276,9 @@ def explain_key(sim: Simulation, key: str, *, timed: bool = False) -> Explanatio
     unbound = copy.copy(pod)
     unbound.spec = copy.copy(pod.spec)
     unbound.spec.node_name = ""
-    cluster.update_pod(unbound)
-    try:
+    with trial(cluster):  # the queue, controllers and recorders never hear of it
+        cluster.update_pod(unbound)
         return explain_pod(sim, unbound, timed=timed)
-    finally:
-        cluster.update_pod(pod)
 
 
 def report_explanation(sim: Simulation) -> Explanation | None:

@@ -48,10 +48,10 @@ from kubespread.controllers.workloadspread.subsets import (
     workload_replicas,
 )
 from kubespread.io.loader import LoadedObject
-from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler import views
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
+from kubespread.sim.baseline import SettleError, SettleHooks, settle
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
 
@@ -577,8 +577,13 @@ def simulate(
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
 
-    ``admission``: the API server's options (default: the design's hard anti-affinity limit on).
-    ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
+    The ``cluster:`` settles as ``schedule`` settles its input
+    (:func:`kubespread.sim.baseline.settle`: what exists as it is, each new object created
+    through the API server, so a Deployment there runs its pods), except that the clock
+    starts at 0 rather than at a dump's latest timestamp (a scenario's times read from 0).
+
+    ``admission``: the API server's options (default: the design's hard anti-affinity limit
+    on). ``on_decision`` sees every scheduling decision (progress within a long step); ``max_pods``
     bounds the pods that may exist at once (:func:`~kubespread.sim.scenario.pod_limit_problems`
     refuses a workload asking for more before anything runs). ``after_step`` sees the
     simulation as each step (the initial settling first) left it, with that step's result:
@@ -588,34 +593,34 @@ def simulate(
     problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
     if problems:
         raise ScenarioError(problems)
+
+    def started(sim: Simulation, _new: int) -> None:
+        if on_decision is not None:
+            sim.decision_observers.append(on_decision)
+
     try:
-        cluster = cluster_from_manifests(scenario.cluster)
-    except SnapshotError as e:
-        raise ScenarioError([str(p) for p in e.problems]) from None
-    if admission is None:
-        admission = AdmissionOptions(hard_anti_affinity_limit=True)
-    sim = Simulation(
-        cluster,
-        profiles=scenario.profiles,
-        seed=scenario.seed,
-        controllers=controllers,
-        admission=admission,
-        max_pods=max_pods,
-        random_ties=random_ties,
-    )
-    if on_decision is not None:
-        sim.decision_observers.append(on_decision)
-    try:
-        sim.run_until_quiet()
-    except SimulationError as e:
-        raise ScenarioError([f"{scenario.source}: cluster: {e}"]) from None
+        baseline = settle(
+            scenario.cluster,
+            profiles=scenario.profiles,
+            seed=scenario.seed,
+            controllers=controllers,
+            admission=admission,
+            max_pods=max_pods,
+            start=0.0,
+            random_ties=random_ties,
+            origin=f"{scenario.source}: cluster",
+            hooks=SettleHooks(started=started),
+        )
+    except SettleError as e:
+        raise ScenarioError(e.problems) from None
+    sim = baseline.sim
     initial = StepResult(
         -1,
         "initial",
         "the cluster as given, settled",
         snapshot(sim),
         list(sim.events),
-        [],
+        list(baseline.rejections),
         sim.preemptions_since(0),
     )
     if after_step is not None:
