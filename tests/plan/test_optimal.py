@@ -339,15 +339,23 @@ STUCK: dict[str, tuple[int, int, list[tuple[str, str, str]]]] = {
 }
 
 
-def _stuck_files(tmp_path: Path, name: str) -> list[Path]:
+def _stuck_files(tmp_path: Path, name: str, kind: str) -> list[Path]:
     replicas, min_domains, nodes = STUCK[name]
     cluster = write(tmp_path / "cluster.yaml", [node(n, z, cpu=c) for n, z, c in nodes])
-    return [cluster, write(tmp_path / "app.yaml", [_web(replicas, min_domains)])]
+    app = _web(replicas, min_domains)
+    if kind == "StatefulSet":  # groups of one, replayed as interchangeable copies first
+        app["kind"] = kind
+        app["spec"] |= {"serviceName": "web", "podManagementPolicy": "Parallel"}
+    return [cluster, write(tmp_path / "app.yaml", [app])]
 
 
-@pytest.mark.parametrize("name", sorted(STUCK))
-def test_a_stuck_replay_searches_for_a_bind_order_with_pins(tmp_path: Path, name: str) -> None:
-    files = _stuck_files(tmp_path, name)
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [(name, "Deployment") for name in sorted(STUCK)]
+    + [("8 replicas, zone minDomains 3 + hostname", "StatefulSet")],
+)
+def test_a_stuck_replay_searches_for_a_bind_order_with_pins(tmp_path: Path, name: str, kind: str) -> None:
+    files = _stuck_files(tmp_path, name, kind)
     replicas = STUCK[name][0]
     result = place(load(files))
     assert result.final.pending
