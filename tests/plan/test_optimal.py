@@ -16,7 +16,7 @@ from capacity_cases import CASES
 from kubespread.cli.app import app
 from kubespread.io.loader import load
 from kubespread.plan.capacity import maximum
-from kubespread.plan.optimal import optimal, pinned
+from kubespread.plan.optimal import ReplayCutShort, ReplayError, optimal, pinned, replay
 from kubespread.plan.workloads import cluster_without as _without
 from kubespread.plan.workloads import unbound as _unbound
 from kubespread.scheduler import default_profile
@@ -293,3 +293,126 @@ def test_statefulset_pods_are_groups_of_one(tmp_path: Path) -> None:
     assert solved is not None and not solved.error, solved
     assert solved.workloads == ["default/StatefulSet/web"] and len(solved.assignments) == 7
     _check_arrangement_and_bind_order(result, solved)
+
+
+def _web(replicas: int, min_domains: int) -> dict[str, Any]:
+    """web with a zone spread of ``minDomains`` and a hostname spread, both maxSkew 1."""
+    doc = _deployment(replicas)
+    doc["spec"]["template"]["spec"]["topologySpreadConstraints"][0]["minDomains"] = min_domains
+    return doc
+
+
+#: instances where the greedy replay of the solver's arrangement gets stuck (issue 33 item 7:
+#: it answered "the scheduler places ... on no node with room left", proven, nothing pending,
+#: no assignments), while an order with pins reaches it. A pin narrows the zone spread's
+#: domains to the pinned node's zone (nodeAffinityPolicy Honor), fewer than minDomains, so
+#: a pinned pod may only open an empty zone: the pins have to come early, before the greedy
+#: replay knows it needs them. (replicas, minDomains, nodes as (name, zone, cpu) in file order)
+STUCK: dict[str, tuple[int, int, list[tuple[str, str, str]]]] = {
+    "12 replicas, zone minDomains 2 + hostname": (
+        12,
+        2,
+        [
+            ("n7", "c", "4"),
+            ("n0", "a", "2"),
+            ("n4", "b", "3"),
+            ("n6", "c", "4"),
+            ("n1", "a", "1"),
+            ("n5", "b", "4"),
+            ("n3", "a", "2"),
+            ("n8", "c", "3"),
+            ("n2", "a", "1"),
+        ],
+    ),
+    "8 replicas, zone minDomains 3 + hostname": (
+        8,
+        3,
+        [
+            ("n2", "a", "3"),
+            ("n5", "c", "2"),
+            ("n0", "a", "3"),
+            ("n4", "c", "2"),
+            ("n3", "b", "2"),
+            ("n1", "a", "4"),
+        ],
+    ),
+}
+
+
+def _stuck_files(tmp_path: Path, name: str, kind: str) -> list[Path]:
+    replicas, min_domains, nodes = STUCK[name]
+    cluster = write(tmp_path / "cluster.yaml", [node(n, z, cpu=c) for n, z, c in nodes])
+    app = _web(replicas, min_domains)
+    if kind == "StatefulSet":  # groups of one, replayed as interchangeable copies first
+        app["kind"] = kind
+        app["spec"] |= {"serviceName": "web", "podManagementPolicy": "Parallel"}
+    return [cluster, write(tmp_path / "app.yaml", [app])]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [(name, "Deployment") for name in sorted(STUCK)]
+    + [("8 replicas, zone minDomains 3 + hostname", "StatefulSet")],
+)
+def test_a_stuck_replay_searches_for_a_bind_order_with_pins(tmp_path: Path, name: str, kind: str) -> None:
+    files = _stuck_files(tmp_path, name, kind)
+    replicas = STUCK[name][0]
+    result = place(load(files))
+    assert result.final.pending
+    # the greedy replay alone is stuck: without a budget for the search, the answer says the
+    # search was cut short (not that no order exists)
+    cut = optimal(result, search_cycles=0)
+    assert cut is not None and cut.proven and not cut.pending and not cut.assignments
+    assert cut.error.startswith("replay: the scheduler places default/web-")
+    assert "cut short" in cut.error and "no order" not in cut.error
+    solved = optimal(result)
+    assert solved is not None and not solved.error and not solved.pending, solved
+    assert len(solved.assignments) == replicas and solved.proven
+    assert any(e["pinned"] for e in solved.bind_order)
+    _check_arrangement_and_bind_order(result, solved)
+    code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
+    assert code == 0
+    doc = json.loads(stdout)["optimal"]
+    assert "error" not in doc and doc["bindOrder"] == solved.bind_order
+
+
+def _replay_case(tmp_path: Path, nodes: list[tuple[str, str, str]], room: dict[str, int]) -> Any:
+    """replay() of web (zone minDomains 2 + hostname spread) into ``room`` pods per node."""
+    replicas = sum(room.values())
+    cluster = write(tmp_path / "cluster.yaml", [node(n, z, cpu=c) for n, z, c in nodes])
+    result = place(load([cluster, write(tmp_path / "app.yaml", [_web(replicas, 2)])]))
+    state = result.sim.cluster
+    keys = [k for k, p in state.pods.items() if p.metadata.labels.get("app") == "web"]
+    assert len(keys) == replicas
+
+    def run(**budget: Any) -> list[dict[str, Any]]:
+        return replay(
+            _without(state, set(keys)),
+            [_unbound(state.pods[k]) for k in keys],
+            result.sim.profiles["default-scheduler"],
+            {(0, n): k for n, k in room.items()},
+            dict.fromkeys(keys, 0),
+            **budget,
+        )
+
+    return run
+
+
+def test_an_arrangement_no_bind_order_reaches_is_an_error(tmp_path: Path) -> None:
+    """Zones a (n0, n1: 3 CPU) and b (n2, n4: 2, n3: 3); 12 pods as a 3, 3, b 2, 2, 2: a
+    final state every pod passes, which no order reaches. The hostname spread lets a node take
+    its 3rd pod only once every node has 2, so zone b holds 6 while a holds 4; but b's 6th pod
+    is then 2 over a's 4 (the zone spread refuses it), and pinned it sees zone b alone, one
+    domain under minDomains 2, so the minimum counts as 0 and it is refused too."""
+    run = _replay_case(
+        tmp_path,
+        [("n4", "b", "2"), ("n0", "a", "3"), ("n2", "b", "2"), ("n1", "a", "3"), ("n3", "b", "3")],
+        {"n0": 3, "n1": 3, "n2": 2, "n3": 2, "n4": 2},
+    )
+    with pytest.raises(ReplayError) as no_order:
+        run()
+    assert not isinstance(no_order.value, ReplayCutShort)
+    assert "no order of plain and pinned binds reaches the arrangement" in str(no_order.value)
+    assert "every reachable state searched" in str(no_order.value)
+    with pytest.raises(ReplayCutShort, match=r"cut short .* before it found one or proved none exists"):
+        run(max_cycles=10)
