@@ -14,12 +14,15 @@ import pytest
 from kubespread.io.loader import LoadedObject, load, load_data
 from kubespread.plan.audit import (
     AuditError,
+    AuditResult,
+    FailureRecord,
     audit,
     audit_settled,
     parse_vary,
     patch_workloads,
     vary_audit,
 )
+from kubespread.plan.results import WorkloadOutcome
 from kubespread.sim.placement import place
 from kubespread.sim.run import simulate
 from kubespread.sim.scenario import load_scenario
@@ -73,20 +76,20 @@ def objects(*docs: dict[str, Any]) -> list[LoadedObject]:
     return m.objects
 
 
-def by_workload(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {w["workload"].rsplit("/", 1)[-1]: w for w in record["workloads"]}
+def by_workload(record: FailureRecord) -> dict[str, WorkloadOutcome]:
+    return {w.workload.rsplit("/", 1)[-1]: w for w in record.workloads}
 
 
-def record_of(doc: dict[str, Any], domain: str) -> dict[str, Any]:
-    return next(r for r in doc["failures"] if r["domain"] == domain)
+def record_of(doc: AuditResult, domain: str) -> FailureRecord:
+    return next(r for r in doc.failures if r.domain == domain)
 
 
 @pytest.fixture(scope="module")
-def zone_audit() -> dict[str, Any]:
+def zone_audit() -> AuditResult:
     return audit(zone_failure_input(), domains=[ZONE], after=AFTER, processes=1)
 
 
-def test_a_zone_failure_matches_simulate_by_hand(zone_audit: dict[str, Any]) -> None:
+def test_a_zone_failure_matches_simulate_by_hand(zone_audit: AuditResult) -> None:
     """examples/scenarios/zone-failure.yaml's cluster and Deployments, zone-c failed and 10
     minutes passed, as a scenario: the same replicas running and pending per workload."""
     scenario = load_scenario(EXAMPLES / "zone-failure.yaml")
@@ -105,25 +108,25 @@ def test_a_zone_failure_matches_simulate_by_hand(zone_audit: dict[str, Any]) -> 
 
     got = by_workload(record_of(zone_audit, f"{ZONE}=zone-c"))
     for name in ("strict", "honor", "min-domains"):
-        assert got[name]["running"] == running.get(name, 0), name
-        assert got[name]["pending"] == pending.get(name, 0), name
+        assert got[name].running == running.get(name, 0), name
+        assert got[name].pending == pending.get(name, 0), name
     # the example's story: strict and min-domains strand 2 replacements, honor spreads 3/3
-    assert (got["strict"]["running"], got["strict"]["pending"]) == (4, 2)
-    assert (got["min-domains"]["running"], got["min-domains"]["pending"]) == (4, 2)
-    assert (got["honor"]["running"], got["honor"]["pending"]) == (6, 0)
-    assert got["honor"]["skew"][0]["domains"] == {"zone-a": 3, "zone-b": 3}
-    assert got["honor"]["recoverySeconds"] == 300.0  # the default tolerationSeconds
-    assert got["strict"]["recoverySeconds"] is None
-    reason = got["strict"]["pendingReasons"][0]
-    assert "didn't match pod topology spread constraints" in reason["message"]
-    assert any("maxSkew" in h for h in reason["hints"])
+    assert (got["strict"].running, got["strict"].pending) == (4, 2)
+    assert (got["min-domains"].running, got["min-domains"].pending) == (4, 2)
+    assert (got["honor"].running, got["honor"].pending) == (6, 0)
+    assert got["honor"].skew[0].domains == {"zone-a": 3, "zone-b": 3}
+    assert got["honor"].recovery_seconds == 300.0  # the default tolerationSeconds
+    assert got["strict"].recovery_seconds is None
+    reason = got["strict"].pending_reasons[0]
+    assert "didn't match pod topology spread constraints" in reason.message
+    assert any("maxSkew" in h for h in reason.hints)
 
 
-def test_every_zone_is_failed_and_the_harm_adds_up(zone_audit: dict[str, Any]) -> None:
-    assert [r["domain"] for r in zone_audit["failures"]] == [f"{ZONE}=zone-{z}" for z in "abc"]
-    for r in zone_audit["failures"]:
-        assert r["harm"] == {"unavailable": 4, "pending": 4, "pdbsBroken": 0, "unrecovered": 2}
-    assert {w["workload"]: w["desired"] for w in zone_audit["workloads"]} == {
+def test_every_zone_is_failed_and_the_harm_adds_up(zone_audit: AuditResult) -> None:
+    assert [r.domain for r in zone_audit.failures] == [f"{ZONE}=zone-{z}" for z in "abc"]
+    for r in zone_audit.failures:
+        assert r.harm.to_dict() == {"unavailable": 4, "pending": 4, "pdbsBroken": 0, "unrecovered": 2}
+    assert {w.workload: w.desired for w in zone_audit.workloads} == {
         "default/Deployment/honor": 6,
         "default/Deployment/min-domains": 6,
         "default/Deployment/strict": 6,
@@ -134,13 +137,13 @@ def test_failures_are_ranked_by_harm() -> None:
     """web may only run in zone-a: zone-a's failure strands it; zone-b's harms nothing."""
     web = deployment("web", 2, {"nodeSelector": {ZONE: "zone-a"}})
     doc = audit(objects(node("b1", "zone-b"), node("a1", "zone-a"), web), domains=[ZONE, HOST], after=AFTER)
-    assert [r["domain"] for r in doc["failures"]][:2] == [f"{ZONE}=zone-a", f"{HOST}=a1"]
-    first = doc["failures"][0]
-    assert first["rank"] == 1 and first["harm"]["unavailable"] == 2 and first["harm"]["pending"] == 2
-    assert "node affinity" in first["workloads"][0]["pendingReasons"][0]["message"]
-    last = doc["failures"][-1]
-    assert last["harm"] == {"unavailable": 0, "pending": 0, "pdbsBroken": 0, "unrecovered": 0}
-    assert by_workload(last)["web"]["recoverySeconds"] == 0.0
+    assert [r.domain for r in doc.failures][:2] == [f"{ZONE}=zone-a", f"{HOST}=a1"]
+    first = doc.failures[0]
+    assert first.rank == 1 and first.harm.unavailable == 2 and first.harm.pending == 2
+    assert "node affinity" in first.workloads[0].pending_reasons[0].message
+    last = doc.failures[-1]
+    assert last.harm.to_dict() == {"unavailable": 0, "pending": 0, "pdbsBroken": 0, "unrecovered": 0}
+    assert by_workload(last)["web"].recovery_seconds == 0.0
 
 
 def test_a_broken_budget_is_reported() -> None:
@@ -152,11 +155,11 @@ def test_a_broken_budget_is_reported() -> None:
         "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
     }
     doc = audit(objects(node("a1", "zone-a"), node("b1", "zone-b"), web, pdb), domains=[ZONE], after=AFTER)
-    first = doc["failures"][0]
-    assert first["domain"] == f"{ZONE}=zone-a"
-    assert [b["name"] for b in first["pdbsBroken"]] == ["default/web"]
-    assert by_workload(first)["web"]["pdbsBroken"] == ["default/web"]
-    assert doc["failures"][1]["pdbsBroken"] == []
+    first = doc.failures[0]
+    assert first.domain == f"{ZONE}=zone-a"
+    assert [b.name for b in first.pdbs_broken] == ["default/web"]
+    assert by_workload(first)["web"].pdbs_broken == ("default/web",)
+    assert doc.failures[1].pdbs_broken == ()
 
 
 def test_fork_and_rebuild_give_the_same_records() -> None:
@@ -164,17 +167,16 @@ def test_fork_and_rebuild_give_the_same_records() -> None:
     sim = place(zone_failure_input()).sim
     forked = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=2, copy="fork")
     rebuilt = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=1, copy="rebuild")
-    forked.pop("seconds"), rebuilt.pop("seconds")
-    assert json.dumps(forked, sort_keys=True) == json.dumps(rebuilt, sort_keys=True)
+    assert forked.failures == rebuilt.failures and forked.workloads == rebuilt.workloads
 
 
 def test_vary_picks_the_setting_that_survives() -> None:
     strict = [lo for lo in zone_failure_input() if lo.obj.kind == "Node" or lo.obj.metadata.name == "strict"]
     grid = parse_vary(["nodeTaintsPolicy=Ignore,Honor"])
     doc = vary_audit(strict, grid, domains=[ZONE], after=AFTER, processes=2)
-    ranked = [(v["changes"], v["survives"], v["pending"]) for v in doc["variants"]]
+    ranked = [(v.changes, v.survives, v.pending) for v in doc.variants]
     assert ranked == [({"nodeTaintsPolicy": "Honor"}, True, 0), ({"nodeTaintsPolicy": "Ignore"}, False, 6)]
-    assert doc["best"] == {"nodeTaintsPolicy": "Honor"}
+    assert doc.best == {"nodeTaintsPolicy": "Honor"}
 
 
 def test_parse_vary_makes_the_grid_and_refuses_bad_parts() -> None:
@@ -226,8 +228,9 @@ def test_a_dask_cluster_gives_the_local_json() -> None:
     ):
         remote = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, client=client)
         assert len(client.scheduler_info()["workers"]) == 2
-    local.pop("seconds"), remote.pop("seconds")
-    assert json.dumps(local, sort_keys=True) == json.dumps(remote, sort_keys=True)
+    local_doc, remote_doc = local.to_dict(), remote.to_dict()
+    local_doc.pop("seconds"), remote_doc.pop("seconds")
+    assert json.dumps(local_doc, sort_keys=True) == json.dumps(remote_doc, sort_keys=True)
 
 
 def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path: Path) -> None:
@@ -241,8 +244,8 @@ def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path:
     sim = place(load([str(snapshot)]).objects).sim
     (tmp_path / "cluster.yaml").write_text(dump_objects(cluster_objects(sim.cluster)))
     doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=2)
-    for record in doc["failures"]:
-        steps: list[dict[str, Any]] = [{"node": {"name": n, "action": "fail"}} for n in record["nodes"]]
+    for record in doc.failures:
+        steps: list[dict[str, Any]] = [{"node": {"name": n, "action": "fail"}} for n in record.nodes]
         steps.append({"advance": f"{AFTER:g}s"})
         scenario = {
             "apiVersion": "kubespread.io/v1alpha1",
@@ -251,18 +254,18 @@ def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path:
             "cluster": ["cluster.yaml"],
             "steps": steps,
         }
-        path = tmp_path / f"{record['value']}.yaml"
+        path = tmp_path / f"{record.value}.yaml"
         path.write_text(yaml.safe_dump(scenario))
         final = simulate(load_scenario(path)).final
-        failed = set(record["nodes"])
+        failed = set(record.nodes)
         running: dict[str, int] = {}
         for p in final.pods:
             if p["node"] and p["node"] not in failed and not p["terminating"] and p["workload"]:
                 key = f"{p['namespace']}/{p['workload']['kind']}/{p['workload']['name']}"
                 running[key] = running.get(key, 0) + 1
-        got = {w["workload"]: w["running"] for w in record["workloads"]}
-        assert got == {k: running.get(k, 0) for k in got}, record["domain"]
+        got = {w.workload: w.running for w in record.workloads}
+        assert got == {k: running.get(k, 0) for k in got}, record.domain
         pending = sorted(f"{p['namespace']}/{p['name']}" for p in final.pending)
-        audited = sorted(k for w in record["workloads"] for r in w["pendingReasons"] for k in r["pods"])
-        assert audited == pending, record["domain"]
-        assert record["harm"]["pending"] > 0  # every zone of the snapshot strands someone
+        audited = sorted(k for w in record.workloads for r in w.pending_reasons for k in r.pods)
+        assert audited == pending, record.domain
+        assert record.harm.pending > 0  # every zone of the snapshot strands someone

@@ -3,44 +3,53 @@ most harmed first), cells reading running/desired."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubespread.plan.results import AuditResult, AuditSeconds, FailureRecord, Harm, WorkloadOutcome
 from kubespread.report.audit import _availability_figure, _columns
 
 
-def record(rank: int, value: str, workloads: list[tuple[str, int, int, int]]) -> dict[str, Any]:
-    return {
-        "rank": rank,
-        "key": "topology.kubernetes.io/zone",
-        "value": value,
-        "domain": f"topology.kubernetes.io/zone={value}",
-        "nodes": ["n"],
-        "harm": {"unavailable": 0, "pending": 0, "pdbsBroken": 0, "unrecovered": 0},
-        "workloads": [
-            {
-                "workload": name,
-                "desired": desired,
-                "running": running,
-                "unavailable": desired - running,
-                "pending": pending,
-                "pendingReasons": [],
-            }
+def record(rank: int, value: str, workloads: list[tuple[str, int, int, int]]) -> FailureRecord:
+    return FailureRecord(
+        rank=rank,
+        key="topology.kubernetes.io/zone",
+        value=value,
+        domain=f"topology.kubernetes.io/zone={value}",
+        nodes=("n",),
+        harm=Harm(0, 0, 0, 0),
+        pdbs_broken=(),
+        workloads=tuple(
+            WorkloadOutcome(
+                workload=name,
+                desired=desired,
+                running_before=desired,
+                running=running,
+                unavailable=desired - running,
+                pending=pending,
+                pending_reasons=(),
+                pdbs_broken=(),
+                recovery_seconds=None,
+                skew=(),
+            )
             for name, running, desired, pending in workloads
-        ],
-    }
+        ),
+    )
 
 
-DOC = {
-    "domains": ["topology.kubernetes.io/zone"],
-    "failures": [
+DOC = AuditResult(
+    domains=("topology.kubernetes.io/zone",),
+    after=600.0,
+    seed=0,
+    workloads=(),
+    failures=(
         record(1, "zone-a", [("default/Deployment/ok", 3, 3, 0), ("shop/Deployment/web", 4, 6, 2)]),
         record(2, "zone-b", [("default/Deployment/ok", 3, 3, 0), ("shop/Deployment/web", 6, 6, 0)]),
-    ],
-}
+    ),
+    seconds=AuditSeconds(0.0, 0.0),
+)
+EMPTY = AuditResult(("topology.kubernetes.io/zone",), 600.0, 0, (), (), AuditSeconds(0.0, 0.0))
 
 
 def test_the_most_harmed_workload_comes_first() -> None:
-    assert _columns(DOC["failures"]) == ["shop/Deployment/web", "default/Deployment/ok"]
+    assert _columns(DOC.failures) == ["shop/Deployment/web", "default/Deployment/ok"]
 
 
 def test_rows_are_failures_and_cells_read_running_over_desired() -> None:
@@ -53,4 +62,4 @@ def test_rows_are_failures_and_cells_read_running_over_desired() -> None:
 
 
 def test_nothing_to_draw() -> None:
-    assert _availability_figure({"failures": []}) is None
+    assert _availability_figure(EMPTY) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -35,6 +35,10 @@ from kubespread.cli.options import (
     at_least_one,
 )
 from kubespread.io.loader import Validation
+from kubespread.plan.results import AuditResult, FailureRecord, VaryResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 __all__ = ["audit_command"]
 
@@ -74,47 +78,47 @@ def _short_workload(key: str) -> str:
     return f"{namespace}/{name}"
 
 
-def _worst(record: dict[str, Any]) -> str:
-    hurt = [w for w in record["workloads"] if w["unavailable"] or w["pending"]]
-    hurt.sort(key=lambda w: (-w["unavailable"], -w["pending"], w["workload"]))
-    shown = [f"{_short_workload(w['workload'])} {w['running']}/{w['desired']}" for w in hurt[:WORST_SHOWN]]
+def _worst(record: FailureRecord) -> str:
+    hurt = [w for w in record.workloads if w.unavailable or w.pending]
+    hurt.sort(key=lambda w: (-w.unavailable, -w.pending, w.workload))
+    shown = [f"{_short_workload(w.workload)} {w.running}/{w.desired}" for w in hurt[:WORST_SHOWN]]
     if len(hurt) > WORST_SHOWN:
         shown.append(f"+{len(hurt) - WORST_SHOWN} more")
     return ", ".join(shown) or "-"
 
 
-def _short_domain(record: dict[str, Any], short_value: Any) -> str:
+def _short_domain(record: FailureRecord, short_value: Callable[[str], str]) -> str:
     """``zone=eu-west-1a``: the key without its prefix (the header line names it whole)."""
-    return f"{record['key'].rsplit('/', 1)[-1]}={short_value(record['value'])}"
+    return f"{record.key.rsplit('/', 1)[-1]}={short_value(record.value)}"
 
 
-def _recovery(record: dict[str, Any]) -> str:
-    times = [w["recoverySeconds"] for w in record["workloads"]]
+def _recovery(record: FailureRecord) -> str:
+    times = [w.recovery_seconds for w in record.workloads]
     if any(t is None for t in times):
         return "never"
-    return f"{max(times, default=0):g}s"
+    return f"{max((t for t in times if t is not None), default=0):g}s"
 
 
-def failures_table(doc: dict[str, Any], title: str = "") -> Table:
+def failures_table(doc: AuditResult, title: str = "") -> Table:
     """One row per failure, most harmful first."""
     from kubespread.cli.render.placement import node_namer
 
     namers = {}  # per key: node names without their shared DNS suffix
-    for key in dict.fromkeys(r["key"] for r in doc["failures"]):
-        namers[key] = node_namer(sorted({r["value"] for r in doc["failures"] if r["key"] == key}))
+    for key in dict.fromkeys(r.key for r in doc.failures):
+        namers[key] = node_namer(sorted({r.value for r in doc.failures if r.key == key}))
     t = Table(title=title or None, title_justify="left", box=None, pad_edge=False)
     for col in ("#", "failure", "nodes", "lost", "pending", "pdbs", "whole", "worst workloads"):
         t.add_column(col, no_wrap=col != "worst workloads", justify="right" if col == "#" else "left")
-    for r in doc["failures"]:
-        h = r["harm"]
-        style = "red" if h["unrecovered"] else None
+    for r in doc.failures:
+        h = r.harm
+        style = "red" if h.unrecovered else None
         t.add_row(
-            str(r["rank"]),
-            _short_domain(r, namers[r["key"]][0]),
-            str(len(r["nodes"])),
-            str(h["unavailable"]),
-            str(h["pending"]),
-            str(h["pdbsBroken"]),
+            str(r.rank),
+            _short_domain(r, namers[r.key][0]),
+            str(len(r.nodes)),
+            str(h.unavailable),
+            str(h.pending),
+            str(h.pdbs_broken),
             _recovery(r),
             _worst(r),
             style=style,
@@ -122,33 +126,32 @@ def failures_table(doc: dict[str, Any], title: str = "") -> Table:
     return t
 
 
-def _notes(doc: dict[str, Any]) -> list[str]:
+def _notes(doc: AuditResult) -> list[str]:
     from kubespread.cli.render.placement import node_namer
 
-    keys = dict.fromkeys(r["key"] for r in doc["failures"])
-    names = (sorted({r["value"] for r in doc["failures"] if r["key"] == k}) for k in keys)
+    keys = dict.fromkeys(r.key for r in doc.failures)
+    names = (sorted({r.value for r in doc.failures if r.key == k}) for k in keys)
     return [note for n in names if (note := node_namer(n)[1])]
 
 
-def _print_reasons(doc: dict[str, Any]) -> None:
+def _print_reasons(doc: AuditResult) -> None:
     """The pending reasons of the most harmful failure (the others' are in the JSON and report)."""
-    worst = next((r for r in doc["failures"] if r["harm"]["pending"]), None)
+    worst = next((r for r in doc.failures if r.harm.pending), None)
     if worst is None:
         return
-    out.print(Text(f"pending after {worst['domain']} fails:", style="bold"))
-    for w in worst["workloads"]:
-        for reason in w["pendingReasons"]:
-            out.print(f"  {w['workload']}: {len(reason['pods'])} pending: {reason['message']}", markup=False)
-            for hint in reason["hints"][:2]:
+    out.print(Text(f"pending after {worst.domain} fails:", style="bold"))
+    for w in worst.workloads:
+        for reason in w.pending_reasons:
+            out.print(f"  {w.workload}: {len(reason.pods)} pending: {reason.message}", markup=False)
+            for hint in reason.hints[:2]:
                 out.print(Text(f"    hint: {hint}", style="dim"))
 
 
-def _print_audit(doc: dict[str, Any]) -> None:
-    n = len(doc["failures"])
+def _print_audit(doc: AuditResult) -> None:
+    n = len(doc.failures)
     out.print(
         Text(
-            f"audit: {n} failure{'s' if n != 1 else ''} of {', '.join(doc['domains'])}, "
-            f"{doc['after']:g}s each",
+            f"audit: {n} failure{'s' if n != 1 else ''} of {', '.join(doc.domains)}, {doc.after:g}s each",
             style="bold",
         )
     )
@@ -163,17 +166,17 @@ def _print_audit(doc: dict[str, Any]) -> None:
         )
     )
     _print_reasons(doc)
-    survived = sum(1 for r in doc["failures"] if not r["harm"]["unrecovered"])
+    survived = sum(1 for r in doc.failures if not r.harm.unrecovered)
     style = "green" if survived == n else "yellow"
     out.print(Text(f"every workload whole again after {survived} of {n} failures", style=style))
 
 
-def _changes(changes: dict[str, Any]) -> str:
+def _changes(changes: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in changes.items()) or "(as given)"
 
 
-def _print_vary(doc: dict[str, Any]) -> None:
-    first = doc["domains"][0]
+def _print_vary(doc: VaryResult) -> None:
+    first = doc.domains[0]
     t = Table(
         title=f"settings ranked: survives every {first} failure, then fewest pending",
         title_justify="left",
@@ -182,35 +185,35 @@ def _print_vary(doc: dict[str, Any]) -> None:
     )
     for col in ("#", "setting", "survives", "not whole", "pending", "lost"):
         t.add_column(col, no_wrap=col != "setting")
-    for v in doc["variants"]:
-        if "error" in v:
-            t.add_row(str(v["rank"]), _changes(v["changes"]), "refused", "-", "-", "-", style="dim")
+    for v in doc.variants:
+        if v.error is not None:
+            t.add_row(str(v.rank), _changes(v.changes), "refused", "-", "-", "-", style="dim")
             continue
         t.add_row(
-            str(v["rank"]),
-            _changes(v["changes"]),
-            "yes" if v["survives"] else "no",
-            str(v["failed"]),
-            str(v["pending"]),
-            str(v["unavailable"]),
-            style="green" if v["survives"] else None,
+            str(v.rank),
+            _changes(v.changes),
+            "yes" if v.survives else "no",
+            str(v.failed),
+            str(v.pending),
+            str(v.unavailable),
+            style="green" if v.survives else None,
         )
     out.print(t)
-    for v in doc["variants"]:
-        if "error" in v:
-            out.print(Text(f"{_changes(v['changes'])}: {v['error']}", style="dim"), soft_wrap=True)
-    best = doc["variants"][0] if doc["variants"] and "error" not in doc["variants"][0] else None
+    for v in doc.variants:
+        if v.error is not None:
+            out.print(Text(f"{_changes(v.changes)}: {v.error}", style="dim"), soft_wrap=True)
+    best = doc.variants[0] if doc.variants and doc.variants[0].error is None else None
     if best is None:
         out.print(Text("no setting could be audited", style="red"))
-    elif best["survives"]:
+    elif best.survives:
         out.print(
-            Text(f"best: {_changes(best['changes'])}: survives every {first} failure", style="green"),
+            Text(f"best: {_changes(best.changes)}: survives every {first} failure", style="green"),
             soft_wrap=True,
         )
     else:
         out.print(
             Text(
-                f"no setting survives every {first} failure; least harm: {_changes(best['changes'])}",
+                f"no setting survives every {first} failure; least harm: {_changes(best.changes)}",
                 style="yellow",
             ),
             soft_wrap=True,
@@ -319,6 +322,7 @@ def audit_command(
         bar.update(task, completed=done, total=total, refresh=True)
 
     options["on_done"] = on_done
+    doc: AuditResult | VaryResult
     try:
         if vary:
             config = _config(scheduler_config, validate)
@@ -345,8 +349,8 @@ def audit_command(
         path = write_audit_report(report, doc)
         err.print(f"report: {path}", markup=False, highlight=False)
     if output is not Output.table:
-        print_data(doc, output)
-    elif vary:
-        _print_vary(doc)
-    else:
+        print_data(doc.to_dict(), output)
+    elif isinstance(doc, AuditResult):
         _print_audit(doc)
+    else:
+        _print_vary(doc)

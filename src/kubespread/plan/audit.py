@@ -50,7 +50,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
@@ -62,6 +62,19 @@ from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
+from kubespread.plan.results import (
+    AuditResult,
+    AuditSeconds,
+    BudgetHealth,
+    FailureRecord,
+    Harm,
+    PendingReason,
+    SkewRow,
+    Variant,
+    VaryResult,
+    WorkloadCount,
+    WorkloadOutcome,
+)
 from kubespread.scheduler.config import profiles_from_config
 from kubespread.scheduler.views import spread_rows, top_owner
 from kubespread.sim.baseline import Baseline, SettleError, settle
@@ -76,7 +89,11 @@ __all__ = [
     "VARY_KEYS",
     "AuditError",
     "AuditInput",
+    "AuditResult",
     "Failure",
+    "FailureRecord",
+    "Variant",
+    "VaryResult",
     "audit",
     "audit_settled",
     "failures_of",
@@ -93,17 +110,6 @@ DEFAULT_AFTER: Final = 600.0
 #: what ``vary`` may change, and how a value is read
 VARY_KEYS: Final[dict[str, Callable[[str], Any]]] = {}
 _WORKLOAD_KINDS: Final = (Deployment.KIND, StatefulSet.KIND, ReplicaSet.KIND)
-#: what a failure record keeps of each spread row (``views.ConstraintView.to_dict``)
-_SKEW_FIELDS: Final = (
-    "topologyKey",
-    "whenUnsatisfiable",
-    "maxSkew",
-    "minDomains",
-    "nodeTaintsPolicy",
-    "skew",
-    "withinMaxSkew",
-    "domains",
-)
 
 
 class AuditError(Exception):
@@ -213,13 +219,13 @@ def _forked(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
-def _run_inherited(token: str, failure: Failure, after: float) -> dict[str, Any]:
+def _run_inherited(token: str, failure: Failure, after: float) -> FailureRecord:
     """A pool worker's run: the base was built before the worker forked, so only its token
     crosses the process boundary (pickling the dump per task would cost more than the run)."""
     return _forked(failure_record, _BASES[token], failure, after)  # type: ignore[no-any-return]
 
 
-def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fork") -> dict[str, Any]:
+def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fork") -> FailureRecord:
     """One failure's record (see the module notes), from a pristine copy of the base:
     ``copy="fork"`` forks this process's base, ``"rebuild"`` builds a new one from the dump."""
     if copy == "rebuild":
@@ -267,44 +273,49 @@ def _pending(pod: Pod) -> bool:
     return not pod.spec.node_name and not pod.is_terminating and not pod.is_finished
 
 
-def _hints(sim: Simulation, key: str) -> list[str]:
+def _hints(sim: Simulation, key: str) -> tuple[str, ...]:
     try:
-        return list(explain_key(sim, key).hints)
+        return tuple(explain_key(sim, key).hints)
     except (NoProfile, KeyError):
-        return []
+        return ()
 
 
-def _skews(sim: Simulation, keys: set[str]) -> dict[str, list[dict[str, Any]]]:
+def _skews(sim: Simulation, keys: set[str]) -> dict[str, list[SkewRow]]:
     """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[SkewRow]] = {}
     for row in spread_rows(sim.cluster, sim.profiles):
         if row.view is None or row.owner is None:
             continue
         key = f"{row.namespace}/{row.owner[0]}/{row.owner[1]}"
         if key not in keys:
             continue
-        view = row.view.to_dict()
-        out.setdefault(key, []).append({k: view[k] for k in _SKEW_FIELDS})
+        view, c = row.view, row.view.constraint
+        skew = SkewRow(
+            topology_key=c.topology_key,
+            when_unsatisfiable=view.when_unsatisfiable,
+            max_skew=c.max_skew,
+            min_domains=c.min_domains,
+            node_taints_policy=c.node_taints_policy,
+            skew=view.skew,
+            within_max_skew=view.within,
+            domains=view.domains,
+        )
+        out.setdefault(key, []).append(skew)
     return out
 
 
-def _budgets(sim: Simulation) -> dict[str, dict[str, Any]]:
+def _budgets(sim: Simulation) -> dict[str, BudgetHealth]:
     """Every PodDisruptionBudget by ``namespace/name`` with its health as the disruption
     controller last wrote it."""
     out = {}
     for key, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
         assert isinstance(pdb, PodDisruptionBudget)
         budget = pdb_budget(pdb)
-        out[key] = {
-            "name": key,
-            "currentHealthy": budget.current_healthy,
-            "desiredHealthy": budget.desired_healthy,
-            "broken": budget.broken,
-        }
+        out[key] = BudgetHealth(key, budget.current_healthy, budget.desired_healthy, budget.broken)
     return out
 
 
-def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str, Any]:
+def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRecord:
     """Fail ``failure``'s nodes on ``sim`` (changed in place), advance ``after`` seconds, and
     read the record (the JSON's ``failures[]`` entry, rank left out)."""
     started = sim.now
@@ -337,57 +348,50 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> dict[str,
             pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
     budgets = _budgets(sim)
     skews = _skews(sim, set(desired))
-    workloads: list[dict[str, Any]] = []
+    workloads: list[WorkloadOutcome] = []
     for wl, want in desired.items():
         have = running[wl]
         whole = have >= min(want, before.get(wl, 0))  # desired, or as many as before when short already
-        reasons = [
-            {"message": message, "pods": pods, "hints": _hints(sim, pods[0])}
+        reasons = tuple(
+            PendingReason(message, tuple(pods), _hints(sim, pods[0]))
             for message, pods in sorted(pending.get(wl, {}).items())
-        ]
-        workloads.append(
-            {
-                "workload": wl,
-                "desired": want,
-                "runningBefore": before.get(wl, 0),
-                "running": have,
-                "unavailable": max(want - have, 0),
-                "pending": sum(len(r["pods"]) for r in reasons),
-                "pendingReasons": reasons,
-                "pdbsBroken": sorted(b for b in budgets_of.get(wl, ()) if budgets[b]["broken"]),
-                "recoverySeconds": recovered_at[wl] if whole else None,
-                "skew": skews.get(wl, []),
-            }
         )
-    broken = [b for b in budgets.values() if b["broken"]]
-    harm = {
-        "unavailable": sum(w["unavailable"] for w in workloads),
-        "pending": sum(w["pending"] for w in workloads),
-        "pdbsBroken": len(broken),
-        "unrecovered": sum(1 for w in workloads if w["recoverySeconds"] is None),
-    }
-    return {
-        "domain": failure.name,
-        "key": failure.key,
-        "value": failure.value,
-        "nodes": list(failure.nodes),
-        "harm": harm,
-        "pdbsBroken": broken,
-        "workloads": workloads,
-    }
-
-
-def _harm_order(record: Mapping[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
-    """Most harm first; ties in the order of the keys given, then by value."""
-    h = record["harm"]
-    return (
-        -h["unavailable"],
-        -h["pending"],
-        -h["pdbsBroken"],
-        -h["unrecovered"],
-        keys.index(record["key"]),
-        record["value"],
+        workloads.append(
+            WorkloadOutcome(
+                workload=wl,
+                desired=want,
+                running_before=before.get(wl, 0),
+                running=have,
+                unavailable=max(want - have, 0),
+                pending=sum(len(r.pods) for r in reasons),
+                pending_reasons=reasons,
+                pdbs_broken=tuple(sorted(b for b in budgets_of.get(wl, ()) if budgets[b].broken)),
+                recovery_seconds=recovered_at[wl] if whole else None,
+                skew=tuple(skews.get(wl, [])),
+            )
+        )
+    broken = tuple(b for b in budgets.values() if b.broken)
+    harm = Harm(
+        unavailable=sum(w.unavailable for w in workloads),
+        pending=sum(w.pending for w in workloads),
+        pdbs_broken=len(broken),
+        unrecovered=sum(1 for w in workloads if w.recovery_seconds is None),
     )
+    return FailureRecord(
+        domain=failure.name,
+        key=failure.key,
+        value=failure.value,
+        nodes=failure.nodes,
+        harm=harm,
+        pdbs_broken=broken,
+        workloads=tuple(workloads),
+    )
+
+
+def _harm_order(record: FailureRecord, keys: Sequence[str]) -> tuple[Any, ...]:
+    """Most harm first; ties in the order of the keys given, then by value."""
+    h = record.harm
+    return (-h.unavailable, -h.pending, -h.pdbs_broken, -h.unrecovered, keys.index(record.key), record.value)
 
 
 # ------------------------------------------------------------------ the audit
@@ -402,7 +406,7 @@ def _run_all(
     client: Any = None,
     copy: str = "fork",
     on_done: Callable[[int, int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[FailureRecord]:
     """Every failure's record, in the order of ``failures``; ``on_done(done, total)`` after
     each one finishes (in any order)."""
     n = len(failures)
@@ -456,7 +460,7 @@ def audit_settled(
     client: Any = None,
     copy: str = "fork",
     on_done: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
+) -> AuditResult:
     """Audit the settled cluster (a Baseline, or the Simulation ``place`` left): the ``-o
     json`` document (``domains``, ``after``, ``workloads`` with desired/running before,
     ``failures`` ranked by harm, ``seconds``: the failure runs' and the whole audit's wall
@@ -482,19 +486,17 @@ def audit_settled(
     records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
     ran = time.perf_counter() - ran
     records.sort(key=lambda r: _harm_order(r, domains))
-    records = [{"rank": rank, **record} for rank, record in enumerate(records, 1)]
+    ranked = tuple(replace(record, rank=rank) for rank, record in enumerate(records, 1))
     with _BASES_LOCK:
         _BASES.pop(inp.token, None)
-    return {
-        "domains": list(domains),
-        "after": after,
-        "seed": seed,
-        "workloads": [
-            {"workload": wl, "desired": n, "running": running.get(wl, 0)} for wl, n in desired.items()
-        ],
-        "failures": records,
-        "seconds": {"runs": round(ran, 2), "total": round(time.perf_counter() - started, 2)},
-    }
+    return AuditResult(
+        domains=tuple(domains),
+        after=after,
+        seed=seed,
+        workloads=tuple(WorkloadCount(wl, n, running.get(wl, 0)) for wl, n in desired.items()),
+        failures=ranked,
+        seconds=AuditSeconds(round(ran, 2), round(time.perf_counter() - started, 2)),
+    )
 
 
 def audit(
@@ -503,7 +505,7 @@ def audit(
     config: KubeSchedulerConfiguration | None = None,
     seed: int = 0,
     **options: Any,
-) -> dict[str, Any]:
+) -> AuditResult:
     """Settle ``objects`` as ``schedule`` does (:func:`kubespread.sim.baseline.settle`), then
     :func:`audit_settled`. SettleError when the input does not make a cluster."""
     profiles = profiles_from_config(config) if config is not None else None
@@ -591,27 +593,23 @@ def patch_workloads(objects: Sequence[LoadedObject], changes: Mapping[str, Any])
     return out
 
 
-def _variant_summary(
-    changes: Mapping[str, Any], doc: dict[str, Any] | None, error: str = ""
-) -> dict[str, Any]:
-    if doc is None:
-        return {"changes": dict(changes), "error": error, "survives": False}
-    first_key = doc["domains"][0]
-    records = [r for r in doc["failures"] if r["key"] == first_key]
-    return {
-        "changes": dict(changes),
-        "survives": all(r["harm"]["unrecovered"] == 0 for r in records),
-        "failed": sum(1 for r in records if r["harm"]["unrecovered"]),
-        "pending": sum(r["harm"]["pending"] for r in records),
-        "unavailable": sum(r["harm"]["unavailable"] for r in records),
-        "audit": doc,
-    }
+def _variant_summary(changes: Mapping[str, Any], doc: AuditResult) -> Variant:
+    first_key = doc.domains[0]
+    records = [r for r in doc.failures if r.key == first_key]
+    return Variant(
+        changes=dict(changes),
+        survives=all(r.harm.unrecovered == 0 for r in records),
+        failed=sum(1 for r in records if r.harm.unrecovered),
+        pending=sum(r.harm.pending for r in records),
+        unavailable=sum(r.harm.unavailable for r in records),
+        audit=doc,
+    )
 
 
-def _variant_order(v: Mapping[str, Any]) -> tuple[Any, ...]:
-    if "error" in v:
+def _variant_order(v: Variant) -> tuple[Any, ...]:
+    if v.error is not None:
         return (2, 0, 0)
-    return (0 if v["survives"] else 1, v["pending"], v["unavailable"])
+    return (0 if v.survives else 1, v.pending, v.unavailable)
 
 
 def vary_audit(
@@ -622,10 +620,9 @@ def vary_audit(
     seed: int = 0,
     on_variant: Callable[[int, int, Mapping[str, Any]], None] | None = None,
     **options: Any,
-) -> dict[str, Any]:
-    """Audit each combination of ``grid`` (see the module notes): ``{"domains", "after",
-    "variants": [...ranked], "best"}``; a combination the API server refuses is kept with
-    its ``error``."""
+) -> VaryResult:
+    """Audit each combination of ``grid`` (see the module notes), ranked; a combination the
+    API server refuses is kept with its ``error``."""
     variants = []
     for i, changes in enumerate(grid):
         if on_variant is not None:
@@ -633,15 +630,15 @@ def vary_audit(
         try:
             doc = audit(patch_workloads(objects, changes), config=config, seed=seed, **options)
         except SettleError as e:
-            variants.append(_variant_summary(changes, None, "; ".join(e.problems)))
+            variants.append(Variant(changes=dict(changes), survives=False, error="; ".join(e.problems)))
             continue
         variants.append(_variant_summary(changes, doc))
     variants.sort(key=_variant_order)
-    variants = [{"rank": rank, **v} for rank, v in enumerate(variants, 1)]
-    best = next((v["changes"] for v in variants if "error" not in v), None)
-    return {
-        "domains": list(options.get("domains", DEFAULT_DOMAINS)),
-        "after": options.get("after", DEFAULT_AFTER),
-        "variants": variants,
-        "best": best,
-    }
+    ranked = tuple(replace(v, rank=rank) for rank, v in enumerate(variants, 1))
+    best = next((v.changes for v in ranked if v.error is None), None)
+    return VaryResult(
+        domains=tuple(options.get("domains", DEFAULT_DOMAINS)),
+        after=options.get("after", DEFAULT_AFTER),
+        variants=ranked,
+        best=best,
+    )

@@ -4,10 +4,11 @@ report ``schedule`` and ``simulate`` write (``report.html.write_report``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubespread.plan.results import AuditResult, AuditSeconds, FailureRecord, VaryResult
 from kubespread.report.html import write_report
 from kubespread.report.plots import _new_figure, _png, _truncate, short_key
 
@@ -24,8 +25,8 @@ MAX_WORKLOADS = 30
 MAX_REASONS = 200
 
 
-def _label(record: Mapping[str, Any]) -> str:
-    return f"{short_key(record['key'])}={record['value']}"
+def _label(record: FailureRecord) -> str:
+    return f"{short_key(record.key)}={record.value}"
 
 
 def _workload_label(key: str) -> str:
@@ -33,34 +34,34 @@ def _workload_label(key: str) -> str:
     return name if namespace == "default" else f"{namespace}/{name}"
 
 
-def _columns(failures: Sequence[Mapping[str, Any]]) -> list[str]:
+def _columns(failures: Sequence[FailureRecord]) -> list[str]:
     """The workloads to draw: most replicas lost over every failure first, then by name."""
     lost: dict[str, int] = {}
     for r in failures:
-        for w in r["workloads"]:
-            lost[w["workload"]] = lost.get(w["workload"], 0) + w["unavailable"] + w["pending"]
+        for w in r.workloads:
+            lost[w.workload] = lost.get(w.workload, 0) + w.unavailable + w.pending
     return sorted(lost, key=lambda k: (-lost[k], k))[:MAX_WORKLOADS]
 
 
-def _availability_figure(doc: Mapping[str, Any]) -> Figure | None:
+def _availability_figure(doc: AuditResult) -> Figure | None:
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.colors import Normalize
 
-    failures = list(doc.get("failures") or ())[:MAX_FAILURES]
+    failures = list(doc.failures)[:MAX_FAILURES]
     columns = _columns(failures)
     if not failures or not columns:
         return None
     values = np.full((len(failures), len(columns)), np.nan)
     labels: dict[tuple[int, int], str] = {}
     for r, record in enumerate(failures):
-        found = {w["workload"]: w for w in record["workloads"]}
+        found = {w.workload: w for w in record.workloads}
         for c, key in enumerate(columns):
             w = found.get(key)
-            if w is None or not w["desired"]:
+            if w is None or not w.desired:
                 continue
-            values[r, c] = min(w["running"] / w["desired"], 1.0)
-            labels[(r, c)] = f"{w['running']}/{w['desired']}"
+            values[r, c] = min(w.running / w.desired, 1.0)
+            labels[(r, c)] = f"{w.running}/{w.desired}"
     rows, cols = values.shape
     fig = _new_figure(min(11.0, 2.5 + 0.55 * cols), 1.8 + 0.3 * rows)
     ax = fig.subplots()
@@ -69,7 +70,7 @@ def _availability_figure(doc: Mapping[str, Any]) -> Figure | None:
     if rows * cols <= 600:
         for (r, c), text in labels.items():
             ax.text(c, r, text, ha="center", va="center", fontsize=7, color="black")
-    ax.set_yticks(range(rows), [f"#{f['rank']} {_truncate(_label(f), 40)}" for f in failures], fontsize=8)
+    ax.set_yticks(range(rows), [f"#{f.rank} {_truncate(_label(f), 40)}" for f in failures], fontsize=8)
     ax.set_xticks(
         range(cols),
         [_truncate(_workload_label(k), 30) for k in columns],
@@ -87,31 +88,31 @@ def _availability_figure(doc: Mapping[str, Any]) -> Figure | None:
     return fig
 
 
-def availability_heatmap_png(doc: Mapping[str, Any]) -> bytes | None:
+def availability_heatmap_png(doc: AuditResult) -> bytes | None:
     """One row per failure (ranked), one column per workload: running / desired after it;
     None when there is nothing to draw."""
     fig = _availability_figure(doc)
     return None if fig is None else _png(fig)
 
 
-def _tables(doc: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[Any]]]]:
-    ranking = [
+def _tables(doc: AuditResult) -> list[tuple[str, list[str], list[list[Any]]]]:
+    ranking: list[list[Any]] = [
         [
-            r["rank"],
-            r["domain"],
-            len(r["nodes"]),
-            r["harm"]["unavailable"],
-            r["harm"]["pending"],
-            r["harm"]["pdbsBroken"],
-            r["harm"]["unrecovered"],
+            r.rank,
+            r.domain,
+            len(r.nodes),
+            r.harm.unavailable,
+            r.harm.pending,
+            r.harm.pdbs_broken,
+            r.harm.unrecovered,
         ]
-        for r in doc["failures"]
+        for r in doc.failures
     ]
-    reasons = [
-        [r["domain"], w["workload"], len(p["pods"]), p["message"], " ".join(p["hints"])]
-        for r in doc["failures"]
-        for w in r["workloads"]
-        for p in w["pendingReasons"]
+    reasons: list[list[Any]] = [
+        [r.domain, w.workload, len(p.pods), p.message, " ".join(p.hints)]
+        for r in doc.failures
+        for w in r.workloads
+        for p in w.pending_reasons
     ][:MAX_REASONS]
     return [
         (
@@ -127,31 +128,33 @@ def _tables(doc: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[Any]
     ]
 
 
-def write_audit_report(directory: Path | str, doc: Mapping[str, Any]) -> Path:
-    """``DIR/report.html`` for an audit document; for a ``--vary`` document, the variants'
-    ranking and the best one's audit."""
+def write_audit_report(directory: Path | str, doc: AuditResult | VaryResult) -> Path:
+    """``DIR/report.html`` for an audit; for a ``--vary`` result, the variants' ranking and
+    the best one's audit."""
     tables: list[tuple[str, list[str], list[list[Any]]]] = []
-    audit = doc
-    if "variants" in doc:
+    if isinstance(doc, VaryResult):
         tables.append(
             (
                 "Settings ranked (survives every failure of the first key, then fewest pending)",
                 ["#", "setting", "survives", "pending", "unavailable", "error"],
                 [
                     [
-                        v["rank"],
-                        ", ".join(f"{k}={x}" for k, x in v["changes"].items()) or "(as given)",
-                        "yes" if v["survives"] else "no",
-                        v.get("pending", "-"),
-                        v.get("unavailable", "-"),
-                        v.get("error", ""),
+                        v.rank,
+                        ", ".join(f"{k}={x}" for k, x in v.changes.items()) or "(as given)",
+                        "yes" if v.survives else "no",
+                        "-" if v.error is not None else v.pending,
+                        "-" if v.error is not None else v.unavailable,
+                        v.error or "",
                     ]
-                    for v in doc["variants"]
+                    for v in doc.variants
                 ],
             )
         )
-        best = next((v for v in doc["variants"] if "audit" in v), None)
-        audit = best["audit"] if best is not None else {"failures": [], "domains": doc["domains"]}
+        best = next((v.audit for v in doc.variants if v.audit is not None), None)
+        nothing = AuditResult(doc.domains, doc.after, 0, (), (), AuditSeconds(0.0, 0.0))
+        audit = best if best is not None else nothing
+    else:
+        audit = doc
     tables += _tables(audit)
     picture = (
         availability_heatmap_png(audit),
@@ -163,7 +166,7 @@ def write_audit_report(directory: Path | str, doc: Mapping[str, Any]) -> Path:
     return write_report(
         directory,
         title="kubespread audit",
-        subtitle=f"failures of {', '.join(audit.get('domains', []))}",
+        subtitle=f"failures of {', '.join(audit.domains)}",
         steps=[],
         tables=tables,
         figures=[picture],
