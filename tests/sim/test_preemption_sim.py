@@ -103,13 +103,13 @@ def test_the_example_preempts_one_batch_pod_per_zone_and_runs_the_preemptors_aft
     sim.cluster.subscribe(watch)
     run_step(sim, scenario.steps[1])
     assert len(sim.preemptions) == 3
-    nominated = {e["nominatedNode"] for e in sim.preemptions}
+    nominated = {e.nominated_node for e in sim.preemptions}
     assert nominated == {"a1", "b1", "c1"}  # one per zone: the spread keeps the room apart
     for entry in sim.preemptions:
-        (victim,) = entry["victims"]
-        assert victim["priority"] == 0 and victim["node"] == entry["nominatedNode"] and victim["pdb"] is None
-        assert entry["pdbViolations"] == 0 and entry["reason"]
-        key = f"{victim['namespace']}/{victim['name']}"
+        (victim,) = entry.victims
+        assert victim.priority == 0 and victim.node == entry.nominated_node and victim.pdb is None
+        assert entry.pdb_violations == 0 and entry.reason
+        key = f"{victim.namespace}/{victim.name}"
         deleted_at, conds = marked[key]
         assert [(c.status, c.reason, c.message) for c in conds] == [
             (
@@ -119,12 +119,12 @@ def test_the_example_preempts_one_batch_pod_per_zone_and_runs_the_preemptors_aft
             )
         ]
         assert key not in sim.cluster.pods  # terminated
-        preemptor = sim.cluster.pods[entry["pod"]]
-        assert preemptor.spec.node_name == entry["nominatedNode"] == entry["scheduledNode"]
+        preemptor = sim.cluster.pods[entry.pod]
+        assert preemptor.spec.node_name == entry.nominated_node == entry.scheduled_node
         assert preemptor.status.phase == "Running"
-        assert entry["scheduledAt"] >= deleted_at + GRACE
-        (event,) = [e for e in sim.events if e.reason == "Preempted" and e.name == victim["name"]]
-        assert event.message == f"Preempted by pod {preemptor.metadata.uid} on node {entry['nominatedNode']}"
+        assert entry.scheduled_at >= deleted_at + GRACE
+        (event,) = [e for e in sim.events if e.reason == "Preempted" and e.name == victim.name]
+        assert event.message == f"Preempted by pod {preemptor.metadata.uid} on node {entry.nominated_node}"
     assert min(lowest) >= 0
     assert sim.scheduling.nominated == {}  # every nomination ended with its pod bound
     # the batch replacements could not take the room: they wait, never preempting their peers
@@ -140,18 +140,19 @@ def test_the_preemptor_is_nominated_while_its_victim_terminates() -> None:
     solo = sim.cluster.pods["default/solo"]
     assert not solo.spec.node_name
     (entry,) = sim.preemptions
-    assert solo.status.nominated_node_name == entry["nominatedNode"]
-    assert sim.scheduling.nominated_node("default/solo") == entry["nominatedNode"]
-    victim = sim.cluster.pods[f"default/{entry['victims'][0]['name']}"]
+    assert solo.status.nominated_node_name == entry.nominated_node
+    assert sim.scheduling.nominated_node("default/solo") == entry.nominated_node
+    victim = sim.cluster.pods[f"default/{entry.victims[0].name}"]
     assert victim.is_terminating
     # tried again while the victim terminates: not eligible to preempt again, still nominated
     sim.advance(10)
     assert len(sim.preemptions) == 1
-    assert sim.cluster.pods["default/solo"].status.nominated_node_name == entry["nominatedNode"]
+    assert sim.cluster.pods["default/solo"].status.nominated_node_name == entry.nominated_node
     sim.advance(GRACE)
     solo = sim.cluster.pods["default/solo"]
-    assert solo.spec.node_name == entry["nominatedNode"]
-    assert entry["scheduledAt"] == sim.preemptions[0]["scheduledAt"] >= GRACE
+    assert solo.spec.node_name == entry.nominated_node
+    assert entry.scheduled_at is None  # the value read before the bind is kept as it was
+    assert sim.preemptions[0].scheduled_at is not None and sim.preemptions[0].scheduled_at >= GRACE
 
 
 def test_a_lower_priority_pod_does_not_take_the_nominated_room() -> None:
@@ -160,8 +161,8 @@ def test_a_lower_priority_pod_does_not_take_the_nominated_room() -> None:
     sim.create(critical_pod("solo"))
     settle_now(sim)
     (entry,) = sim.preemptions
-    node = entry["nominatedNode"]
-    victim = f"default/{entry['victims'][0]['name']}"
+    node = entry.nominated_node
+    victim = f"default/{entry.victims[0].name}"
     # the victim gone at once: the preemptor is backing off, the batch replacement and a new
     # low-priority pod are tried first, and the node has room for one of them
     sim.delete_pod(victim, grace_seconds=0)
@@ -184,10 +185,10 @@ def test_without_the_nomination_the_low_priority_pod_would_take_the_room() -> No
     settle_now(sim)
     (entry,) = sim.preemptions
     sim.scheduling.forget_nomination("default/solo")
-    sim.delete_pod(f"default/{entry['victims'][0]['name']}", grace_seconds=0)
+    sim.delete_pod(f"default/{entry.victims[0].name}", grace_seconds=0)
     sim.create(low_pod("late"))
     settle_now(sim)
-    assert sim.cluster.pods["default/late"].spec.node_name == entry["nominatedNode"]
+    assert sim.cluster.pods["default/late"].spec.node_name == entry.nominated_node
 
 
 def test_a_drain_after_the_preemption_never_breaks_the_budget() -> None:

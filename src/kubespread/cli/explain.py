@@ -158,9 +158,9 @@ def _print_explanation(e: Explanation, wide: bool = False) -> None:
     out.print(Text(legend, style="dim"), soft_wrap=False)
     for text, n in notes.items():
         out.print(f"[{n}] {text}", markup=False, highlight=False, soft_wrap=False)
-    if d["preemptions"]:
+    if e.preemptions:
         out.print()
-        print_preemptions(d["preemptions"], short)
+        print_preemptions(e.preemptions, short)
     if d["hints"]:
         out.print()
         out.print(Text("hints", style="bold"))

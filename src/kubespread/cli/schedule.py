@@ -70,7 +70,7 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
     short, note = (str, "") if wide else node_namer(list(result.sim.cluster.nodes))
     placed = result.placements
     pending = result.final.pending
-    victims = {(v["namespace"], v["name"]) for e in result.preemptions for v in e["victims"]}
+    victims = {(v.namespace, v.name) for e in result.preemptions for v in e.victims}
     head = f"placed {len(placed)} pod(s), {len(pending)} pending"
     if victims:
         head += f", {len(victims)} preempted"

@@ -134,7 +134,9 @@ def _print_step(step: dict[str, Any], title: str) -> None:
                 markup=True,
                 highlight=False,
             )
-    print_preemptions(step.get("preemptions", []), indent="  ")
+    from kubespread.scheduler.views import Preemption
+
+    print_preemptions([Preemption.from_dict(p) for p in step.get("preemptions", [])], indent="  ")
     for r in step.get("rejections", []):
         out.print(f"  [red]refused[/] {r['object']}: {r['message']}", markup=True, highlight=False)
     out.print()

@@ -44,7 +44,7 @@ from kubespread.scheduler.predicates import required_pod_terms
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.selection import ADAPTIVE, MIN_FEASIBLE_NODES_TO_FIND
 from kubespread.scheduler.timings import CycleTimings
-from kubespread.scheduler.views import ConstraintView, preemption_entry, profile_views, tie_view
+from kubespread.scheduler.views import ConstraintView, Preemption, preemption_entry, profile_views, tie_view
 
 __all__ = ["Explanation", "explain", "sampling_summary"]
 
@@ -63,7 +63,7 @@ class Explanation:
     hints: list[str]
     #: the preemptions to show for the pod (scheduler.views.preemption_entry): those a run
     #: made for it, then the one this decision would make
-    preemptions: list[dict[str, Any]] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)
     #: the node a bound pod runs on (it is explained as if scheduled now, without itself)
     running_on: str | None = None
     #: where the decision's cycle spent its time (the Decision's), None when it was not timed
@@ -97,7 +97,7 @@ class Explanation:
             "nodes": self.nodes,
             "spreadConstraints": [v.to_dict() for v in self.spread],
             "hints": self.hints,
-            "preemptions": self.preemptions,
+            "preemptions": [p.to_dict() for p in self.preemptions],
             "runningOn": self.running_on,
         }
         if d.sampling is not None:

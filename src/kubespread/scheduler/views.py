@@ -56,7 +56,7 @@ even the zone is a coin toss), and how many nodes sampling left unexamined.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -87,8 +87,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConstraintView",
+    "Preemption",
     "SpreadRow",
     "TieView",
+    "Victim",
     "constraint_views",
     "preemption_entry",
     "profile_views",
@@ -482,28 +484,102 @@ def spread_rows(
     return rows
 
 
-def preemption_entry(pod: Pod, result: PreemptionResult, cluster: ClusterState) -> dict[str, Any]:
-    """What ``schedule``, ``explain`` and ``simulate`` show of one preemption: the preemptor,
-    its nominated node, each victim (priority, node, the PodDisruptionBudget evicting it
-    breaks, as the budgets' status stands now: read it before the victims go), how many
-    break one, and why that node won (pickOneNodeForPreemption's deciding criterion)."""
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A pod a preemption deletes: its priority, node, and the PodDisruptionBudget its
+    eviction breaks (as the budgets' status stood before the victims went), if any."""
+
+    name: str
+    namespace: str
+    priority: int
+    node: str | None
+    pdb: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "priority": self.priority,
+            "node": self.node,
+            "pdb": self.pdb,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """What ``schedule``, ``explain`` and ``simulate`` show of one preemption: the preemptor
+    (``pod``, its key), its nominated node, the victims, how many break a budget, and why that
+    node won (pickOneNodeForPreemption's deciding criterion).
+
+    A preemption a run made has its virtual ``time`` and, once the preemptor is bound,
+    ``scheduled_node``/``scheduled_at`` (set by :meth:`made_at` and :meth:`scheduled`, each a
+    new value: a step's copy keeps what it saw). One only explained (``explain``'s "if
+    scheduled now") has no time, and its JSON has none of those three members."""
+
+    pod: str
+    nominated_node: str | None
+    victims: tuple[Victim, ...]
+    pdb_violations: int
+    reason: str
+    time: float | None = None
+    scheduled_node: str | None = None
+    scheduled_at: float | None = None
+
+    def made_at(self, now: float) -> Preemption:
+        """This preemption as a run made it at ``now``, its preemptor not yet bound."""
+        return replace(self, time=now, scheduled_node=None, scheduled_at=None)
+
+    def scheduled(self, node: str, at: float) -> Preemption:
+        """This preemption once its preemptor was bound to ``node`` at ``at``."""
+        return replace(self, scheduled_node=node, scheduled_at=at)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "pod": self.pod,
+            "nominatedNode": self.nominated_node,
+            "victims": [v.to_dict() for v in self.victims],
+            "pdbViolations": self.pdb_violations,
+            "reason": self.reason,
+        }
+        if self.time is not None:
+            out.update(time=self.time, scheduledNode=self.scheduled_node, scheduledAt=self.scheduled_at)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preemption:
+        """Read back :meth:`to_dict` (``simulate``'s table renders its written document)."""
+        return cls(
+            pod=data["pod"],
+            nominated_node=data["nominatedNode"],
+            victims=tuple(Victim(**v) for v in data["victims"]),
+            pdb_violations=data["pdbViolations"],
+            reason=data["reason"],
+            time=data.get("time"),
+            scheduled_node=data.get("scheduledNode"),
+            scheduled_at=data.get("scheduledAt"),
+        )
+
+
+def preemption_entry(pod: Pod, result: PreemptionResult, cluster: ClusterState) -> Preemption:
+    """The preemption DefaultPreemption decided for ``pod``, its victims' budgets read from
+    ``cluster`` as it is now (read it before the victims go)."""
     budgets = violated_budgets(result.victims, pdbs_of(cluster))
-    return {
-        "pod": pod.key,
-        "nominatedNode": result.nominated_node,
-        "victims": [
-            {
-                "name": v.metadata.name,
-                "namespace": v.namespace,
-                "priority": v.spec.priority or 0,
-                "node": v.spec.node_name,
-                "pdb": broken[0] if broken else None,
-            }
+    return Preemption(
+        pod=pod.key,
+        nominated_node=result.nominated_node,
+        victims=tuple(
+            Victim(
+                v.metadata.name,
+                v.namespace,
+                v.spec.priority or 0,
+                v.spec.node_name,
+                broken[0] if broken else None,
+            )
             for v, broken in zip(result.victims, budgets, strict=True)
-        ],
-        "pdbViolations": result.pdb_violations,
-        "reason": result.reason,
-    }
+        ),
+        pdb_violations=result.pdb_violations,
+        reason=result.reason,
+    )
 
 
 # ------------------------------------------------------------------ one placement

@@ -47,7 +47,7 @@ from kubespread.scheduler.loop import SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
-from kubespread.scheduler.views import preemption_entry
+from kubespread.scheduler.views import Preemption, preemption_entry
 from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
@@ -163,9 +163,9 @@ class Simulation:
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}
-        #: every preemption (scheduler.views.preemption_entry, with its time and where the
-        #: preemptor then ran), in order
-        self.preemptions: list[dict[str, Any]] = []
+        #: every preemption (with its time and where the preemptor then ran), in order; an
+        #: entry is replaced, never changed, when its preemptor is bound
+        self.preemptions: list[Preemption] = []
         #: per preemption, the index in ``events`` of its first event and of its pod's
         #: Scheduled event (-1 until bound): which steps show it
         self._preemption_marks: list[list[int]] = []
@@ -379,9 +379,7 @@ class Simulation:
         self.cluster.update_pod(self.kubelets.start(pod, node))
         waiting = self._waiting_preemptors.pop(pod.key, None) if self._waiting_preemptors else None
         if waiting is not None:
-            entry = self.preemptions[waiting]
-            entry["scheduledNode"] = node
-            entry["scheduledAt"] = self.now
+            self.preemptions[waiting] = self.preemptions[waiting].scheduled(node, self.now)
             self._preemption_marks[waiting][1] = len(self.events)
         self.record(pod, "Scheduled", f"Successfully assigned {pod.key} to {node}")
 
@@ -424,10 +422,8 @@ class Simulation:
         is nominated there (the nominator: the filters keep the room for it)."""
         node = result.nominated_node
         assert node is not None
-        entry = preemption_entry(pod, result, self.cluster)
-        entry.update(time=self.now, scheduledNode=None, scheduledAt=None)
         self._waiting_preemptors[pod.key] = len(self.preemptions)
-        self.preemptions.append(entry)
+        self.preemptions.append(preemption_entry(pod, result, self.cluster).made_at(self.now))
         self._preemption_marks.append([len(self.events), -1])
         scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
         why = f"{scheduler}: preempting to accommodate a higher priority pod"
@@ -444,11 +440,11 @@ class Simulation:
                     lower.key, self.cluster.pods[lower.key].status.phase or "Pending", nominated_node_name=""
                 )
 
-    def preemptions_since(self, first_event: int) -> list[dict[str, Any]]:
-        """Copies of the preemptions made, or whose preemptor was scheduled, since
-        ``events[first_event]``: what a step that began there shows."""
+    def preemptions_since(self, first_event: int) -> list[Preemption]:
+        """The preemptions made, or whose preemptor was scheduled, since
+        ``events[first_event]``, as they stand now: what a step that began there shows."""
         return [
-            dict(entry)
+            entry
             for entry, (made, bound) in zip(self.preemptions, self._preemption_marks, strict=True)
             if made >= first_event or bound >= first_event
         ]

@@ -25,7 +25,7 @@ from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.scheduler.views import SpreadRow, spread_rows, tie_view, top_owner
+from kubespread.scheduler.views import Preemption, SpreadRow, spread_rows, tie_view, top_owner
 from kubespread.sim.baseline import (
     Baseline,
     Controllers,
@@ -78,7 +78,7 @@ class PlacementResult:
         return self.baseline.sim
 
     @property
-    def preemptions(self) -> list[dict[str, Any]]:
+    def preemptions(self) -> list[Preemption]:
         """Every preemption of the run (Simulation.preemptions), where each preemptor ran."""
         return self.sim.preemptions
 
@@ -121,7 +121,7 @@ class PlacementResult:
         final distribution, refused objects, then every step's snapshot."""
         return {
             "placements": self.placements,
-            "preemptions": self.preemptions,
+            "preemptions": [p.to_dict() for p in self.preemptions],
             "pending": self.final.pending,
             "distribution": self.final.distribution,
             "rejections": self.rejections,
@@ -257,7 +257,7 @@ def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanatio
     order = sim.scheduling.order.fork()
     decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, order=order, timed=timed)
     e = explain(decision, sim.cluster, profile)
-    made = [entry for entry in sim.preemptions if entry["pod"] == pod.key]
+    made = [entry for entry in sim.preemptions if entry.pod == pod.key]
     e.preemptions = made + e.preemptions
     return e
 

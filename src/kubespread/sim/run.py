@@ -51,6 +51,7 @@ from kubespread.io.loader import LoadedObject
 from kubespread.scheduler import views
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
+from kubespread.scheduler.views import Preemption
 from kubespread.sim.baseline import SettleError, SettleHooks, settle
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation, pod_owner
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
@@ -296,7 +297,7 @@ class StepResult:
     events: list[Event]
     rejections: list[dict[str, str]] = field(default_factory=list)
     #: preemptions made in the step, or whose preemptor ran in it (Simulation.preemptions_since)
-    preemptions: list[dict[str, Any]] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)
 
     @property
     def evictions(self) -> list[Event]:
@@ -311,7 +312,7 @@ class StepResult:
             "events": [e.to_dict() for e in self.events],
             "evictions": [e.to_dict() for e in self.evictions],
             "rejections": self.rejections,
-            "preemptions": self.preemptions,
+            "preemptions": [p.to_dict() for p in self.preemptions],
         }
 
 

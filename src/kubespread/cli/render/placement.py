@@ -4,6 +4,7 @@ the preempted section, and the HTML report of a placement."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from rich.text import Text
 from kubespread.cli.common import out, short_ns
 
 if TYPE_CHECKING:
+    from kubespread.scheduler.views import Preemption
     from kubespread.sim.placement import PlacementResult
 
 __all__ = ["node_namer", "print_preemptions", "spread_rows", "write_placement_report"]
@@ -42,7 +44,9 @@ def _fmt_seconds(t: float | None) -> str:
     return "-" if t is None else f"{t:g}s"
 
 
-def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *, indent: str = "") -> None:
+def print_preemptions(
+    entries: Sequence[Preemption], short: Callable[[str], str] = lambda n: n, *, indent: str = ""
+) -> None:
     """The preempted section: per preemptor, its nominated node, when, where it then ran and
     why that node won; then each victim (priority, node, the PodDisruptionBudget its
     eviction breaks)."""
@@ -52,26 +56,26 @@ def print_preemptions(entries: list[dict[str, Any]], short: Any = lambda n: n, *
         Text(f"{indent}preempted (victims deleted gracefully; the preemptor waits nominated)", style="bold")
     )
     for e in entries:
-        node = short(e["nominatedNode"])
-        if e.get("time") is None:
+        node = short(e.nominated_node or "")
+        if e.time is None:
             when = "if scheduled now"
         else:
-            when = f"at {_fmt_seconds(e['time'])}"
-            if e.get("scheduledNode"):
-                when += f", running on {short(e['scheduledNode'])} at {_fmt_seconds(e['scheduledAt'])}"
+            when = f"at {_fmt_seconds(e.time)}"
+            if e.scheduled_node:
+                when += f", running on {short(e.scheduled_node)} at {_fmt_seconds(e.scheduled_at)}"
             else:
                 when += ", waiting for its victims to terminate"
-        pod = short_ns(*e["pod"].split("/", 1))
+        pod = short_ns(*e.pod.split("/", 1))
         out.print(Text.assemble(f"{indent}  ", (pod, "bold"), f" -> {node} ({when})"), soft_wrap=False)
-        out.print(Text(f"{indent}    why {node}: {e['reason'] or '-'}", style="dim"), soft_wrap=False)
-        for v in e["victims"]:
-            pdb = f", breaks pdb/{v['pdb']}" if v["pdb"] else ""
-            victim = short_ns(v["namespace"], v["name"])
+        out.print(Text(f"{indent}    why {node}: {e.reason or '-'}", style="dim"), soft_wrap=False)
+        for v in e.victims:
+            pdb = f", breaks pdb/{v.pdb}" if v.pdb else ""
+            victim = short_ns(v.namespace, v.name)
             line = Text.assemble(
                 f"{indent}    ",
                 ("evicts ", "red"),
                 victim,
-                f" (priority {v['priority']}, on {short(v['node'])}{pdb})",
+                f" (priority {v.priority}, on {short(v.node or '')}{pdb})",
             )
             out.print(line, soft_wrap=False)
 
