@@ -48,11 +48,11 @@ def test_bound_pods_stay_and_pending_pods_are_placed(raw_items: list[dict]) -> N
     pods = result.sim.cluster.pods
     assert set(pods) == set(bound) | pending  # the dump is at rest: no pod created or deleted
     assert all(pods[key].spec.node_name == node for key, node in bound.items())
-    placed = {f"{p['namespace']}/{p['name']}" for p in result.placements}
-    still = {f"{p['namespace']}/{p['name']}" for p in result.final.pending}
+    placed = {p.key for p in result.placements}
+    still = {p.key for p in result.final.pending}
     assert placed | still == pending and placed and still
     for p in result.final.pending:
-        assert "didn't match pod topology spread constraints" in p["message"]
+        assert "didn't match pod topology spread constraints" in p.message
 
 
 def test_the_readme_commands(tmp_path: Path) -> None:

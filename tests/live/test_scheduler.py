@@ -118,7 +118,7 @@ def test_pods_are_bound_where_kubespread_schedule_puts_them(stop: threading.Even
     assert drive(sched, all_bound(api, mine))
     stopped(sched)
 
-    placed = {p["name"]: p["node"] for p in expected.placements}
+    placed = {p.name: p.node for p in expected.placements}
     assert sorted(placed) == mine
     assert {n: node_of(api, n) for n in mine} == placed
     assert node_of(api, "old") == "a1"

@@ -103,7 +103,7 @@ def test_a_zone_failure_matches_simulate_by_hand(zone_audit: AuditResult) -> Non
             running[p["workload"]["name"]] = running.get(p["workload"]["name"], 0) + 1
     pending: dict[str, int] = {}
     for p in final.pending:
-        name = p["name"].split("-")[0] if not p["name"].startswith("min-domains") else "min-domains"
+        name = p.name.split("-")[0] if not p.name.startswith("min-domains") else "min-domains"
         pending[name] = pending.get(name, 0) + 1
 
     got = by_workload(record_of(zone_audit, f"{ZONE}=zone-c"))
@@ -265,7 +265,7 @@ def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path:
                 running[key] = running.get(key, 0) + 1
         got = {w.workload: w.running for w in record.workloads}
         assert got == {k: running.get(k, 0) for k in got}, record.domain
-        pending = sorted(f"{p['namespace']}/{p['name']}" for p in final.pending)
+        pending = sorted(p.key for p in final.pending)
         audited = sorted(k for w in record.workloads for r in w.pending_reasons for k in r.pods)
         assert audited == pending, record.domain
         assert record.harm.pending > 0  # every zone of the snapshot strands someone

@@ -240,7 +240,7 @@ def explain_command(
             if node := result.sim.cluster.pods[key].spec.node_name:
                 e.runs_on(node)
         except KeyError:
-            pending = [f"{p['namespace']}/{p['name']}" for p in result.final.pending]
+            pending = [p.key for p in result.final.pending]
             err.print(
                 f"error: pod {key} not found in the input or among the pods its workloads create",
                 markup=False,

@@ -37,8 +37,11 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kubespread.plan.optimal import OptimalResult
     from kubespread.sim.placement import PlacementResult
+    from kubespread.sim.run import PendingPod
 
 __all__ = ["schedule_command"]
 
@@ -57,10 +60,10 @@ def print_spread(rows: list[dict[str, Any]], short: Any) -> None:
         out.print(Text(RAW_LEGEND, style="dim"))
 
 
-def print_pending(pending: list[dict[str, Any]]) -> None:
+def print_pending(pending: Sequence[PendingPod]) -> None:
     for p in pending:
-        why = p["message"] or "not tried (scheduling gates, or no scheduler with its schedulerName)"
-        line = Text.assemble(("pending ", "yellow"), short_ns(p["namespace"], p["name"]), ": ", why)
+        why = p.message or "not tried (scheduling gates, or no scheduler with its schedulerName)"
+        line = Text.assemble(("pending ", "yellow"), short_ns(p.namespace, p.name), ": ", why)
         out.print(line, soft_wrap=False)
 
 
@@ -83,14 +86,14 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
             t.add_column("feasible", justify="right")
             t.add_column("tied", justify="right")
         for p in placed:
-            score = "-" if p["score"] is None else str(p["score"])  # the only feasible node: not scored
-            name = short_ns(p["namespace"], p["name"])
-            if (p["namespace"], p["name"]) in victims:
+            score = "-" if p.score is None else str(p.score)  # the only feasible node: not scored
+            name = short_ns(p.namespace, p.name)
+            if (p.namespace, p.name) in victims:
                 name += " (preempted)"
-            extra = [str(p["feasibleNodes"]), str(p["tiedNodes"])] if wide else []
-            t.add_row(name, short(p["node"]), p["zone"] or "-", score, *extra)
+            extra = [str(p.feasible_nodes), str(p.ties.nodes)] if wide else []
+            t.add_row(name, short(p.node), p.zone or "-", score, *extra)
         out.print(t)
-        across = sum(1 for p in placed if p.get("tiedZones"))
+        across = sum(1 for p in placed if p.ties.zones)
         if across:
             out.print(
                 Text(

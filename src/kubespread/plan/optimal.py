@@ -565,12 +565,12 @@ def optimal(
     sim = result.sim
     cluster = sim.cluster
     pods = cluster.pods
-    pending_keys = [k for k in (f"{p['namespace']}/{p['name']}" for p in result.final.pending) if k in pods]
+    pending_keys = [k for k in (p.key for p in result.final.pending) if k in pods]
     if not pending_keys:
         return None
     run_order = [
         k
-        for k in dict.fromkeys([*(f"{p['namespace']}/{p['name']}" for p in result.placements), *pending_keys])
+        for k in dict.fromkeys([*(p.key for p in result.placements), *pending_keys])
         if k in pods and (k in pending_keys or cluster.node_of(k))
     ]
     workloads = list(dict.fromkeys(workload_of(pods[k]) for k in pending_keys))

@@ -38,12 +38,12 @@ class PendingHints:
         asked: dict[tuple[str, str, str, str], list[str]] = {}
         cluster = sim.cluster
         for row in step.snapshot.pending:
-            key = f"{row['namespace']}/{row['name']}"
+            key = row.key
             pod = cluster.pods.get(key)
-            if not row["message"] or pod is None:
+            if not row.message or pod is None:
                 continue
             kind, name = top_owner(cluster, pod)
-            mark = (pod.namespace, kind, name if kind else pod.metadata.name, row["message"])
+            mark = (pod.namespace, kind, name if kind else pod.metadata.name, row.message)
             hints = asked.get(mark)
             if hints is None:
                 explained = self._explain(sim, pod)

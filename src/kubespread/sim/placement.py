@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubespread.admission.framework import AdmissionOptions
@@ -25,7 +25,7 @@ from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.scheduler.views import Preemption, SpreadRow, spread_rows, tie_view, top_owner
+from kubespread.scheduler.views import Preemption, SpreadRow, TieView, spread_rows, tie_view, top_owner
 from kubespread.sim.baseline import (
     Baseline,
     Controllers,
@@ -40,6 +40,7 @@ from kubespread.sim.run import Snapshot, StepResult, snapshot
 
 __all__ = [
     "NoProfile",
+    "Placement",
     "PlacementError",
     "PlacementResult",
     "explain_key",
@@ -60,6 +61,41 @@ PROGRESS_EVERY = 100
 PlacementError = SettleError
 
 
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One pod bound during a run: its node and zone, the winning total score (None when it
+    was the only feasible node), how many feasible nodes were found, the ties
+    (``views.TieView``), the step that placed it (-1: settling the cluster as given) and its
+    top-level workload (``{kind, name}``, read once the run is over; None for a bare pod)."""
+
+    namespace: str
+    name: str
+    node: str
+    zone: str | None
+    score: int | None
+    feasible_nodes: int
+    ties: TieView
+    step: int
+    workload: Mapping[str, str] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "node": self.node,
+            "zone": self.zone,
+            "score": self.score,
+            "feasibleNodes": self.feasible_nodes,
+            **self.ties.to_dict(),
+            "step": self.step,
+            "workload": None if self.workload is None else dict(self.workload),
+        }
+
+
 @dataclass
 class PlacementResult:
     """``initial``: the cluster as given, settled (its pending pods placed); one step per
@@ -68,7 +104,7 @@ class PlacementResult:
 
     initial: StepResult
     steps: list[StepResult]
-    placements: list[dict[str, Any]]
+    placements: list[Placement]
     final: Snapshot
     #: the settled cluster the run left (its Simulation is ``sim``)
     baseline: Baseline
@@ -108,7 +144,7 @@ class PlacementResult:
         pods = self.sim.cluster.pods
         if not self.steps:
             return list(pods.values())
-        keys = [f"{p['namespace']}/{p['name']}" for p in (*self.placements, *self.final.pending)]
+        keys = [*(p.key for p in self.placements), *(p.key for p in self.final.pending)]
         return [pods[k] for k in dict.fromkeys(keys) if k in pods]
 
     def spread(self) -> list[SpreadRow]:
@@ -120,9 +156,9 @@ class PlacementResult:
         """The ``-o json|yaml`` document: placements, pending pods with their FitError, the
         final distribution, refused objects, then every step's snapshot."""
         return {
-            "placements": self.placements,
+            "placements": [p.to_dict() for p in self.placements],
             "preemptions": [p.to_dict() for p in self.preemptions],
-            "pending": self.final.pending,
+            "pending": [p.to_dict() for p in self.final.pending],
             "distribution": self.final.distribution,
             "rejections": self.rejections,
             "failedCreates": self.failed_creates,
@@ -148,7 +184,7 @@ def place(
     (every pod placed). Raises PlacementError (every problem, located) when the input does
     not make a cluster, a new object is invalid, or the run would hold more than
     ``max_pods`` pods."""
-    placements: list[dict[str, Any]] = []
+    placements: list[Placement] = []
     steps: list[StepResult] = []
     step = [-1]
     total = [0]
@@ -163,16 +199,16 @@ def place(
             score = None if decision.selection_reason != "scored" else decision.total(decision.selected)
             meta = decision.pod.metadata
             placements.append(
-                {
-                    "namespace": decision.pod.namespace,
-                    "name": meta.name,
-                    "node": decision.selected,
-                    "zone": zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
-                    "score": score,
-                    "feasibleNodes": len(decision.feasible),
-                    **tie_view(decision, sim.cluster).to_dict(),
-                    "step": step[0],
-                }
+                Placement(
+                    namespace=decision.pod.namespace,
+                    name=meta.name,
+                    node=decision.selected,
+                    zone=zone_of(sim.cluster.nodes[decision.selected].metadata.labels),
+                    score=score,
+                    feasible_nodes=len(decision.feasible),
+                    ties=tie_view(decision, sim.cluster),
+                    step=step[0],
+                )
             )
 
         sim.decision_observers.append(observe)
@@ -223,10 +259,9 @@ def place(
     sim = baseline.sim
     if on_step is not None:
         on_step(total[0], total[0], "done")
-    for p in placements:  # the workload each placed pod belongs to, now that all exist
-        pod = sim.cluster.pods.get(f"{p['namespace']}/{p['name']}")
-        p["workload"] = _workload(sim, pod)
-    return PlacementResult(steps[0], steps[1:], placements, snapshot(sim), baseline)
+    # the workload each placed pod belongs to, now that all exist
+    placed = [replace(p, workload=_workload(sim, sim.cluster.pods.get(p.key))) for p in placements]
+    return PlacementResult(steps[0], steps[1:], placed, snapshot(sim), baseline)
 
 
 def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:

@@ -58,6 +58,7 @@ from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, p
 
 __all__ = [
     "EVICTION_REASONS",
+    "PendingPod",
     "SimulationResult",
     "Snapshot",
     "StepResult",
@@ -116,6 +117,23 @@ def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    """A pod left unbound after a step (not terminating, not finished) and the last
+    FailedScheduling message for it ("" when the scheduler never tried it)."""
+
+    namespace: str
+    name: str
+    message: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "name": self.name, "message": self.message}
+
+
 class Snapshot:
     """The state after a step. ``pods`` (one row per pod, by key) is built when read, from the
     pod objects as they were (stored pods are replaced, never changed in place, so keeping
@@ -127,7 +145,7 @@ class Snapshot:
         time: float,
         pods: list[Pod],
         distribution: list[dict[str, Any]],
-        pending: list[dict[str, Any]],
+        pending: list[PendingPod],
         workload_spreads: list[dict[str, Any]] | None = None,
         disruption_budgets: list[dict[str, Any]] | None = None,
         *,
@@ -156,7 +174,7 @@ class Snapshot:
             "time": self.time,
             "pods": self.pods,
             "distribution": self.distribution,
-            "pending": self.pending,
+            "pending": [p.to_dict() for p in self.pending],
             "workloadSpreads": self.workload_spreads,
             "podDisruptionBudgets": self.disruption_budgets,
             "nodes": self.nodes,
@@ -268,11 +286,7 @@ def snapshot(sim: Simulation) -> Snapshot:
     distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
     reasons = sim.pending_reasons
     pending = [
-        {
-            "namespace": p.namespace,
-            "name": p.metadata.name,
-            "message": reasons.get(key, ""),
-        }
+        PendingPod(p.namespace, p.metadata.name, reasons.get(key, ""))
         for key, p in sorted(cluster.unbound_pods.items())
         if not p.is_terminating and not p.is_finished
     ]

@@ -111,8 +111,7 @@ def write_placement_report(
             d for d in step["distribution"] if (d["namespace"], _workload_id(d)) in involved
         ]
     rows = [
-        [short_ns(p["namespace"], p["name"]), p["node"], p["zone"] or "-", str(p["score"] or "-")]
-        for p in result.placements
+        [short_ns(p.namespace, p.name), p.node, p.zone or "-", str(p.score or "-")] for p in result.placements
     ]
     tables = [("Placements", ["pod", "node", "zone", "score"], rows)] if rows else []
     tables += extra_tables or []
