@@ -118,7 +118,7 @@ def _time(
     for key, limit in ((ZONE, None), (HOST, node_limit)):
         for n in processes:
             doc = audit_settled(sim, domains=[key], limit=limit, processes=n)
-            runs, failures = doc["seconds"]["runs"], len(doc["failures"])
+            runs, failures = doc.seconds.runs, len(doc.failures)
             table.add_row(
                 f"{name} {key.rsplit('/', 1)[-1]}s",
                 str(len(sim.cluster.nodes)),
@@ -128,7 +128,7 @@ def _time(
                 f"{settle:.2f}",
                 f"{runs:.2f}",
                 f"{runs / max(failures, 1):.2f}",
-                f"{doc['seconds']['total']:.2f}",
+                f"{doc.seconds.total:.2f}",
             )
             console.print(f"[dim]  {name}, {failures} {key} failures, {n} process(es): {runs:.1f} s[/]")
 

@@ -318,7 +318,7 @@ def run_examples() -> list[ExampleRun]:
     snapshot = EXAMPLES / "snapshot"
     manifests = load([snapshot / "cluster.yaml", snapshot / "checkout.yaml"])
     result = place(manifests)
-    placed = sum(1 for p in result.placements if p["node"])
+    placed = sum(1 for p in result.placements if p.node)
     runs.append(ExampleRun("snapshot + checkout", "schedule", time.perf_counter() - t0, placed))
     for path in sorted((EXAMPLES / "scenarios").glob("*.yaml")):
         if "kind: Scenario" not in path.read_text():
@@ -386,7 +386,7 @@ def scaling_point(node_count: int, zones: int, running: int, new_pods: int) -> d
     t0 = time.perf_counter()
     result = place(manifests, on_step=on_step)
     seconds = time.perf_counter() - t0
-    placed = sum(1 for p in result.placements if p["node"])
+    placed = sum(1 for p in result.placements if p.node)
     if len(stamps) >= 2:
         (first, n0), (last, n1) = stamps[0], stamps[-1]
         ms_per_pod = 1000 * (last - first) / (n1 - n0)

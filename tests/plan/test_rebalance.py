@@ -145,7 +145,8 @@ def test_zone_failure_then_recovery_moves_two_pods_to_the_empty_zone_and_a_secon
     assert [m.to_domains[ZONE] for m in plan.waves[0]] == ["zone-c", "zone-c"]
     assert all(m.as_planned for m in plan.waves[0])  # the scheduler landed them in the planned zone
     (key,) = plan.before
-    assert (plan.before[key]["skew"], plan.after[key]["skew"]) == (3, 0)
+    assert (plan.before[key].skew, plan.after[key].skew) == (3, 0)
+    assert key.topology_key == ZONE and str(key) == f"{key.workload} {ZONE}"
     # the fixed point: the replayed state needs nothing
     again = _imbalanced_from_dump(plan)
     assert rebalance(again).evictions == 0

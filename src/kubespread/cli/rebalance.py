@@ -29,6 +29,7 @@ from kubespread.report.plots import short_key
 
 if TYPE_CHECKING:
     from kubespread.plan.rebalance import RebalancePlan
+    from kubespread.plan.results import ConstraintKey
 
 __all__ = ["rebalance_command"]
 
@@ -73,11 +74,9 @@ def _fix(text: str) -> str:
     return f"{short_key(key)} {rest}".strip()
 
 
-def _workload_and_key(key: str) -> tuple[str, str]:
+def _workload_and_key(key: ConstraintKey) -> tuple[str, str]:
     """(``rs/web-b6c9d9ffd``, ``zone``) for ``default/ReplicaSet/web-b6c9d9ffd topology...zone``."""
-    ref, _, topology_key = key.partition(" ")
-    ns, kind, name = ref.split("/", 2)
-    return f"{short_kind(kind)}/{short_ns(ns, name)}", short_key(topology_key)
+    return f"{short_kind(key.kind)}/{short_ns(key.namespace, key.name)}", short_key(key.topology_key)
 
 
 def _where(node: str | None, domains: dict[str, str]) -> str:
@@ -115,17 +114,17 @@ def _print(plan: RebalancePlan) -> None:
             "domains after",
             title="skew per constraint",
         )
-        for key in sorted(set(plan.before) | set(plan.after)):
+        for key in sorted(set(plan.before) | set(plan.after), key=str):  # the JSON's member order
             b, a = plan.before.get(key), plan.after.get(key)
-            row = a or b or {}
-            domains = " ".join(f"{d}={c}" for d, c in (a or {}).get("domains", {}).items()) or "-"
+            row = a or b
+            domains = " ".join(f"{d}={c}" for d, c in (a.domains if a else {}).items()) or "-"
             workload, short = _workload_and_key(key)
             t.add_row(
                 workload,
                 short,
-                str(row.get("maxSkew", "-")),
-                "-" if b is None else str(b["skew"]),
-                "-" if a is None else str(a["skew"]),
+                "-" if row is None else str(row.max_skew),
+                "-" if b is None else str(b.skew),
+                "-" if a is None else str(a.skew),
                 domains,
             )
         out.print(t)

@@ -41,6 +41,7 @@ from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
+from kubespread.plan.results import ConstraintKey, ConstraintSkew
 from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.views import SpreadRow, spread_rows
@@ -128,8 +129,8 @@ class RebalancePlan:
     waves: list[list[Move]] = field(default_factory=list)
     proven: bool = False
     minimum: int | None = None
-    before: dict[str, dict[str, Any]] = field(default_factory=dict)
-    after: dict[str, dict[str, Any]] = field(default_factory=dict)
+    before: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
+    after: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
     cannot: str = ""
     #: pods of the workloads the plan touched left pending after the replay
     pending: list[str] = field(default_factory=list)
@@ -147,7 +148,7 @@ class RebalancePlan:
     @property
     def balanced(self) -> bool:
         """Every considered constraint within maxSkew, and no replica left pending."""
-        return all(row["within"] for row in self.after.values()) and not self.pending
+        return all(row.within for row in self.after.values()) and not self.pending
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -156,8 +157,8 @@ class RebalancePlan:
             "evictions": self.evictions,
             "proven": self.proven,
             "balanced": self.balanced,
-            "before": self.before,
-            "after": self.after,
+            "before": {str(k): v.to_dict() for k, v in self.before.items()},
+            "after": {str(k): v.to_dict() for k, v in self.after.items()},
             "rounds": self.rounds,
             "pendingAfter": self.pending,
             "seconds": round(self.seconds, 2),
@@ -185,9 +186,9 @@ class RebalancePlan:
 # ------------------------------------------------------------------ what is broken
 
 
-def _row_key(row: SpreadRow) -> str:
+def _row_key(row: SpreadRow) -> ConstraintKey:
     kind, name = row.workload or ("Pod", row.pod.split("/", 1)[-1])
-    return f"{row.namespace}/{kind}/{name} {row.topology_key}"
+    return ConstraintKey(row.namespace, kind, name, row.topology_key)
 
 
 def _considered(row: SpreadRow, actions: tuple[str, ...]) -> bool:
@@ -208,22 +209,21 @@ def _broken(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> list[SpreadR
     return [r for r in rows if _considered(r, actions) and r.view is not None and not r.view.within]
 
 
-def _skews(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _skews(rows: Sequence[SpreadRow], actions: tuple[str, ...]) -> dict[ConstraintKey, ConstraintSkew]:
+    out: dict[ConstraintKey, ConstraintSkew] = {}
     for r in rows:
         if not _considered(r, actions):
             continue
-        key = _row_key(r)
         v = r.view
         assert v is not None
-        out[key] = {
-            "maxSkew": v.constraint.max_skew,
-            "whenUnsatisfiable": v.when_unsatisfiable,
-            "skew": v.skew,
-            "within": v.within,
-            "domains": dict(v.domains),
-            "globalMinimum": v.min_match,
-        }
+        out[_row_key(r)] = ConstraintSkew(
+            max_skew=v.constraint.max_skew,
+            when_unsatisfiable=v.when_unsatisfiable,
+            skew=v.skew,
+            within=v.within,
+            domains=dict(v.domains),
+            global_minimum=v.min_match,
+        )
     return out
 
 
@@ -459,9 +459,9 @@ def rebalance(
         rows = spread_rows(sim.cluster, sim.profiles)
     else:
         rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys)
-    plan.before = {k: v for k, v in plan.before.items() if k in touched or not v["within"]}
+    plan.before = {k: v for k, v in plan.before.items() if k in touched or not v.within}
     after = _skews(rows, constraints)
-    plan.after = {k: v for k, v in after.items() if k in plan.before or not v["within"]}
+    plan.after = {k: v for k, v in after.items() if k in plan.before or not v.within}
     touched_workloads = {m.workload for wave in plan.waves for m in wave}
     touched_workloads |= {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
     plan.pending = sorted(
@@ -473,7 +473,7 @@ def rebalance(
         and workload_of(p) in touched_workloads
     )
     if not plan.cannot and not plan.balanced:
-        still = [f"{k} skew {v['skew']} > {v['maxSkew']}" for k, v in plan.after.items() if not v["within"]]
+        still = [f"{k} skew {v.skew} > {v.max_skew}" for k, v in plan.after.items() if not v.within]
         if plan.pending:
             still.append(f"{len(plan.pending)} pod(s) pending ({', '.join(plan.pending)})")
         plan.cannot = f"still broken after the replay: {'; '.join(still)}"

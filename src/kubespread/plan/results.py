@@ -1,8 +1,9 @@
-"""The audit's results as frozen dataclasses: what ``plan.audit`` returns and what cli and
-report read by attribute. ``to_dict`` gives the ``-o json`` document, member for member as it
-was when these were dicts (``tests/cli/test_json_goldens.py``), and is called only where
-JSON, YAML or the report is written. They pickle: failure runs send records back from
-forked children and Dask workers."""
+"""The planning commands' results as frozen dataclasses: what ``plan.audit`` returns, and
+the rebalance plan's skew rows and their keys, read by cli and report by attribute.
+``to_dict`` gives the ``-o json`` document, member for member as it was when these were
+dicts (``tests/cli/test_json_goldens.py``), and is called only where JSON, YAML or the
+report is written. They pickle: failure runs send records back from forked children and
+Dask workers."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ __all__ = [
     "AuditResult",
     "AuditSeconds",
     "BudgetHealth",
+    "ConstraintKey",
+    "ConstraintSkew",
     "FailureRecord",
     "Harm",
     "PendingReason",
@@ -252,4 +255,47 @@ class VaryResult:
             "after": self.after,
             "variants": [v.to_dict() for v in self.variants],
             "best": None if self.best is None else dict(self.best),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintKey:
+    """One workload's spread constraint on one topology key (a bare pod's workload is
+    ``Pod/name``): the key of a rebalance plan's skew rows. ``str()`` is the JSON's member
+    name, ``namespace/Kind/name topologyKey``, so no reader has to split it again."""
+
+    namespace: str
+    kind: str
+    name: str
+    topology_key: str
+
+    @property
+    def workload(self) -> str:
+        """``namespace/Kind/name``."""
+        return f"{self.namespace}/{self.kind}/{self.name}"
+
+    def __str__(self) -> str:
+        return f"{self.workload} {self.topology_key}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintSkew:
+    """A constraint's skew as the scheduler counts it (``views.ConstraintView``): matching
+    pods per eligible domain, the global minimum, and whether it is within maxSkew."""
+
+    max_skew: int
+    when_unsatisfiable: str
+    skew: int
+    within: bool
+    domains: Mapping[str, int]
+    global_minimum: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "maxSkew": self.max_skew,
+            "whenUnsatisfiable": self.when_unsatisfiable,
+            "skew": self.skew,
+            "within": self.within,
+            "domains": dict(self.domains),
+            "globalMinimum": self.global_minimum,
         }
