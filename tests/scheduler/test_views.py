@@ -13,6 +13,7 @@ from builders import HOSTNAME, ZONE, PodBuilder, cluster_of, make_node, make_pod
 from kubespread.api.apps import Deployment, ReplicaSet
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
+from kubespread.cluster.workloads import WorkloadRef
 from kubespread.scheduler import default_profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.views import SpreadRow, constraint_views, profile_views, spread_rows
@@ -139,8 +140,8 @@ def failed_zone_cluster() -> ClusterState:
 
 def test_a_row_has_the_schedulers_view_and_the_raw_one_named() -> None:
     row = only(spread_rows(failed_zone_cluster(), PROFILES))
-    assert (row.namespace, row.workload) == ("default", ("ReplicaSet", "web-1"))
-    assert row.owner == ("Deployment", "web")
+    assert (row.namespace, row.controller) == ("default", WorkloadRef("default", "ReplicaSet", "web-1"))
+    assert row.top == WorkloadRef("default", "Deployment", "web")
     assert row.view is not None and row.view.domains == {"a": 2, "b": 2}
     assert (row.skew, row.within) == (0, True)
     assert row.raw_domains == {"a": 2, "b": 2, "c": 0} and row.raw_skew == 2
@@ -168,12 +169,12 @@ def test_a_rollouts_revisions_count_each_other_but_raw_is_their_own() -> None:
     pods = [web_pod(f"old-{i}", n, rs="web-old").spread(1, ZONE, selector=WEB) for i, n in old]
     pods += [web_pod(f"new-{i}", "a", rs="web-new").spread(1, ZONE, selector=WEB) for i in range(2)]
     cluster = cluster_of(nodes, pods, objects=[deployment(), replica_set("web-old"), replica_set("web-new")])
-    rows = {r.workload[1]: r for r in spread_rows(cluster, PROFILES) if r.workload}
+    rows = {r.controller.name: r for r in spread_rows(cluster, PROFILES) if r.controller}
     new = rows["web-new"]
     assert new.view is not None and new.view.domains == {"a": 2, "b": 2, "c": 2} and new.skew == 0
     assert new.raw_domains == {"a": 2, "b": 0, "c": 0} and new.raw_skew == 2
     assert rows["web-old"].raw_domains == {"a": 0, "b": 2, "c": 2}
-    assert {r.owner for r in rows.values()} == {("Deployment", "web")}
+    assert {r.top for r in rows.values()} == {WorkloadRef("default", "Deployment", "web")}
 
 
 def test_without_constraints_defaults_then_raw_only_rows_for_affinity_keys() -> None:
@@ -206,7 +207,7 @@ def test_pods_without_a_controller_show_only_their_constraints() -> None:
     y = {"matchLabels": {"app": "y"}}
     spread = make_pod("spread").labels(app="y").node("a1").spread(1, ZONE, selector=y)
     rows = spread_rows(cluster_of(nodes, [plain, spread]), PROFILES)
-    assert [(r.pod, r.workload, r.owner, r.topology_key, r.skew) for r in rows] == [
+    assert [(r.pod, r.controller, r.top, r.topology_key, r.skew) for r in rows] == [
         ("spread", None, None, ZONE, 1)
     ]
 
@@ -217,9 +218,9 @@ def test_only_the_workloads_of_the_given_pods_with_all_their_pods() -> None:
     cluster.add(other)
     given = [cluster.pods["default/web-1-0"]]
     (row,) = spread_rows(cluster, PROFILES, given)
-    assert row.workload == ("ReplicaSet", "web-1") and row.running == 4
-    every = {r.workload for r in spread_rows(cluster, PROFILES)}
-    assert every == {("ReplicaSet", "web-1"), ("ReplicaSet", "other")}
+    assert row.controller == WorkloadRef("default", "ReplicaSet", "web-1") and row.running == 4
+    every = {r.controller for r in spread_rows(cluster, PROFILES)}
+    assert every == {WorkloadRef("default", "ReplicaSet", name) for name in ("web-1", "other")}
 
 
 def test_a_scheduler_that_is_not_simulated_gives_raw_rows_only() -> None:

@@ -161,7 +161,7 @@ def test_a_deployment_in_a_scenarios_cluster_runs_its_pods(tmp_path: Path) -> No
     result = simulate(load_scenario(tmp_path / "scenario.yaml"))
     pods = [p for p in result.final.pods if p["node"]]
     assert len(pods) == 3
-    assert {p["workload"]["name"] for p in pods} == {"web"}
+    assert {p["owner"]["name"] for p in pods} == {"web"}
     assert not [e for e in result.events if e.type == "Warning"]
     scheduled = place(load([str(tmp_path / "nodes.yaml"), str(tmp_path / "web.yaml")]))
     assert sorted(p["node"] for p in pods) == sorted(p.node for p in scheduled.placements)

@@ -17,6 +17,7 @@ from rich.segment import Segment
 from rich.table import Table
 
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
+from kubespread.cluster.workloads import short_kind
 from kubespread.io import Manifests, dump_data, load
 from kubespread.io.loader import Validation
 
@@ -315,21 +316,6 @@ def run_placement(
             bar.stop()
             print_problems(e.problems, "in the input; nothing was placed")
             raise typer.Exit(1) from None
-
-
-#: kubectl's short names, so object references fit 80 columns
-_SHORT_KINDS = {
-    "ReplicaSet": "rs",
-    "StatefulSet": "sts",
-    "Job": "job",
-    "Deployment": "deploy",
-    "CloneSet": "cloneset",
-    "DaemonSet": "ds",
-}
-
-
-def short_kind(kind: str) -> str:
-    return _SHORT_KINDS.get(kind, kind.lower())
 
 
 def short_ns(namespace: str, name: str) -> str:

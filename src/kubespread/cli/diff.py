@@ -29,8 +29,8 @@ from kubespread.cli.options import (
 from kubespread.cli.render.placement import node_namer, spread_rows
 from kubespread.cli.render.spread import domains_text, skew_text
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
+from kubespread.cluster.workloads import ownership
 from kubespread.io.loader import Validation
-from kubespread.scheduler.views import top_owner
 
 if TYPE_CHECKING:
     from kubespread.sim.placement import PlacementResult
@@ -44,10 +44,10 @@ def _pods(result: PlacementResult) -> list[dict[str, Any]]:
     cluster = result.sim.cluster
     rows = []
     for pod in result.involved_pods():
-        kind, name = top_owner(cluster, pod)
+        top = ownership(cluster, pod).top
         node = pod.spec.node_name or None
         zone = zone_of(cluster.nodes[node].metadata.labels) if node and node in cluster.nodes else None
-        workload = f"{short_kind(kind)}/{name}" if kind else f"pod/{pod.metadata.name}"
+        workload = f"{short_kind(top.kind)}/{top.name}" if top else f"pod/{pod.metadata.name}"
         rows.append(
             {
                 "namespace": pod.namespace,

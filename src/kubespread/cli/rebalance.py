@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from kubespread.cli.common import Output, err, out, print_data, run_placement, short_kind, short_ns, table
+from kubespread.cli.common import Output, err, out, print_data, run_placement, short_ns, table
 from kubespread.cli.options import (
     ContextOption,
     FilesOption,
@@ -24,6 +24,8 @@ from kubespread.cli.options import (
     not_negative,
     positive_seconds,
 )
+from kubespread.cli.render.workload import workload_label
+from kubespread.cluster.workloads import WorkloadRef
 from kubespread.io.loader import Validation
 from kubespread.report.plots import short_key
 
@@ -76,7 +78,7 @@ def _fix(text: str) -> str:
 
 def _workload_and_key(key: ConstraintKey) -> tuple[str, str]:
     """(``rs/web-b6c9d9ffd``, ``zone``) for ``default/ReplicaSet/web-b6c9d9ffd topology...zone``."""
-    return f"{short_kind(key.kind)}/{short_ns(key.namespace, key.name)}", short_key(key.topology_key)
+    return workload_label(WorkloadRef(key.namespace, key.kind, key.name)), short_key(key.topology_key)
 
 
 def _where(node: str | None, domains: dict[str, str]) -> str:

@@ -26,7 +26,9 @@ from kubespread.cli.common import (
 from kubespread.cli.options import MaxPodsOption, OutputOption, ValidateOption, at_least_one
 from kubespread.cli.render.placement import print_preemptions
 from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
+from kubespread.cli.render.workload import workload_label
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
+from kubespread.cluster.workloads import WorkloadRef
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
@@ -534,10 +536,8 @@ def _runs_table(spreads: list[OutcomeSpread]) -> Table:
         "controller", "key", "domain", ("min", "right"), ("median", "right"), ("max", "right"), title=None
     )
     for s in spreads:
-        if s.workload is None:
-            label = f"pod/{short_ns(s.namespace, s.pod or '')}"
-        else:
-            label = f"{short_kind(s.workload[0])}/{short_ns(s.namespace, s.workload[1])}"
+        ref = WorkloadRef(s.namespace, *s.workload) if s.workload else None
+        label = workload_label(ref, s.namespace, s.pod or "")
         key = s.topology_key.rsplit("/", 1)[-1]
         if len(s.domains) <= 6:
             lines = [(d, c) for d, c in s.domains.items()]

@@ -59,6 +59,7 @@ from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
+from kubespread.cluster.workloads import ownership
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
@@ -76,7 +77,7 @@ from kubespread.plan.results import (
     WorkloadOutcome,
 )
 from kubespread.scheduler.config import profiles_from_config
-from kubespread.scheduler.views import spread_rows, top_owner
+from kubespread.scheduler.views import spread_rows
 from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
@@ -237,8 +238,8 @@ def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fo
 
 
 def _workload_key(sim: Simulation, pod: Pod) -> str | None:
-    kind, name = top_owner(sim.cluster, pod)
-    return f"{pod.namespace}/{kind}/{name}" if kind else None
+    top = ownership(sim.cluster, pod).top
+    return top.key if top else None
 
 
 def desired_replicas(sim: Simulation) -> dict[str, int]:
@@ -284,9 +285,9 @@ def _skews(sim: Simulation, keys: set[str]) -> dict[str, list[SkewRow]]:
     """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it."""
     out: dict[str, list[SkewRow]] = {}
     for row in spread_rows(sim.cluster, sim.profiles):
-        if row.view is None or row.owner is None:
+        if row.view is None or row.top is None:
             continue
-        key = f"{row.namespace}/{row.owner[0]}/{row.owner[1]}"
+        key = row.top.key
         if key not in keys:
             continue
         view, c = row.view, row.view.constraint

@@ -39,6 +39,7 @@ from kubespread.api.core import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
+from kubespread.cluster.workloads import WorkloadRef
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.plan.results import ConstraintKey, ConstraintSkew
@@ -187,8 +188,8 @@ class RebalancePlan:
 
 
 def _row_key(row: SpreadRow) -> ConstraintKey:
-    kind, name = row.workload or ("Pod", row.pod.split("/", 1)[-1])
-    return ConstraintKey(row.namespace, kind, name, row.topology_key)
+    ref = row.controller or WorkloadRef(row.namespace, "Pod", row.pod.split("/", 1)[-1])
+    return ConstraintKey(ref.namespace, ref.kind, ref.name, row.topology_key)
 
 
 def _considered(row: SpreadRow, actions: tuple[str, ...]) -> bool:
@@ -253,8 +254,8 @@ def _plan_round(
     cluster = sim.cluster
     if not broken:
         return _Round([], 0, True)
-    movable_workloads = {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
-    bare = sorted({r.pod for r in broken if r.workload is None})
+    movable_workloads = {r.controller.key for r in broken if r.controller}
+    bare = sorted({r.pod for r in broken if r.controller is None})
     if not movable_workloads:
         return f"cannot be balanced: {', '.join(bare)} has no controller (an evicted pod would not come back)"
     movable: list[Pod] = []
@@ -416,9 +417,10 @@ def _replay_wave(
 def _fixes(rows: Sequence[SpreadRow]) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for r in rows:
-        if r.workload and r.view is not None:
-            w = f"{r.namespace}/{r.workload[0]}/{r.workload[1]}"
-            out.setdefault(w, []).append(f"{r.topology_key} maxSkew {r.view.constraint.max_skew}")
+        if r.controller and r.view is not None:
+            out.setdefault(r.controller.key, []).append(
+                f"{r.topology_key} maxSkew {r.view.constraint.max_skew}"
+            )
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -463,7 +465,7 @@ def rebalance(
     after = _skews(rows, constraints)
     plan.after = {k: v for k, v in after.items() if k in plan.before or not v.within}
     touched_workloads = {m.workload for wave in plan.waves for m in wave}
-    touched_workloads |= {f"{r.namespace}/{r.workload[0]}/{r.workload[1]}" for r in broken if r.workload}
+    touched_workloads |= {r.controller.key for r in broken if r.controller}
     plan.pending = sorted(
         p.key
         for p in sim.cluster.pods.values()

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubespread.api.core import Pod
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
+from kubespread.cluster.workloads import WorkloadRef, controller_of
 
 __all__ = ["cluster_without", "template_key", "unbound", "workload_of"]
 
@@ -21,11 +22,10 @@ def template_key(pod: Pod) -> Any:
 
 
 def workload_of(pod: Pod) -> str:
-    """``namespace/Kind/name`` of the pod's controller (``namespace/Pod/name`` without one)."""
-    ref = pod.metadata.controller_ref()
-    if ref is None:
-        return f"{pod.namespace}/Pod/{pod.metadata.name}"
-    return f"{pod.namespace}/{ref.kind}/{ref.name}"
+    """``namespace/Kind/name`` of the pod's controller (``namespace/Pod/name`` without one):
+    the planners move pods per controller, whose pods are copies of one template."""
+    ref = controller_of(pod) or WorkloadRef(pod.namespace, "Pod", pod.metadata.name)
+    return ref.key
 
 
 def cluster_without(cluster: ClusterState, drop: set[str]) -> ClusterState:

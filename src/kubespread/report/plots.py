@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubespread.cluster.workloads import short_kind
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -52,15 +54,6 @@ FILTERED_COLOUR = "#d9d9d9"
 BREACH_COLOUR = "#d62728"
 TEXT_COLOUR = "#222222"
 
-_SHORT_KINDS = {
-    "Deployment": "deploy",
-    "ReplicaSet": "rs",
-    "StatefulSet": "sts",
-    "DaemonSet": "ds",
-    "Job": "job",
-    "CronJob": "cronjob",
-    "CloneSet": "cloneset",
-}
 _HOSTNAME_KEY = "kubernetes.io/hostname"
 
 
@@ -193,7 +186,7 @@ class _Panel:
 
     @property
     def workload(self) -> str:
-        kind = _SHORT_KINDS.get(self.kind, self.kind.lower())
+        kind = short_kind(self.kind)
         label = f"{kind}/{self.name}" if kind else self.name
         return label if self.namespace in ("", "default") else f"{label} [{self.namespace}]"
 

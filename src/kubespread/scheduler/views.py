@@ -55,7 +55,7 @@ even the zone is a coin toss), and how many nodes sampling left unexamined.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -63,6 +63,7 @@ import numpy as np
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, zone_of
+from kubespread.cluster.workloads import WorkloadRef, ownership
 from kubespread.scheduler.plugins.defaultpreemption.post_filter import pdbs_of
 from kubespread.scheduler.plugins.defaultpreemption.preemption import violated_budgets
 from kubespread.scheduler.plugins.podtopologyspread.common import (
@@ -79,7 +80,6 @@ from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
 
 if TYPE_CHECKING:
     from kubespread.api.core import TopologySpreadConstraint
-    from kubespread.api.meta import KubeObject
     from kubespread.cluster.state import ClusterState
     from kubespread.scheduler.framework import PreemptionResult
     from kubespread.scheduler.profile import Profile
@@ -97,7 +97,6 @@ __all__ = [
     "rule_keys",
     "spread_rows",
     "tie_view",
-    "top_owner",
 ]
 
 _PTS: Final = "PodTopologySpread"
@@ -256,32 +255,6 @@ def profile_views(cluster: ClusterState, pod: Pod, profile: Profile | None) -> l
 # ------------------------------------------------------------------ one workload
 
 
-def top_owner(
-    cluster: ClusterState | None,
-    obj: KubeObject,
-    lookup: Callable[[str, str], KubeObject | None] | None = None,
-) -> tuple[str, str]:
-    """The workload a pod belongs to, through ReplicaSet → Deployment (its controller when
-    that has no owner of its own); ('', '') for a pod without a controller. ``lookup(kind,
-    key)`` finds an owner (default: the cluster; a snapshot passes its own copy)."""
-    find = lookup
-    if find is None:
-        assert cluster is not None, "top_owner needs a cluster or a lookup"
-        find = cluster.get
-    ref = obj.metadata.controller_ref()
-    kind, name = ("", "") if ref is None else (ref.kind, ref.name)
-    seen = 0
-    while ref is not None and seen < 5:
-        owner = find(ref.kind, f"{obj.namespace}/{ref.name}")
-        if owner is None:
-            break
-        ref = owner.metadata.controller_ref()
-        if ref is not None:
-            kind, name = ref.kind, ref.name
-        seen += 1
-    return kind, name
-
-
 def rule_keys(pod: Pod) -> list[str]:
     """Topology keys the pod's own placement rules name, in order of appearance: its spread
     constraints, pod (anti-)affinity terms, and the node-affinity keys of the WorkloadSpread
@@ -331,10 +304,10 @@ class SpreadRow:
     name without a spread constraint: raw view only). See the module notes."""
 
     namespace: str
-    #: (kind, name) of the pods' controller; None for a pod without one
-    workload: tuple[str, str] | None
-    #: (kind, name) at the top of the owner chain (the Deployment of a ReplicaSet)
-    owner: tuple[str, str] | None
+    #: the pods' controller, whose pods the row counts; None for a pod without one
+    controller: WorkloadRef | None
+    #: the top of the controller chain (the Deployment of a ReplicaSet; else the controller)
+    top: WorkloadRef | None
     #: the representative pod, whose constraint and view these are
     pod: str
     topology_key: str
@@ -372,11 +345,11 @@ class SpreadRow:
     def to_dict(self) -> dict[str, Any]:
         """The ``distribution``/``spread`` row: the scheduler's fields (as ``explain``'s
         ``spreadConstraints``; None for a raw-only row), then ``rawDomains`` and ``rawSkew``."""
-        w = self.workload
+        c, t = self.controller, self.top
         head: dict[str, Any] = {
             "namespace": self.namespace,
-            "workload": {"kind": w[0], "namespace": self.namespace, "name": w[1]} if w else None,
-            "owner": {"kind": self.owner[0], "name": self.owner[1]} if self.owner else None,
+            "workload": {"kind": c.kind, "namespace": c.namespace, "name": c.name} if c else None,
+            "owner": {"kind": t.kind, "name": t.name} if t else None,
             "pod": self.pod,
             "topologyKey": self.topology_key,
             "pods": self.running,
@@ -432,8 +405,8 @@ def _workload_rows(
         extra = [k for k in dict.fromkeys(k for p in live for k in rule_keys(p)) if k not in counted]
         if not views and not extra:
             extra = [LABEL_HOSTNAME]
-    workload = None if bare else (kind, name)
-    owner = None if bare else top_owner(cluster, rep)
+    controller = None if bare else WorkloadRef(namespace, kind, name)
+    top = None if bare else ownership(cluster, rep).top
     carried = _carried(live)
     raw: dict[str, dict[str, int]] = {}
 
@@ -442,8 +415,8 @@ def _workload_rows(
             raw[key] = _raw_domains(cluster, key, running)
         return SpreadRow(
             namespace,
-            workload,
-            owner,
+            controller,
+            top,
             rep.metadata.name,
             key,
             view,

@@ -1,7 +1,7 @@
 """Simulation over time: the virtual clock, the engine, scenarios and their results."""
 
 from kubespread.sim.clock import Clock, Timer
-from kubespread.sim.engine import EPOCH, Controller, Event, Simulation, SimulationError, pod_owner, timestamp
+from kubespread.sim.engine import EPOCH, Controller, Event, Simulation, SimulationError, timestamp
 
 __all__ = [
     "EPOCH",
@@ -11,6 +11,5 @@ __all__ = [
     "Simulation",
     "SimulationError",
     "Timer",
-    "pod_owner",
     "timestamp",
 ]

@@ -62,7 +62,6 @@ __all__ = [
     "Event",
     "Simulation",
     "SimulationError",
-    "pod_owner",
     "timestamp",
     "virtual_seconds",
 ]
@@ -86,11 +85,6 @@ def _scheduler_status_write(ev: ClusterEvent) -> bool:
         and new.status.phase == old.status.phase
         and new.status.nominated_node_name == old.status.nominated_node_name
     )
-
-
-def pod_owner(pod: KubeObject) -> dict[str, str] | None:
-    ref = pod.metadata.controller_ref()
-    return {"kind": ref.kind, "name": ref.name} if ref is not None else None
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubespread.cluster.workloads import ownership
 from kubespread.scheduler.explain import Explanation
-from kubespread.scheduler.views import top_owner
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_pod
 from kubespread.sim.run import StepResult
@@ -42,8 +42,9 @@ class PendingHints:
             pod = cluster.pods.get(key)
             if not row.message or pod is None:
                 continue
-            kind, name = top_owner(cluster, pod)
-            mark = (pod.namespace, kind, name if kind else pod.metadata.name, row.message)
+            top = ownership(cluster, pod).top
+            kind, name = (top.kind, top.name) if top else ("", pod.metadata.name)
+            mark = (pod.namespace, kind, name, row.message)
             hints = asked.get(mark)
             if hints is None:
                 explained = self._explain(sim, pod)

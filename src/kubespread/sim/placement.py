@@ -21,11 +21,12 @@ from kubespread.admission.framework import AdmissionOptions
 from kubespread.api.core import Pod
 from kubespread.api.keys import zone_of
 from kubespread.cluster.trial import trial
+from kubespread.cluster.workloads import ownership
 from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
-from kubespread.scheduler.views import Preemption, SpreadRow, TieView, spread_rows, tie_view, top_owner
+from kubespread.scheduler.views import Preemption, SpreadRow, TieView, spread_rows, tie_view
 from kubespread.sim.baseline import (
     Baseline,
     Controllers,
@@ -267,8 +268,8 @@ def place(
 def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
     if pod is None:
         return None
-    kind, name = top_owner(sim.cluster, pod)
-    return {"kind": kind, "name": name} if kind else None
+    top = ownership(sim.cluster, pod).top
+    return {"kind": top.kind, "name": top.name} if top else None
 
 
 class NoProfile(Exception):

@@ -39,6 +39,7 @@ from kubespread.api.taints import Taint
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
+from kubespread.cluster.workloads import NO_OWNER, Ownership, WorkloadRef, ownership
 from kubespread.controllers.host import Controller
 from kubespread.controllers.nodelifecycle import NodeLifecycleController
 from kubespread.controllers.workloadspread.subsets import (
@@ -53,7 +54,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision
 from kubespread.scheduler.views import Preemption
 from kubespread.sim.baseline import SettleError, SettleHooks, settle
-from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation, pod_owner
+from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
 
 __all__ = [
@@ -77,32 +78,36 @@ OBJECT_KINDS_KEPT: Final = tuple(cls.KIND for cls in OBJECT_KINDS)
 
 
 class _Owners:
-    """The workload at the top of each pod's owner chain (``views.top_owner``), read from the
-    kept objects as they were when the snapshot was taken, once per controller."""
+    """Each pod's ``Ownership``, read from the kept objects as they were when the snapshot was
+    taken (the rows are built later), once per controller."""
 
     __slots__ = ("_objects", "_seen")
 
     def __init__(self, cluster: ClusterState) -> None:
         # pods, nodes and namespaces own no pod: only the kept objects are looked up
         self._objects = {kind: dict(cluster.objects(kind)) for kind in OBJECT_KINDS_KEPT}
-        self._seen: dict[tuple[str, str, str], tuple[str, str]] = {}
+        self._seen: dict[tuple[str, str, str], Ownership] = {}
 
-    def top(self, pod: Pod) -> tuple[str, str]:
+    def of(self, pod: Pod) -> Ownership:
         ref = pod.metadata.controller_ref()
         if ref is None:
-            return "", ""
+            return NO_OWNER
         mark = (pod.namespace, ref.kind, ref.name)
         found = self._seen.get(mark)
         if found is None:
-            found = self._seen[mark] = views.top_owner(None, pod, self._get)
+            found = self._seen[mark] = ownership(self._get, pod)
         return found
 
     def _get(self, kind: str, key: str) -> KubeObject | None:
         return self._objects.get(kind, {}).get(key)
 
 
+def _ref(ref: WorkloadRef | None) -> dict[str, str] | None:
+    return {"kind": ref.kind, "name": ref.name} if ref is not None else None
+
+
 def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
-    kind, name = owners.top(pod)
+    owned = owners.of(pod)
     return {
         "namespace": pod.namespace,
         "name": pod.metadata.name,
@@ -110,8 +115,9 @@ def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
         "phase": pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
         "terminating": pod.is_terminating,
         "labels": dict(pod.metadata.labels),
-        "owner": pod_owner(pod),
-        "workload": {"kind": kind, "name": name} if kind else None,
+        # as in the spread rows: the controller is the workload, the top owner the owner
+        "owner": _ref(owned.top),
+        "workload": _ref(owned.controller),
         "workloadSpread": {"name": m.name, "subset": m.subset} if (m := matched_subset(pod)) else None,
         "deletionCost": pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST),
     }

@@ -225,8 +225,8 @@ def _outcome(step: StepResult) -> _Outcome:
     for p in snap.pods:
         if p["terminating"] or p["phase"] in ("Succeeded", "Failed"):
             continue
-        o = p["owner"]
-        kind, name = (o["kind"], o["name"]) if o else ("", p["name"])
+        c = p["workload"]  # the controller, as a distribution row's
+        kind, name = (c["kind"], c["name"]) if c else ("", p["name"])
         placed[(p["namespace"], kind, name, p["node"] or "")] += 1
     nodes = tuple((n["name"], n["failed"], n["cordoned"], tuple(n["taints"])) for n in snap.nodes)
     return _Outcome(snap.time, counts, names, len(snap.pending), tuple(sorted(placed.items())), nodes)

@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from rich.table import Table
 
-from kubespread.cli.common import short_kind, short_ns, table
+from kubespread.cli.common import table
+from kubespread.cli.render.workload import workload_label
+from kubespread.cluster.workloads import WorkloadRef
 
 __all__ = [
     "OUT_LEGEND",
@@ -77,12 +79,12 @@ def _label(r: Mapping[str, Any], label: Label, shared: set[tuple[str, str, str] 
     ns = r["namespace"]
     w = r["workload"]
     if w is None:
-        return f"pod/{short_ns(ns, r['pod'])}"
+        return workload_label(None, ns, r["pod"])
     if label == "owner" and r.get("owner") and _owner(r) not in shared:
         kind, name = r["owner"]["kind"], r["owner"]["name"]
     else:
         kind, name = w["kind"], w["name"]
-    return f"{short_kind(kind)}/{short_ns(ns, name)}"
+    return workload_label(WorkloadRef(ns, kind, name))
 
 
 def skew_text(r: Mapping[str, Any]) -> str:
