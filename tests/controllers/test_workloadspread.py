@@ -962,7 +962,7 @@ def run_steps(*steps: dict[str, Any]) -> list[list[dict[str, str]]]:
     }
     result = simulate_scenario(parse_scenario(doc))
     assert result.steps[0].rejections == []
-    return [step.rejections for step in result.steps[1:]]
+    return [[r.to_dict() for r in step.rejections] for step in result.steps[1:]]
 
 
 TARGET_REF_CHANGED = (
@@ -1013,7 +1013,7 @@ def test_the_target_ref_check_leaves_the_stored_workload_spread_as_it_was() -> N
         }
     ).steps[0]
     (rejection,) = run_step(sim, step)
-    assert "change TargetReference is not permitted for WorkloadSpread" in rejection["message"]
+    assert "change TargetReference is not permitted for WorkloadSpread" in rejection.message
     assert stored_spread(sim).to_dict() == before
 
 

@@ -99,8 +99,8 @@ def test_a_zone_failure_matches_simulate_by_hand(zone_audit: AuditResult) -> Non
     failed = {"c1", "c2"}
     running: dict[str, int] = {}
     for p in final.pods:
-        if p["node"] and p["node"] not in failed and not p["terminating"]:
-            running[p["owner"]["name"]] = running.get(p["owner"]["name"], 0) + 1
+        if p.node and p.node not in failed and not p.terminating and p.owner:
+            running[p.owner.name] = running.get(p.owner.name, 0) + 1
     pending: dict[str, int] = {}
     for p in final.pending:
         name = p.name.split("-")[0] if not p.name.startswith("min-domains") else "min-domains"
@@ -260,8 +260,8 @@ def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path:
         failed = set(record.nodes)
         running: dict[str, int] = {}
         for p in final.pods:
-            if p["node"] and p["node"] not in failed and not p["terminating"] and p["owner"]:
-                key = f"{p['namespace']}/{p['owner']['kind']}/{p['owner']['name']}"
+            if p.node and p.node not in failed and not p.terminating and p.owner:
+                key = f"{p.namespace}/{p.owner.kind}/{p.owner.name}"
                 running[key] = running.get(key, 0) + 1
         got = {w.workload: w.running for w in record.workloads}
         assert got == {k: running.get(k, 0) for k in got}, record.domain

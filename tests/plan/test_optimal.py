@@ -16,7 +16,7 @@ from capacity_cases import CASES
 from kubespread.cli.app import app
 from kubespread.io.loader import load
 from kubespread.plan.capacity import maximum
-from kubespread.plan.optimal import ReplayCutShort, ReplayError, optimal, pinned, replay
+from kubespread.plan.optimal import BindStep, ReplayCutShort, ReplayError, optimal, pinned, replay
 from kubespread.plan.workloads import cluster_without as _without
 from kubespread.plan.workloads import unbound as _unbound
 from kubespread.scheduler import default_profile
@@ -203,16 +203,16 @@ def _check_arrangement_and_bind_order(result: Any, solved: Any) -> None:
         assert n in schedule_one(_unbound(pod), base, profile).feasible, key
         base.add_pod(pod)
     again = _without(cluster, members)
-    assert [e["pod"] for e in solved.bind_order] and len(solved.bind_order) == len(members)
+    assert [e.pod for e in solved.bind_order] and len(solved.bind_order) == len(members)
     nodes = NodeOrder.of(again)  # a fresh kube-scheduler: its node order, start index, heap pick
     for entry in solved.bind_order:
-        pod = _unbound(cluster.pods[entry["pod"]])
-        if entry["pinned"]:
-            pod = pinned(pod, entry["node"])
+        pod = _unbound(cluster.pods[entry.pod])
+        if entry.pinned:
+            pod = pinned(pod, entry.node)
         chosen = schedule_one(pod, again, profile, order=nodes).selected
-        assert chosen == entry["node"] == solved.assignments[entry["pod"]]
+        assert chosen == entry.node == solved.assignments[entry.pod]
         again.add_pod(pod)
-        again.bind(pod.key, entry["node"])
+        again.bind(pod.key, entry.node)
 
 
 def _db(replicas: int) -> dict[str, Any]:
@@ -368,12 +368,12 @@ def test_a_stuck_replay_searches_for_a_bind_order_with_pins(tmp_path: Path, name
     solved = optimal(result)
     assert solved is not None and not solved.error and not solved.pending, solved
     assert len(solved.assignments) == replicas and solved.proven
-    assert any(e["pinned"] for e in solved.bind_order)
+    assert any(e.pinned for e in solved.bind_order)
     _check_arrangement_and_bind_order(result, solved)
     code, stdout = _run(*(a for f in files for a in ("-f", str(f))), "-o", "json")
     assert code == 0
     doc = json.loads(stdout)["optimal"]
-    assert "error" not in doc and doc["bindOrder"] == solved.bind_order
+    assert "error" not in doc and doc["bindOrder"] == [b.to_dict() for b in solved.bind_order]
 
 
 def _replay_case(tmp_path: Path, nodes: list[tuple[str, str, str]], room: dict[str, int]) -> Any:
@@ -385,7 +385,7 @@ def _replay_case(tmp_path: Path, nodes: list[tuple[str, str, str]], room: dict[s
     keys = [k for k, p in state.pods.items() if p.metadata.labels.get("app") == "web"]
     assert len(keys) == replicas
 
-    def run(**budget: Any) -> list[dict[str, Any]]:
+    def run(**budget: Any) -> list[BindStep]:
         return replay(
             _without(state, set(keys)),
             [_unbound(state.pods[k]) for k in keys],

@@ -159,9 +159,9 @@ def test_a_deployment_in_a_scenarios_cluster_runs_its_pods(tmp_path: Path) -> No
     }
     (tmp_path / "scenario.yaml").write_text(yaml.safe_dump(scenario))
     result = simulate(load_scenario(tmp_path / "scenario.yaml"))
-    pods = [p for p in result.final.pods if p["node"]]
+    pods = [p for p in result.final.pods if p.node]
     assert len(pods) == 3
-    assert {p["owner"]["name"] for p in pods} == {"web"}
+    assert {p.owner.name for p in pods if p.owner} == {"web"}
     assert not [e for e in result.events if e.type == "Warning"]
     scheduled = place(load([str(tmp_path / "nodes.yaml"), str(tmp_path / "web.yaml")]))
-    assert sorted(p["node"] for p in pods) == sorted(p.node for p in scheduled.placements)
+    assert sorted(p.node for p in pods) == sorted(p.node for p in scheduled.placements)

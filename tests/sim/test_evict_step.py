@@ -55,18 +55,18 @@ def _scenario(tmp_path: Path, steps: str) -> Path:
 
 def test_a_wave_evicts_what_the_budget_allows_and_the_rest_is_refused(tmp_path: Path) -> None:
     first = simulate(load_scenario(_scenario(tmp_path, "- advance: 1s\n")))
-    pods = sorted(p["name"] for p in first.final.pods)
+    pods = sorted(p.name for p in first.final.pods)
     assert len(pods) == 3
     steps = f"- evict: {{pods: [default/{pods[0]}, default/{pods[1]}]}}\n- advance: 60s\n"
     result = simulate(load_scenario(_scenario(tmp_path, steps)))
     wave = result.steps[1]
     # minAvailable 2 of 3 allows one disruption: the first is granted, the second refused
-    assert [r["object"] for r in wave.rejections] == [f"Pod default/{pods[1]}"]
-    assert "disruption budget" in wave.rejections[0]["message"]
+    assert [r.object for r in wave.rejections] == [f"Pod default/{pods[1]}"]
+    assert "disruption budget" in wave.rejections[0].message
     assert wave.description.startswith("evict default/")
-    names = sorted(p["name"] for p in result.final.pods)
+    names = sorted(p.name for p in result.final.pods)
     assert pods[0] not in names and pods[1] in names and len(names) == 3
-    assert all(p["node"] for p in result.final.pods)  # the replacement was scheduled
+    assert all(p.node for p in result.final.pods)  # the replacement was scheduled
 
 
 def test_bad_evict_steps_are_located(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def test_the_same_seed_gives_the_same_summary_and_run_i_is_seed_s_plus_i() -> No
     assert first.seed == 20 and first.seeds == run_seeds(20, 4) == [20, 21, 22, 23]
 
     def nodes(result: SimulationResult) -> list[tuple[str, str | None]]:
-        return [(p["name"], p["node"]) for p in result.final.pods]
+        return [(p.name, p.node) for p in result.final.pods]
 
     alone = simulate(replace(s, seed=22), random_ties=True)  # run 2, on its own
     assert nodes(kept[2]) == nodes(alone)

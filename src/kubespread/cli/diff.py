@@ -273,9 +273,7 @@ def diff_command(
         (side, r) for side, res in zip(("before", "after"), results, strict=True) for r in res.rejections
     ]
     for side, r in refused:
-        err.print(
-            f"refused ({side}) {r['source']}: {r['object']}: {r['message']}", markup=False, highlight=False
-        )
+        err.print(f"refused ({side}) {r.source}: {r.object}: {r.message}", markup=False, highlight=False)
     if refused:
         err.print(f"error: the API server refused {len(refused)} object(s)", markup=False)
         raise typer.Exit(1)

@@ -147,7 +147,7 @@ def _write_scenario(path: Path, plan: RebalancePlan, seed: int, config: Path | N
     from kubespread.io.dump import dump_objects
 
     cluster_file = path.with_name(f"{path.stem}-cluster.yaml")
-    doc = plan.scenario(cluster_file.name, seed=seed, name=f"rebalance-{plan.strategy}")
+    doc = plan.scenario_doc(cluster_file.name, seed=seed, name=f"rebalance-{plan.strategy}")
     if config is not None:
         doc["scheduler"] = str(config.resolve())
     try:

@@ -113,9 +113,9 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
         out.print()
         print_pending(pending)
     for r in result.rejections:
-        out.print(Text.assemble(("refused ", "red"), f"{r['source']}: {r['object']}: {r['message']}"))
+        out.print(Text.assemble(("refused ", "red"), f"{r.source}: {r.object}: {r.message}"))
     for f in result.failed_creates:
-        out.print(Text.assemble(("failed ", "red"), f"{f['object']}: {f['message']}"))
+        out.print(Text.assemble(("failed ", "red"), f"{f.object}: {f.message}"))
 
 
 def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> None:
@@ -148,9 +148,9 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
     out.print(t)
     out.print(Text("bind order (pinned: required node affinity metadata.name In [node])", style="bold"))
     for i, e in enumerate(solved.bind_order, 1):
-        ns, name = e["pod"].split("/", 1)
-        pin = " (pinned)" if e["pinned"] else ""
-        out.print(Text(f"  {i}. {short_ns(ns, name)} -> {short(e['node'])}{pin}"), soft_wrap=False)
+        ns, name = e.pod.split("/", 1)
+        pin = " (pinned)" if e.pinned else ""
+        out.print(Text(f"  {i}. {short_ns(ns, name)} -> {short(e.node)}{pin}"), soft_wrap=False)
 
 
 def greedy_vs_optimal(result: PlacementResult, solved: OptimalResult) -> list[tuple[str, str, int, int]]:

@@ -108,8 +108,11 @@ DEFAULT_DOMAINS: Final = (LABEL_ZONE, LABEL_HOSTNAME)
 #: virtual seconds a failure lasts before the verdict (the default tolerationSeconds, 300 s,
 #: plus time for the replacements)
 DEFAULT_AFTER: Final = 600.0
+#: one ``--vary`` combination: a pod-template spread-constraint field (or ``replicas``) and the
+#: value every workload gets; a change set, not a result row (it is also ``Variant.changes``)
+Changes = dict[str, int | str]
 #: what ``vary`` may change, and how a value is read
-VARY_KEYS: Final[dict[str, Callable[[str], Any]]] = {}
+VARY_KEYS: Final[dict[str, Callable[[str], int | str]]] = {}
 _WORKLOAD_KINDS: Final = (Deployment.KIND, StatefulSet.KIND, ReplicaSet.KIND)
 
 
@@ -548,10 +551,10 @@ VARY_KEYS.update(
 )
 
 
-def parse_vary(specs: Iterable[str]) -> list[dict[str, Any]]:
+def parse_vary(specs: Iterable[str]) -> list[Changes]:
     """``["maxSkew=1,2", "nodeTaintsPolicy=Honor,Ignore"]`` → every combination, in order
     (``[{}]`` for none). AuditError names the bad part."""
-    axes: dict[str, list[Any]] = {}
+    axes: dict[str, list[int | str]] = {}
     for spec in specs:
         key, sep, values = spec.partition("=")
         key = key.strip()

@@ -44,7 +44,7 @@ from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import PlacementResult
 from kubespread.solve import SolveError, VerificationError, build_groups, conflict, solve, verify_groups
 
-__all__ = ["OptimalResult", "ReplayCutShort", "ReplayError", "optimal", "pinned", "replay"]
+__all__ = ["BindStep", "OptimalResult", "ReplayCutShort", "ReplayError", "optimal", "pinned", "replay"]
 
 #: the scopes tried in turn
 PENDING_WORKLOADS: Final = "pending workloads"
@@ -66,6 +66,20 @@ class ReplayCutShort(ReplayError):
     exists."""
 
 
+@dataclass(frozen=True, slots=True)
+class BindStep:
+    """One bind of the order that reproduces the optimal arrangement (``bindOrder[]``): the
+    pod (namespace/name), its node, and whether it needs a pin (required node affinity
+    ``metadata.name In [node]``) to land there."""
+
+    pod: str
+    node: str
+    pinned: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "node": self.node, "pinned": self.pinned}
+
+
 @dataclass
 class OptimalResult:
     """The ``optimal`` block of ``schedule -o json``; ``error`` says why nothing was solved."""
@@ -76,7 +90,7 @@ class OptimalResult:
     greedy: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
     proven: bool = False
-    bind_order: list[dict[str, Any]] = field(default_factory=list)
+    bind_order: list[BindStep] = field(default_factory=list)
     limited_by: list[str] = field(default_factory=list)
     conflict: list[str] | None = None
     error: str = ""
@@ -93,7 +107,7 @@ class OptimalResult:
             "greedy": self.greedy,
             "pending": self.pending,
             "proven": self.proven,
-            "bindOrder": self.bind_order,
+            "bindOrder": [b.to_dict() for b in self.bind_order],
         }
         if self.limited_by:
             doc["limitedBy"] = self.limited_by
@@ -127,7 +141,7 @@ def replay(
     *,
     max_cycles: int = SEARCH_CYCLES,
     max_seconds: float = SEARCH_SECONDS,
-) -> list[dict[str, Any]]:
+) -> list[BindStep]:
     """The bind order: each pod through ``schedule_one`` on ``cluster`` (which it leaves as it
     found it), pinned where the scheduler's choice has no room left for its group in ``room``
     ((group, node) -> pods); a pod that lands nowhere yet is tried again after the others.
@@ -216,7 +230,7 @@ def _find(
     room: dict[tuple[int, str], int],
     group_of: dict[str, int],
     budget: _Budget,
-) -> list[dict[str, Any]]:
+) -> list[BindStep]:
     """The greedy replay, then the search when it is stuck."""
     order, stuck = _greedy(cluster, pods, profile, room, group_of)
     if order is not None:
@@ -229,7 +243,7 @@ def _holds(
     pods: Sequence[Pod],
     profile: Profile,
     group_of: dict[str, int],
-    order: list[dict[str, Any]],
+    order: list[BindStep],
 ) -> bool:
     """``order`` replayed exactly (these pods, pinned as it says) by a fresh kube-scheduler
     lands each pod where it says, and the arrangement it makes passes the Filter."""
@@ -238,18 +252,18 @@ def _holds(
     added: list[str] = []
     try:
         for entry in order:
-            pod = by_key[entry["pod"]]
+            pod = by_key[entry.pod]
             chosen = schedule_one(
-                pinned(pod, entry["node"]) if entry["pinned"] else pod,
+                pinned(pod, entry.node) if entry.pinned else pod,
                 cluster,
                 profile,
                 order=nodes,
                 timed=False,
             ).selected
-            if chosen != entry["node"]:
+            if chosen != entry.node:
                 return False
             cluster.add(pod)
-            cluster.bind(pod.key, entry["node"])
+            cluster.bind(pod.key, entry.node)
             added.append(pod.key)
     finally:
         for key in added:
@@ -257,8 +271,8 @@ def _holds(
     groups = list(dict.fromkeys(group_of[p.key] for p in pods))
     by_group: list[dict[str, int]] = [{} for _ in groups]
     for entry in order:
-        counts = by_group[groups.index(group_of[entry["pod"]])]
-        counts[entry["node"]] = counts.get(entry["node"], 0) + 1
+        counts = by_group[groups.index(group_of[entry.pod])]
+        counts[entry.node] = counts.get(entry.node, 0) + 1
     templates = [next(p for p in pods if group_of[p.key] == g) for g in groups]
     try:
         verify_groups(cluster, templates, profile, by_group)
@@ -273,12 +287,12 @@ def _greedy(
     profile: Profile,
     room: dict[tuple[int, str], int],
     group_of: dict[str, int],
-) -> tuple[list[dict[str, Any]] | None, str]:
+) -> tuple[list[BindStep] | None, str]:
     """The first try: the pods in turn, each where the scheduler sends it, pinned when that
     node has no room for its group (:func:`_land`), deferred when no node takes it. The bind
     order, or None and the first pod no node took (``cluster`` back as it was either way)."""
     left = dict(room)
-    order: list[dict[str, Any]] = []
+    order: list[BindStep] = []
     waiting = list(pods)
     nodes = NodeOrder.of(cluster)  # a fresh kube-scheduler's node order and start index
     while waiting:
@@ -293,14 +307,14 @@ def _greedy(
             cluster.add(pod)
             cluster.bind(pod.key, node)
             left[(gi, node)] -= 1
-            order.append({"pod": pod.key, "node": node, "pinned": pin})
+            order.append(BindStep(pod.key, node, pin))
         if len(deferred) == len(waiting):
             for entry in order:
-                cluster.delete_pod(entry["pod"])
+                cluster.delete_pod(entry.pod)
             return None, deferred[0].key
         waiting = deferred
     for entry in order:
-        cluster.delete_pod(entry["pod"])
+        cluster.delete_pod(entry.pod)
     return order, ""
 
 
@@ -400,7 +414,7 @@ class _Search:
         self.budget = _Budget(0, 0.0)
         self._pins: dict[tuple[str, str], Pod] = {}
 
-    def fewest_pins(self, stuck: str, budget: _Budget) -> list[dict[str, Any]]:
+    def fewest_pins(self, stuck: str, budget: _Budget) -> list[BindStep]:
         """The order with the fewest pins (see the class notes) within ``budget``; ``stuck``,
         the pod the greedy replay placed nowhere, for the errors."""
         self.budget = budget
@@ -483,7 +497,7 @@ class _Search:
         have[slot] += 1
         return tuple(have), start
 
-    def _order(self, state: _State, first: dict[_State, _Step | None]) -> list[dict[str, Any]]:
+    def _order(self, state: _State, first: dict[_State, _Step | None]) -> list[BindStep]:
         """The bind order that reached ``state``: the moves back to the start, then each
         group's pods in their order given to its moves."""
         moves: list[tuple[int, bool]] = []
@@ -497,7 +511,7 @@ class _Search:
         order = []
         for slot, pin in moves:
             gi, node = self.slots[slot]
-            order.append({"pod": queue[gi].pop(0), "node": node, "pinned": pin})
+            order.append(BindStep(queue[gi].pop(0), node, pin))
         return order
 
     def _cycle(self, pod: Pod, start: int) -> tuple[str | None, int]:
@@ -647,7 +661,7 @@ def _solve_scope(
     except ReplayError as e:
         out.error = str(e)
         return out
-    out.assignments = {e["pod"]: e["node"] for e in out.bind_order}
+    out.assignments = {e.pod: e.node for e in out.bind_order}
     return out
 
 

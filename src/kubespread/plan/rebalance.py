@@ -48,6 +48,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.views import SpreadRow, spread_rows
 from kubespread.sim.baseline import Baseline
 from kubespread.sim.engine import Simulation
+from kubespread.sim.rows import JsonDoc
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import API_VERSION, Step
 from kubespread.solve import SolveError, build_groups, conflict, solve, solve_by_parts
@@ -172,8 +173,9 @@ class RebalancePlan:
             doc["cannot"] = self.cannot
         return doc
 
-    def scenario(self, cluster_file: str, *, seed: int, name: str = "rebalance") -> dict[str, Any]:
-        """The replay as a Scenario document: the dump (``cluster_file``) and the waves."""
+    def scenario_doc(self, cluster_file: str, *, seed: int, name: str = "rebalance") -> JsonDoc:
+        """The replay as a Scenario document, written as the ``--scenario`` file: the dump
+        (``cluster_file``) and the waves."""
         return {
             "apiVersion": API_VERSION,
             "kind": "Scenario",
@@ -366,7 +368,7 @@ def _replay_wave(
     pods = [k for k, _ in wave]
     step_doc = {"evict": {"pods": pods}}
     refused = {
-        r["object"].removeprefix("Pod "): r["message"]
+        r.object.removeprefix("Pod "): r.message
         for r in run_step(sim, Step(len(steps), "evict", {"pods": pods}))
     }
     run_step(sim, Step(len(steps) + 1, "advance", seconds=float(WAVE_SETTLE_SECONDS)))

@@ -38,6 +38,7 @@ from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.io.snapshot import SnapshotError, cluster_from_manifests
 from kubespread.scheduler.profile import Profile
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation, SimulationError
+from kubespread.sim.rows import RefusedObject
 from kubespread.sim.scenario import creation_problems, pod_limit_problems
 
 __all__ = [
@@ -91,7 +92,7 @@ class SettleHooks:
 
     started: Callable[[Simulation, int], None] | None = None
     creating: Callable[[int, LoadedObject], None] | None = None
-    settled: Callable[[int, LoadedObject | None, int, list[dict[str, str]]], None] | None = None
+    settled: Callable[[int, LoadedObject | None, int, list[RefusedObject]], None] | None = None
 
 
 #: the controllers a simulation runs: a factory (each settling gets its own, so a Baseline
@@ -121,7 +122,7 @@ class Baseline:
     sim: Simulation
     objects: tuple[LoadedObject, ...] = field(repr=False)
     settings: _Settings = field(repr=False)
-    rejections: tuple[dict[str, str], ...] = ()
+    rejections: tuple[RefusedObject, ...] = ()
 
     @property
     def cluster(self) -> ClusterState:
@@ -232,7 +233,7 @@ def settle(
         raise SettleError([f"{origin}: {e}"]) from None
     if hooks.settled is not None:
         hooks.settled(-1, None, first, [])
-    refused: list[dict[str, str]] = []
+    refused: list[RefusedObject] = []
     for i, lo in enumerate(new):
         if hooks.creating is not None:
             hooks.creating(i, lo)
@@ -248,11 +249,11 @@ def settle(
     return Baseline(sim, loaded, settings, tuple(refused))
 
 
-def _create(sim: Simulation, lo: LoadedObject) -> list[dict[str, str]]:
+def _create(sim: Simulation, lo: LoadedObject) -> list[RefusedObject]:
     """Create a copy of ``lo``'s object through the API server; a refusal is recorded as a
     FailedCreate event and returned located."""
     outcome = sim.create(lo.obj.copy())
     if not isinstance(outcome, Rejection):
         return []
     sim.record(lo.obj, "FailedCreate", outcome.message, type="Warning")
-    return [{"object": lo.ref, "source": lo.where(), "message": outcome.message}]
+    return [RefusedObject(lo.ref, outcome.message, source=lo.where())]

@@ -23,6 +23,8 @@ every step's. :func:`expand` rebuilds the full form.
 
 Built from :class:`~kubespread.sim.run.SimulationResult` one step at a time, so only two
 steps' rows are held at once; the result's own ``to_dict()`` (the report's input) is untouched.
+Its functions build the JSON document itself (rows are compared and patched as written), so
+they work on and return :data:`~kubespread.sim.rows.JsonDoc`, not typed rows.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from kubespread.sim.rows import JsonDoc
 from kubespread.sim.run import SimulationResult, StepResult
 
 __all__ = ["DELTA_FORM", "delta_dict", "distribution_key", "expand", "full_dict"]
@@ -46,26 +49,26 @@ _ROWS: Final = ("pods", "distribution", "pending")
 _POD_ID: Final = ("namespace", "name")
 
 #: extra per-step work on a step's full dict (e.g. hints on its pending pods)
-Decorate = Callable[[dict[str, Any]], None]
+Decorate = Callable[[JsonDoc], None]
 
 
-def _pod_key(row: dict[str, Any]) -> str:
+def _pod_key(row: JsonDoc) -> str:
     return f"{row['namespace']}/{row['name']}"
 
 
-def _row_key(row: dict[str, Any]) -> str:
+def _row_key(row: JsonDoc) -> str:
     return str(row["key"])
 
 
-def distribution_key(row: dict[str, Any]) -> str:
+def distribution_key(row: JsonDoc) -> str:
     """A spread row's identity: its workload and topology key (``#n`` added by the caller
     for repeats)."""
     w = row.get("workload") or {}
     return f"{row['namespace']}/{w.get('kind', '')}/{w.get('name', '')} {row['topologyKey']}"
 
 
-def _keyed(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _keyed(rows: Iterable[JsonDoc], key: Callable[[JsonDoc], str]) -> dict[str, JsonDoc]:
+    out: dict[str, JsonDoc] = {}
     for row in rows:
         k = base = key(row)
         n = 1
@@ -76,10 +79,10 @@ def _keyed(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], str])
     return out
 
 
-def _field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def _field_changes(old: JsonDoc, new: JsonDoc) -> JsonDoc:
     """The fields of ``new`` that differ from ``old``; one that is a mapping in both (a spread
     row's domains, a pod's labels) as its entries that differ, a removed entry as null."""
-    out: dict[str, Any] = {}
+    out: JsonDoc = {}
     for f, v in new.items():
         was = old.get(f)
         if was == v:
@@ -92,7 +95,7 @@ def _field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _diff_rows(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], identity: tuple[str, ...]
+    before: dict[str, JsonDoc], after: dict[str, JsonDoc], identity: tuple[str, ...]
 ) -> dict[str, list[Any]]:
     """added (full rows), removed (keys), changed (the ``identity`` fields and the changes)."""
     added = [row for k, row in after.items() if k not in before]
@@ -105,14 +108,14 @@ def _diff_rows(
     return {"added": added, "removed": removed, "changed": changed}
 
 
-def _with_keys(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _with_keys(rows: list[JsonDoc]) -> dict[str, JsonDoc]:
     keyed = _keyed(rows, distribution_key)
     return {k: {"key": k, **row} for k, row in keyed.items()}
 
 
-def step_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def step_delta(before: JsonDoc, after: JsonDoc) -> JsonDoc:
     """One step's full dict (``after``) as its changes from the previous one (``before``)."""
-    out: dict[str, Any] = {k: after[k] for k in _HEAD}
+    out: JsonDoc = {k: after[k] for k in _HEAD}
     out["pods"] = _diff_rows(_keyed(before["pods"], _pod_key), _keyed(after["pods"], _pod_key), _POD_ID)
     out["distribution"] = _diff_rows(
         _with_keys(before["distribution"]), _with_keys(after["distribution"]), ("key",)
@@ -128,7 +131,7 @@ def step_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _step_dicts(result: SimulationResult, decorate: Decorate | None) -> Iterable[dict[str, Any]]:
+def _step_dicts(result: SimulationResult, decorate: Decorate | None) -> Iterable[JsonDoc]:
     steps: list[StepResult] = [result.initial, *result.steps]
     for step in steps:
         d = step.to_dict()
@@ -137,7 +140,7 @@ def _step_dicts(result: SimulationResult, decorate: Decorate | None) -> Iterable
         yield d
 
 
-def delta_dict(result: SimulationResult, decorate: Decorate | None = None) -> dict[str, Any]:
+def delta_dict(result: SimulationResult, decorate: Decorate | None = None) -> JsonDoc:
     """The delta document (module notes); ``decorate`` edits each full step dict first."""
     dicts = iter(_step_dicts(result, decorate))
     initial = previous = next(dicts)
@@ -158,7 +161,7 @@ def delta_dict(result: SimulationResult, decorate: Decorate | None = None) -> di
     }
 
 
-def full_dict(result: SimulationResult, decorate: Decorate | None = None) -> dict[str, Any]:
+def full_dict(result: SimulationResult, decorate: Decorate | None = None) -> JsonDoc:
     """``result.to_dict()`` (every pod at every step), each step passed through ``decorate``."""
     doc = result.to_dict()
     if decorate is not None:
@@ -167,7 +170,7 @@ def full_dict(result: SimulationResult, decorate: Decorate | None = None) -> dic
     return doc
 
 
-def _patched(row: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+def _patched(row: JsonDoc, change: JsonDoc) -> JsonDoc:
     """``row`` with a ``changed`` entry applied (the inverse of :func:`_field_changes`)."""
     new = dict(row)
     for f, v in change.items():
@@ -180,8 +183,8 @@ def _patched(row: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
 
 
 def _patch_rows(
-    keyed: dict[str, dict[str, Any]], change: dict[str, list[Any]], key: Callable[[dict[str, Any]], str]
-) -> list[dict[str, Any]]:
+    keyed: dict[str, JsonDoc], change: dict[str, list[Any]], key: Callable[[JsonDoc], str]
+) -> list[JsonDoc]:
     """The rows after a step's changes, in key order."""
     for k in change["removed"]:
         del keyed[k]
@@ -192,7 +195,7 @@ def _patch_rows(
     return [row for _, row in sorted(keyed.items())]
 
 
-def expand(doc: dict[str, Any]) -> dict[str, Any]:
+def expand(doc: JsonDoc) -> JsonDoc:
     """The full form of a delta document: every step's state in full (spread rows in key
     order), and the top-level events."""
     state = copy.deepcopy(doc["initial"])

@@ -37,6 +37,7 @@ from kubespread.sim.baseline import (
     snapshot_time,
 )
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation
+from kubespread.sim.rows import FailedCreate, RefusedObject
 from kubespread.sim.run import Snapshot, StepResult, snapshot
 
 __all__ = [
@@ -120,22 +121,23 @@ class PlacementResult:
         return self.sim.preemptions
 
     @property
-    def rejections(self) -> list[dict[str, str]]:
+    def rejections(self) -> list[RefusedObject]:
+        """The objects the API server refused, the input's then each step's."""
         return [r for s in (self.initial, *self.steps) for r in s.rejections]
 
     @property
-    def failed_creates(self) -> list[dict[str, str]]:
+    def failed_creates(self) -> list[FailedCreate]:
         """What controllers could not create (a workload whose pods the API server refuses):
         its FailedCreate events, once per workload and message. The input's own refused
         objects are :attr:`rejections`."""
-        refused = {r["object"] for r in self.rejections}
-        seen: dict[tuple[str, str], dict[str, str]] = {}
+        refused = {r.object for r in self.rejections}
+        seen: dict[tuple[str, str], FailedCreate] = {}
         for e in self.sim.events:
             if e.reason != "FailedCreate":
                 continue
             ref = f"{e.kind} {e.namespace}/{e.name}" if e.namespace else f"{e.kind} {e.name}"
             if ref not in refused:
-                seen.setdefault((ref, e.message), {"object": ref, "message": e.message})
+                seen.setdefault((ref, e.message), FailedCreate(ref, e.message))
         return list(seen.values())
 
     def involved_pods(self) -> list[Pod]:
@@ -161,8 +163,8 @@ class PlacementResult:
             "preemptions": [p.to_dict() for p in self.preemptions],
             "pending": [p.to_dict() for p in self.final.pending],
             "distribution": self.final.distribution,
-            "rejections": self.rejections,
-            "failedCreates": self.failed_creates,
+            "rejections": [r.to_dict() for r in self.rejections],
+            "failedCreates": [f.to_dict() for f in self.failed_creates],
             "initial": self.initial.to_dict(),
             "steps": [s.to_dict() for s in self.steps],
             "final": self.final.to_dict(),
@@ -229,7 +231,7 @@ def place(
         if on_step is not None:
             on_step(i, total[0], doing[0])
 
-    def settled(i: int, lo: LoadedObject | None, first: int, rejections: list[dict[str, str]]) -> None:
+    def settled(i: int, lo: LoadedObject | None, first: int, rejections: list[RefusedObject]) -> None:
         sim = sims[0]
         if lo is None:
             kind, description = "initial", "the cluster as given, settled"

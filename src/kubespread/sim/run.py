@@ -39,7 +39,7 @@ from kubespread.api.taints import Taint
 from kubespread.api.validation import validate_update
 from kubespread.cluster.errors import SimulationError
 from kubespread.cluster.state import OBJECT_KINDS, ClusterState
-from kubespread.cluster.workloads import NO_OWNER, Ownership, WorkloadRef, ownership
+from kubespread.cluster.workloads import NO_OWNER, Ownership, ownership
 from kubespread.controllers.host import Controller
 from kubespread.controllers.nodelifecycle import NodeLifecycleController
 from kubespread.controllers.workloadspread.subsets import (
@@ -55,6 +55,14 @@ from kubespread.scheduler.scheduler import Decision
 from kubespread.scheduler.views import Preemption
 from kubespread.sim.baseline import SettleError, SettleHooks, settle
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation
+from kubespread.sim.rows import (
+    BudgetRow,
+    NodeState,
+    PodRow,
+    RefusedObject,
+    SubsetRow,
+    WorkloadSpreadRow,
+)
 from kubespread.sim.scenario import Scenario, ScenarioError, Step, parse_path, pod_limit_problems
 
 __all__ = [
@@ -102,25 +110,22 @@ class _Owners:
         return self._objects.get(kind, {}).get(key)
 
 
-def _ref(ref: WorkloadRef | None) -> dict[str, str] | None:
-    return {"kind": ref.kind, "name": ref.name} if ref is not None else None
-
-
-def _pod_row(owners: _Owners, pod: Pod) -> dict[str, Any]:
+def _pod_row(owners: _Owners, pod: Pod) -> PodRow:
     owned = owners.of(pod)
-    return {
-        "namespace": pod.namespace,
-        "name": pod.metadata.name,
-        "node": pod.spec.node_name or None,
-        "phase": pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
-        "terminating": pod.is_terminating,
-        "labels": dict(pod.metadata.labels),
+    m = matched_subset(pod)
+    return PodRow(
+        namespace=pod.namespace,
+        name=pod.metadata.name,
+        node=pod.spec.node_name or None,
+        phase=pod.status.phase or ("Running" if pod.spec.node_name else "Pending"),
+        terminating=pod.is_terminating,
+        labels=dict(pod.metadata.labels),
         # as in the spread rows: the controller is the workload, the top owner the owner
-        "owner": _ref(owned.top),
-        "workload": _ref(owned.controller),
-        "workloadSpread": {"name": m.name, "subset": m.subset} if (m := matched_subset(pod)) else None,
-        "deletionCost": pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST),
-    }
+        owner=owned.top,
+        workload=owned.controller,
+        workload_spread=(m.name, m.subset) if m else None,
+        deletion_cost=pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +157,11 @@ class Snapshot:
         pods: list[Pod],
         distribution: list[dict[str, Any]],
         pending: list[PendingPod],
-        workload_spreads: list[dict[str, Any]] | None = None,
-        disruption_budgets: list[dict[str, Any]] | None = None,
+        workload_spreads: list[WorkloadSpreadRow] | None = None,
+        disruption_budgets: list[BudgetRow] | None = None,
         *,
         owners: _Owners,
-        nodes: list[dict[str, Any]] | None = None,
+        nodes: list[NodeState] | None = None,
     ) -> None:
         self.time = time
         #: the nodes that are not plainly up (failed, cordoned or tainted): what the report
@@ -170,7 +175,7 @@ class Snapshot:
         self.disruption_budgets = disruption_budgets if disruption_budgets is not None else []
 
     @property
-    def pods(self) -> list[dict[str, Any]]:
+    def pods(self) -> list[PodRow]:
         """Every pod's row, by namespace/name (built anew at each read)."""
         owners = self._owners
         return [_pod_row(owners, p) for p in sorted(self._pods, key=_pod_key)]
@@ -178,12 +183,12 @@ class Snapshot:
     def to_dict(self) -> dict[str, Any]:
         return {
             "time": self.time,
-            "pods": self.pods,
+            "pods": [p.to_dict() for p in self.pods],
             "distribution": self.distribution,
             "pending": [p.to_dict() for p in self.pending],
-            "workloadSpreads": self.workload_spreads,
-            "podDisruptionBudgets": self.disruption_budgets,
-            "nodes": self.nodes,
+            "workloadSpreads": [w.to_dict() for w in self.workload_spreads],
+            "podDisruptionBudgets": [b.to_dict() for b in self.disruption_budgets],
+            "nodes": [n.to_dict() for n in self.nodes],
         }
 
 
@@ -192,7 +197,7 @@ class Snapshot:
 _STATE_TAINTS: Final = frozenset({TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_UNSCHEDULABLE})
 
 
-def node_states(cluster: ClusterState) -> list[dict[str, Any]]:
+def node_states(cluster: ClusterState) -> list[NodeState]:
     """Each node that is not plainly up, by name: ``failed`` (its Ready condition is not True),
     ``cordoned`` (unschedulable), ``taints`` (the NoSchedule/NoExecute taints a user or a
     controller set, node states left out), with its zone."""
@@ -200,22 +205,14 @@ def node_states(cluster: ClusterState) -> list[dict[str, Any]]:
     for name in sorted(cluster.nodes):
         node = cluster.nodes[name]
         ready = next((c.status for c in node.status.conditions if c.type == "Ready"), "True")
-        taints = [
+        taints = tuple(
             f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
             for t in node.spec.taints
             if t.key not in _STATE_TAINTS and t.effect in ("NoSchedule", "NoExecute")
-        ]
+        )
         failed, cordoned = ready != "True", bool(node.spec.unschedulable)
         if failed or cordoned or taints:
-            out.append(
-                {
-                    "name": name,
-                    "zone": zone_of(node.metadata.labels) or "",
-                    "failed": failed,
-                    "cordoned": cordoned,
-                    "taints": taints,
-                }
-            )
+            out.append(NodeState(name, zone_of(node.metadata.labels) or "", failed, cordoned, taints))
     return out
 
 
@@ -223,27 +220,27 @@ def _pod_key(pod: Pod) -> str:
     return pod.key
 
 
-def _disruption_budget_rows(sim: Simulation) -> list[dict[str, Any]]:
+def _disruption_budget_rows(sim: Simulation) -> list[BudgetRow]:
     """Each PodDisruptionBudget's status as the disruption controller last wrote it."""
     rows = []
     for _, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
         assert isinstance(pdb, PodDisruptionBudget)
         st = pdb.status
         rows.append(
-            {
-                "namespace": pdb.namespace,
-                "name": pdb.metadata.name,
-                "expectedPods": st.expected_pods,
-                "desiredHealthy": st.desired_healthy,
-                "currentHealthy": st.current_healthy,
-                "disruptionsAllowed": st.disruptions_allowed,
-                "disruptedPods": sorted(st.disrupted_pods),
-            }
+            BudgetRow(
+                namespace=pdb.namespace,
+                name=pdb.metadata.name,
+                expected_pods=st.expected_pods,
+                desired_healthy=st.desired_healthy,
+                current_healthy=st.current_healthy,
+                disruptions_allowed=st.disruptions_allowed,
+                disrupted_pods=tuple(sorted(st.disrupted_pods)),
+            )
         )
     return rows
 
 
-def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
+def _workload_spread_rows(sim: Simulation) -> list[WorkloadSpreadRow]:
     """Each WorkloadSpread's subsets as its status says, with the bound it resolves to now
     (a percentage of the workload's replicas) and the subset's pods by node."""
     rows = []
@@ -258,28 +255,28 @@ def _workload_spread_rows(sim: Simulation) -> list[dict[str, Any]]:
             st = status.get(subset.name)
             unscheduled = st.subset_unscheduled_status if st is not None else None
             subsets.append(
-                {
-                    "name": subset.name,
-                    "maxReplicas": subset.max_replicas,
-                    "limit": subset_max(subset, replicas),
-                    "replicas": st.replicas if st is not None else 0,
-                    "missingReplicas": st.missing_replicas if st is not None else None,
-                    "creatingPods": len(st.creating_pods) if st is not None else 0,
-                    "deletingPods": len(st.deleting_pods) if st is not None else 0,
-                    "unschedulable": bool(unscheduled and unscheduled.unschedulable),
-                    "unscheduledTime": unscheduled.unscheduled_time if unscheduled else None,
-                    "failedCount": unscheduled.failed_count if unscheduled else 0,
-                }
+                SubsetRow(
+                    name=subset.name,
+                    max_replicas=subset.max_replicas,
+                    limit=subset_max(subset, replicas),
+                    replicas=st.replicas if st is not None else 0,
+                    missing_replicas=st.missing_replicas if st is not None else None,
+                    creating_pods=len(st.creating_pods) if st is not None else 0,
+                    deleting_pods=len(st.deleting_pods) if st is not None else 0,
+                    unschedulable=bool(unscheduled and unscheduled.unschedulable),
+                    unscheduled_time=unscheduled.unscheduled_time if unscheduled else None,
+                    failed_count=unscheduled.failed_count if unscheduled else 0,
+                )
             )
         rows.append(
-            {
-                "namespace": ws.namespace,
-                "name": ws.metadata.name,
-                "target": {"kind": target.kind, "name": target.name} if target else None,
-                "workloadReplicas": replicas,
-                "subsets": subsets,
-                "status": ws.status.to_dict(),
-            }
+            WorkloadSpreadRow(
+                namespace=ws.namespace,
+                name=ws.metadata.name,
+                target=(target.kind, target.name) if target else None,
+                workload_replicas=replicas,
+                subsets=tuple(subsets),
+                status=ws.status.to_dict(),
+            )
         )
     return rows
 
@@ -315,7 +312,7 @@ class StepResult:
     description: str
     snapshot: Snapshot
     events: list[Event]
-    rejections: list[dict[str, str]] = field(default_factory=list)
+    rejections: list[RefusedObject] = field(default_factory=list)
     #: preemptions made in the step, or whose preemptor ran in it (Simulation.preemptions_since)
     preemptions: list[Preemption] = field(default_factory=list)
 
@@ -331,7 +328,7 @@ class StepResult:
             **self.snapshot.to_dict(),
             "events": [e.to_dict() for e in self.events],
             "evictions": [e.to_dict() for e in self.evictions],
-            "rejections": self.rejections,
+            "rejections": [r.to_dict() for r in self.rejections],
             "preemptions": [p.to_dict() for p in self.preemptions],
         }
 
@@ -384,9 +381,7 @@ def _pod_update_problem(old: KubeObject, new: KubeObject) -> str | None:
     return None
 
 
-def _store_update(
-    sim: Simulation, old: KubeObject, new: KubeObject, rejections: list[dict[str, str]]
-) -> None:
+def _store_update(sim: Simulation, old: KubeObject, new: KubeObject, rejections: list[RefusedObject]) -> None:
     """Validate and store an edited object, keeping its identity and status."""
     meta = new.metadata
     meta.uid, meta.creation_timestamp = old.metadata.uid, old.metadata.creation_timestamp
@@ -399,16 +394,16 @@ def _store_update(
     errors = [] if problem else validate_update(new, old)
     if problem or errors:
         message = problem or f"{new.ref()} is invalid: " + "; ".join(map(str, errors))
-        rejections.append({"object": new.ref(), "message": message})
+        rejections.append(RefusedObject(new.ref(), message))
         return
     refused = sim.admit_change(new, sim.admission_context(Operation.UPDATE, old=old))
     if refused is not None:
-        rejections.append({"object": new.ref(), "message": refused.message})
+        rejections.append(RefusedObject(new.ref(), refused.message))
         return
     sim.update(new)
 
 
-def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+def _apply(sim: Simulation, step: Step, rejections: list[RefusedObject]) -> None:
     for given in step.objects:
         obj = given.copy()
         existing = sim.cluster.get(obj.KIND, obj.key)
@@ -423,7 +418,7 @@ def _apply(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
         else:
             outcome = sim.create(obj)
         if isinstance(outcome, Rejection):
-            rejections.append({"object": obj.ref(), "message": outcome.message})
+            rejections.append(RefusedObject(obj.ref(), outcome.message))
             sim.record(obj, "FailedCreate", outcome.message, type="Warning")
 
 
@@ -456,7 +451,7 @@ def _set_path(data: Any, parts: list[str | int], value: Any) -> None:
         data[last] = value
 
 
-def _set(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+def _set(sim: Simulation, step: Step, rejections: list[RefusedObject]) -> None:
     old = _require(sim, step.args)
     data = old.to_dict()
     parts = parse_path(step.args["path"])
@@ -469,7 +464,7 @@ def _set(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
     _store_update(sim, old, new, rejections)
 
 
-def _scale(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+def _scale(sim: Simulation, step: Step, rejections: list[RefusedObject]) -> None:
     old = _require(sim, step.args)
     new = old.copy()
     # the scenario admits scale steps of SCALABLE_KINDS only
@@ -481,7 +476,7 @@ def _scale(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
     _store_update(sim, old, new, rejections)
 
 
-def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+def _label(sim: Simulation, step: Step, rejections: list[RefusedObject]) -> None:
     old = _require(sim, step.args)
     new = copy.copy(old)
     new.metadata = copy.copy(old.metadata)
@@ -492,7 +487,7 @@ def _label(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
     new.metadata.labels = labels
     errors = validate_update(new, old)
     if errors:
-        rejections.append({"object": new.ref(), "message": "; ".join(map(str, errors))})
+        rejections.append(RefusedObject(new.ref(), "; ".join(map(str, errors))))
         return
     sim.update(new)
 
@@ -548,7 +543,7 @@ def _step_taint(step: Step) -> Taint:
 EVICT_REASON: Final = "Evicted"
 
 
-def _evict(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> None:
+def _evict(sim: Simulation, step: Step, rejections: list[RefusedObject]) -> None:
     """Every pod of the step through the Eviction API, in order, before the cluster settles
     (one wave): a PodDisruptionBudget's refusal (429) is a rejection, not an error."""
     for key in step.args["pods"]:
@@ -556,13 +551,13 @@ def _evict(sim: Simulation, step: Step, rejections: list[dict[str, str]]) -> Non
             raise StepError(f"pod {key} not found")
         refused = sim.evict(key, reason=EVICT_REASON, message="evicted by the scenario (Eviction API)")
         if refused is not None:
-            rejections.append({"object": f"Pod {key}", "message": refused.message})
+            rejections.append(RefusedObject(f"Pod {key}", refused.message))
 
 
-def run_step(sim: Simulation, step: Step) -> list[dict[str, str]]:
+def run_step(sim: Simulation, step: Step) -> list[RefusedObject]:
     """Carry out one step and let the cluster settle (``advance`` lets time pass instead).
     Returns the objects the API server refused."""
-    rejections: list[dict[str, str]] = []
+    rejections: list[RefusedObject] = []
     match step.action:
         case "apply":
             _apply(sim, step, rejections)

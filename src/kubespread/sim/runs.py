@@ -223,12 +223,12 @@ def _outcome(step: StepResult) -> _Outcome:
         names[key] = ((o["kind"], o["name"]) if o else None, None if w else row["pod"])
     placed: Counter[tuple[str, str, str, str]] = Counter()
     for p in snap.pods:
-        if p["terminating"] or p["phase"] in ("Succeeded", "Failed"):
+        if p.terminating or p.phase in ("Succeeded", "Failed"):
             continue
-        c = p["workload"]  # the controller, as a distribution row's
-        kind, name = (c["kind"], c["name"]) if c else ("", p["name"])
-        placed[(p["namespace"], kind, name, p["node"] or "")] += 1
-    nodes = tuple((n["name"], n["failed"], n["cordoned"], tuple(n["taints"])) for n in snap.nodes)
+        c = p.workload  # the controller, as a distribution row's
+        kind, name = (c.kind, c.name) if c else ("", p.name)
+        placed[(p.namespace, kind, name, p.node or "")] += 1
+    nodes = tuple((n.name, n.failed, n.cordoned, n.taints) for n in snap.nodes)
     return _Outcome(snap.time, counts, names, len(snap.pending), tuple(sorted(placed.items())), nodes)
 
 
