@@ -62,12 +62,13 @@ def test_node_taints_policy_honor_places_what_ignore_left_pending(tmp_path: Path
     doc = json.loads(stdout)
     assert doc["before"]["pending"] == 2 and doc["after"]["pending"] == 0
     assert sorted(p["change"] for p in doc["pods"]) == ["placed", "placed", "same", "same"]
+    assert {p["owner"] for p in doc["pods"]} == {"deploy/web"}  # (before: named workload)
     placed = [p for p in doc["pods"] if p["change"] == "placed"]
     assert {p["after"]["zone"] for p in placed} == {"a", "b"} and all(
         p["before"]["node"] is None for p in placed
     )
     (zone,) = [r for r in doc["spread"] if r["topologyKey"] == ZONE]
-    assert zone["workload"] == "deploy/web"
+    assert zone["owner"] == "deploy/web" and "workload" not in zone  # (before: named workload)
     assert (zone["before"]["domains"], zone["before"]["skew"]) == ({"a": 1, "b": 1, "c": 0}, 1)
     assert (zone["after"]["domains"], zone["after"]["skew"], zone["after"]["leftOutDomains"]) == (
         {"a": 2, "b": 2},

@@ -65,7 +65,10 @@ def test_a_deployment_becomes_pods_placed_within_its_spread(tmp_path: Path) -> N
     doc = run_json("-f", str(EXAMPLES / "cluster"), "-f", str(EXAMPLES / "workloads" / "web-deployment.yaml"))
     placed = doc["placements"]
     assert len(placed) == 6
-    assert {p["workload"]["name"] for p in placed} == {"web"}
+    # owner: the Deployment; workload: its ReplicaSet (before: workload was the Deployment)
+    assert {(p["owner"]["kind"], p["owner"]["name"]) for p in placed} == {("Deployment", "web")}
+    controllers = {(p["workload"]["kind"], p["workload"]["name"][:4]) for p in placed}
+    assert controllers == {("ReplicaSet", "web-")}
     assert all(p["score"] is not None and p["zone"] in ("zoneA", "zoneB") for p in placed)
     zone = next(r for r in doc["spread"] if r["topologyKey"] == "topology.kubernetes.io/zone")
     # the pods' controller, and the Deployment above it (before: workload was the Deployment)

@@ -63,7 +63,7 @@ def test_the_readme_commands(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
-    checkout = [p for p in doc["placements"] if p["workload"] == {"kind": "Deployment", "name": "checkout"}]
+    checkout = [p for p in doc["placements"] if p["owner"] == {"kind": "Deployment", "name": "checkout"}]
     assert len(checkout) == 9
     zone = next(r for r in doc["spread"] if r["pod"].startswith("checkout") and "zone" in r["topologyKey"])
     assert zone["skew"] <= 1 and sum(zone["domains"].values()) == 9

@@ -40,19 +40,19 @@ __all__ = ["diff_command", "diff_placements"]
 
 def _pods(result: PlacementResult) -> list[dict[str, Any]]:
     """The pods the run placed or left pending, as they ended: node (None: pending), zone
-    and workload (the top owner: a Deployment, not its ReplicaSet)."""
+    and owner (the top owner: a Deployment, not its ReplicaSet, as ``deploy/web``)."""
     cluster = result.sim.cluster
     rows = []
     for pod in result.involved_pods():
         top = ownership(cluster, pod).top
         node = pod.spec.node_name or None
         zone = zone_of(cluster.nodes[node].metadata.labels) if node and node in cluster.nodes else None
-        workload = f"{short_kind(top.kind)}/{top.name}" if top else f"pod/{pod.metadata.name}"
+        owner = f"{short_kind(top.kind)}/{top.name}" if top else f"pod/{pod.metadata.name}"
         rows.append(
             {
                 "namespace": pod.namespace,
                 "name": pod.metadata.name,
-                "workload": workload,
+                "owner": owner,
                 "node": node,
                 "zone": zone,
             }
@@ -73,7 +73,7 @@ def _change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
 
 
 def _pair(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Same namespace and name first; the rest within their workload, in placement order."""
+    """Same namespace and name first; the rest within their owner, in placement order."""
     by_name = {(p["namespace"], p["name"]): p for p in after}
     pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
     left_before = []
@@ -85,15 +85,15 @@ def _pair(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dic
             pairs.append((p, q))
     left_after: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for q in by_name.values():
-        left_after.setdefault((q["namespace"], q["workload"]), []).append(q)
+        left_after.setdefault((q["namespace"], q["owner"]), []).append(q)
     for p in left_before:
-        rest = left_after.get((p["namespace"], p["workload"]))
+        rest = left_after.get((p["namespace"], p["owner"]))
         pairs.append((p, rest.pop(0) if rest else None))
     pairs += [(None, q) for rest in left_after.values() for q in rest]
     return [
         {
             "namespace": (b or a or {})["namespace"],
-            "workload": (b or a or {})["workload"],
+            "owner": (b or a or {})["owner"],
             "before": _placement(b),
             "after": _placement(a),
             "change": _change(b, a),
@@ -107,7 +107,7 @@ def _placement(p: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _spread_key(row: dict[str, Any]) -> tuple[str, str, str]:
-    """A spread row's workload and key: its owner (a Deployment's ReplicaSets differ between
+    """A spread row's owner label and key: its top owner (a Deployment's ReplicaSets differ between
     versions when the template changed), else its controller, else its pod."""
     owner, workload = row.get("owner"), row.get("workload")
     if owner:
@@ -126,7 +126,7 @@ def _pair_spread(before: Iterable[dict[str, Any]], after: Iterable[dict[str, Any
             ns, label, key = _spread_key(r)
             entry = rows.setdefault(
                 (ns, label, key),
-                {"namespace": ns, "workload": label, "topologyKey": key, "before": None, "after": None},
+                {"namespace": ns, "owner": label, "topologyKey": key, "before": None, "after": None},
             )
             entry[side] = entry[side] or r  # a workload mid-rollout: its first controller's row
     return list(rows.values())
@@ -181,7 +181,7 @@ def _print_diff(doc: dict[str, Any], node_names: list[str]) -> None:
     t = table("workload", "key", "before", ("skew", "right"), "after", ("skew", "right"))
     for r in rows:
         shorten = short if "hostname" in r["topologyKey"] else str
-        kind, name = r["workload"].split("/", 1)
+        kind, name = r["owner"].split("/", 1)
         defaulted = any(s and s["defaulted"] for s in (r["before"], r["after"]))
         key = r["topologyKey"].rsplit("/", 1)[-1] + (" (default)" if defaulted else "")
         cells = [f"{kind}/{short_ns(r['namespace'], name)}", key]

@@ -21,7 +21,7 @@ from kubespread.admission.framework import AdmissionOptions
 from kubespread.api.core import Pod
 from kubespread.api.keys import zone_of
 from kubespread.cluster.trial import trial
-from kubespread.cluster.workloads import ownership
+from kubespread.cluster.workloads import NO_OWNER, Ownership, WorkloadRef, ownership
 from kubespread.io.loader import LoadedObject, Manifests
 from kubespread.scheduler.explain import Explanation, explain
 from kubespread.scheduler.profile import Profile
@@ -68,7 +68,8 @@ class Placement:
     """One pod bound during a run: its node and zone, the winning total score (None when it
     was the only feasible node), how many feasible nodes were found, the ties
     (``views.TieView``), the step that placed it (-1: settling the cluster as given) and its
-    top-level workload (``{kind, name}``, read once the run is over; None for a bare pod)."""
+    ownership (its controller and top owner, read once the run is over; ``NO_OWNER`` for a
+    bare pod)."""
 
     namespace: str
     name: str
@@ -78,7 +79,7 @@ class Placement:
     feasible_nodes: int
     ties: TieView
     step: int
-    workload: Mapping[str, str] | None = None
+    owned: Ownership = NO_OWNER
 
     @property
     def key(self) -> str:
@@ -94,7 +95,8 @@ class Placement:
             "feasibleNodes": self.feasible_nodes,
             **self.ties.to_dict(),
             "step": self.step,
-            "workload": None if self.workload is None else dict(self.workload),
+            "owner": _kind_name(self.owned.top),
+            "workload": _kind_name(self.owned.controller),
         }
 
 
@@ -262,16 +264,18 @@ def place(
     sim = baseline.sim
     if on_step is not None:
         on_step(total[0], total[0], "done")
-    # the workload each placed pod belongs to, now that all exist
-    placed = [replace(p, workload=_workload(sim, sim.cluster.pods.get(p.key))) for p in placements]
+    # the workloads each placed pod belongs to, now that all exist
+    placed = [replace(p, owned=_owned(sim, sim.cluster.pods.get(p.key))) for p in placements]
     return PlacementResult(steps[0], steps[1:], placed, snapshot(sim), baseline)
 
 
-def _workload(sim: Simulation, pod: Pod | None) -> dict[str, str] | None:
-    if pod is None:
-        return None
-    top = ownership(sim.cluster, pod).top
-    return {"kind": top.kind, "name": top.name} if top else None
+def _owned(sim: Simulation, pod: Pod | None) -> Ownership:
+    return NO_OWNER if pod is None else ownership(sim.cluster, pod)
+
+
+def _kind_name(ref: WorkloadRef | None) -> dict[str, str] | None:
+    """A placement's ``{kind, name}`` of a workload (its namespace is the pod's)."""
+    return None if ref is None else {"kind": ref.kind, "name": ref.name}
 
 
 class NoProfile(Exception):
