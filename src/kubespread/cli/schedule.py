@@ -93,7 +93,7 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
             extra = [str(p.feasible_nodes), str(p.ties.nodes)] if wide else []
             t.add_row(name, short(p.node), p.zone or "-", score, *extra)
         out.print(t)
-        across = sum(1 for p in placed if p.ties.zones)
+        across = sum(1 for p in placed if p.ties.across_zones)
         if across:
             out.print(
                 Text(

@@ -178,9 +178,7 @@ class Decision:
         scored = self.scored_index
         feasible = set(self.feasible)
         sm = self.sampling
-        unexamined = (
-            set(self.nodes[sm.visit[sm.examined :]].tolist()) if sm is not None and sm.unexamined else set()
-        )
+        unexamined = set(self.nodes[sm.unexamined_ids].tolist()) if sm is not None else set()
         nodes = []
         for name in self.nodes.tolist():
             entry: dict[str, Any] = {"name": name, "feasible": name in feasible}

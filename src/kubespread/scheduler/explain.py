@@ -125,9 +125,8 @@ def _rows(decision: Decision, cluster: ClusterState, profile: Profile) -> list[d
     feasible = set(decision.feasible)
     sm = decision.sampling
     unexamined: dict[str, int] = {}
-    if sm is not None and sm.unexamined:
-        tail = decision.nodes[sm.visit[sm.examined :]].tolist()
-        unexamined = {n: i for i, n in enumerate(tail)}
+    if sm is not None:
+        unexamined = {n: i for i, n in enumerate(decision.nodes[sm.unexamined_ids].tolist())}
     rows = []
     for name in decision.nodes.tolist():
         row: dict[str, Any] = {
@@ -443,8 +442,9 @@ def _tie_hint(decision: Decision, cluster: ClusterState, running_on: str | None 
     top = decision.total(decision.selected)
     tied = decision.tied
     others = [name for name in tied if name != decision.selected]
-    zones = sorted({_zone(cluster.nodes.get(n)) or "no zone" for n in tied})
-    where = f" in {len(zones)} zones ({_few(zones, 4)})" if len(zones) > 1 else ""
+    view = tie_view(decision, cluster)
+    zones = sorted(z or "no zone" for z in view.zones)
+    where = f" in {len(zones)} zones ({_few(zones, 4)})" if view.across_zones else ""
     if decision.tie_break == TIE_HEAP:
         text = (
             f"Tie: {len(tied)} nodes{where} share the top total {top}. kube-scheduler takes the top of "

@@ -576,7 +576,6 @@ def _nominated_node_fits(
         visit=node,
         to_find=1,
         examined=1,
-        found=ids,
         nominated_first=True,
         percentage=handle.profile.percentage_of_nodes_to_score,
     )
@@ -610,10 +609,14 @@ def _sampled_feasible(
     t = decision.timings
     started = _now() if t is not None else 0
     visit_all = order.visit_ids(cluster)
+    if t is not None:
+        t.step(VISIT, started)
+    # a nominated node tried first and rejected: kept where the visit does not judge it again
+    tried_first, decision.rejected = decision.rejected, []
     candidates = visit_all
-    if pre.node_names is not None:
-        keep = _allowed(cluster, pre.node_names)
-        candidates = visit_all[keep[visit_all]]
+    if pre.node_names is not None:  # in the tree's order (kube's: Go's map order)
+        candidates = _narrow(cluster, pre.node_names, narrowing, visit_all, decision)
+    started = _now() if t is not None else 0
     m = len(candidates)
     to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, m)
     if not profile.score:
@@ -622,10 +625,6 @@ def _sampled_feasible(
     visit = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
     if t is not None:
         t.step(VISIT, started)
-    # a nominated node tried first and rejected: kept where the visit does not judge it again
-    tried_first, decision.rejected = decision.rejected, []
-    if pre.node_names is not None:
-        _narrow(cluster, pre.node_names, narrowing, visit, decision)
     feasible = np.zeros(cluster.num_nodes, dtype=bool)
     done = found_count = 0
     chunk = max(_CHUNK_FACTOR * to_find + 1, 64)
@@ -674,7 +673,6 @@ def _sampled_feasible(
         to_find=to_find,
         examined=examined,
         stopped_at=stopped_at,
-        found=found,
         processed=processed,
         percentage=profile.percentage_of_nodes_to_score,
         narrowed=pre.node_names is not None and m > 1,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -162,13 +162,6 @@ class NodeTree:
             out.extend(c[i] for c in columns if i < len(c))
         return out
 
-    def copy(self) -> NodeTree:
-        other = NodeTree()
-        other.tree = {z: list(names) for z, names in self.tree.items()}
-        other._zones = list(self._zones)
-        other._count = self._count
-        return other
-
 
 class NodeOrder:
     """A kube-scheduler instance's visiting order: its node tree, the snapshot's node list
@@ -288,8 +281,6 @@ class Sampling:
     examined: int
     #: the node id whose feasibility ended the search (found beyond ``to_find``), or -1
     stopped_at: int = -1
-    #: feasible node ids in the order Filter found them (what the heap is built over)
-    found: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: nodes processed, by which nextStartNodeIndex advanced (0: it did not)
     processed: int = 0
     #: the pod's status.nominatedNodeName was tried first and passed every filter
@@ -304,5 +295,6 @@ class Sampling:
         return len(self.visit) - self.examined
 
     @property
-    def examined_ids(self) -> np.ndarray:
-        return self.visit[: self.examined]
+    def unexamined_ids(self) -> np.ndarray:
+        """The node ids the search never reached, in the order it would have."""
+        return self.visit[self.examined :]
