@@ -13,7 +13,8 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 @cache
 def load_script(path: Path) -> ModuleType:
-    """Import a shared script (compare.py, ...) as a module, once."""
+    """Import a script as a module, once: a shared one (compare.py, ...) or one of the
+    repository's scripts/ that a test drives."""
     spec = importlib.util.spec_from_file_location(f"shared_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -9,27 +9,17 @@ strings becomes ``<root>``. Everything else, order of lists included, must be eq
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from shared_corpus import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_json_goldens", ROOT / "scripts" / "make_json_goldens.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _script()
+SCRIPT = load_script(ROOT / "scripts" / "make_json_goldens.py")
 
 
 def first_difference(got: Any, want: Any, path: str = "$") -> str | None:

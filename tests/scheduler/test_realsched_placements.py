@@ -11,32 +11,21 @@ its recorded digest, and answered through the conformance interface.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from kubespread.harness.evaluate import EvaluateError, evaluate
+from shared_corpus import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "realsched"
 CASES: list[dict[str, Any]] = json.loads((DATA / "cases.json").read_text())["cases"]
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_realsched_cases", ROOT / "scripts" / "make_realsched_cases.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(ROOT / "scripts" / "make_realsched_cases.py")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -223,3 +223,29 @@ def test_a_configuration_sets_the_percentage_globally_and_per_profile() -> None:
         assert "parallelism" in text
     else:
         raise AssertionError("invalid configuration accepted")
+
+
+def test_a_prefilter_result_narrows_the_visit_and_the_rest_is_rejected_unexamined() -> None:
+    """Node affinity by metadata.name (two terms, one name each: matchFields In takes one
+    value): only those nodes are visited, in the tree's order (kube's is Go's random map
+    order, which the sampling says); the others are rejected at PreFilterResult and are not
+    counted as processed."""
+    from kubespread.api.core import Pod
+
+    cluster = big_cluster(150)
+    manifest = make_pod("p").obj().to_dict()
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}
+        for n in ("n0100", "n0005")
+    ]
+    manifest["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    }
+    order = NodeOrder.of(cluster)
+    d = schedule_one(Pod.from_dict(manifest), cluster, default_profile(), order=order)
+    sm = d.sampling
+    assert sm is not None and sm.narrowed and len(sm.visit) == 2 and sm.processed == 2
+    assert cluster.node_names[sm.visit].tolist() == ["n0005", "n0100"]  # the tree lists n0005 first
+    assert sorted(d.feasible) == ["n0005", "n0100"] and d.selected in d.feasible
+    assert len(d.rejections) == 148 and {r.stage for r in d.rejections.values()} == {"PreFilterResult"}
+    assert order.next_start == 2
