@@ -322,9 +322,134 @@ def _items(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+class _Unusual(Exception):
+    """Something the event reader leaves to the composer: an alias, an explicit tag, a complex
+    or merge key, a parse error (whose message and partial documents the composer gives)."""
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_NO_KEY = object()
+#: plain-scalar tags the event reader constructs itself (the safe constructors' own)
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "timestamp")
+)
+
+
+def _read_events(text: str) -> list[Document]:
+    """Documents built straight from the parser's events, as the composer and the safe
+    constructors would build them, without composing a node tree first (its nodes and their
+    marks were most of a large dump's reading time). Raises :class:`_Unusual` for anything
+    else, which :func:`parse_documents` then reads the composer's way."""
+    resolvers = _Loader.yaml_implicit_resolvers
+    wildcard = resolvers.get(None, [])
+    constructors = _Loader.yaml_constructors
+    loader = _Loader(text)
+    keys: dict[str, str] = {}  # one string per distinct key: a dump's keys repeat
+    docs: list[Document] = []
+    try:
+        get = loader.get_event
+        get()  # StreamStartEvent
+        while type(get()) is yaml.DocumentStartEvent:
+            root: list[Any] = []
+            # the open collections, each (container, is_mapping, pending key, key events)
+            stack: list[tuple[Any, bool, Any, list[Any]]] = []
+            cur: Any = root
+            is_map = False
+            key: Any = _NO_KEY
+            key_events: list[Any] = []
+            first_line = 0
+            items: list[Any] = []  # the top mapping's `items`, once met
+            item_lines: list[int] = []
+            while True:
+                event = get()
+                cls = type(event)
+                if cls is yaml.ScalarEvent:
+                    if event.tag is not None:
+                        raise _Unusual
+                    value = event.value
+                    if event.implicit[0]:
+                        tag = _STR_TAG
+                        found = resolvers.get(value[0], []) if value else resolvers.get("", [])
+                        for t, regexp in found + wildcard if wildcard else found:
+                            if regexp.match(value):
+                                tag = t
+                                break
+                        if tag is _STR_TAG:
+                            data: Any = value
+                        elif tag in _SCALAR_TAGS:
+                            data = constructors[tag](loader, yaml.ScalarNode(tag, value, event.start_mark))
+                        else:
+                            raise _Unusual  # a merge key, `=`
+                    else:
+                        data = value
+                    if is_map:
+                        if key is _NO_KEY:
+                            key = keys.setdefault(data, data) if type(data) is str else data
+                            key_events.append(event)
+                            continue
+                        cur[key] = data
+                        key = _NO_KEY
+                    else:
+                        if cur is items:
+                            item_lines.append(event.start_mark.line + 1)
+                        elif cur is root:
+                            first_line = event.start_mark.line + 1
+                        cur.append(data)
+                elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+                    if event.tag is not None or (is_map and key is _NO_KEY):
+                        raise _Unusual  # a tagged collection, a complex key
+                    opened: Any = {} if cls is yaml.MappingStartEvent else []
+                    if cur is items:
+                        item_lines.append(event.start_mark.line + 1)
+                    elif cur is root:
+                        first_line = event.start_mark.line + 1
+                    elif len(stack) == 1 and key == "items" and type(opened) is list:
+                        items = opened
+                    stack.append((cur, is_map, key, key_events))
+                    cur, is_map, key, key_events = opened, type(opened) is dict, _NO_KEY, []
+                elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+                    done = cur
+                    if is_map and len({e.value for e in key_events}) != len(key_events):
+                        if not stack or len(stack) == 1:
+                            raise _Unusual  # which `items` lines mean is the composer's
+                        done = _with_duplicates(done, key_events)
+                    cur, is_map, key, key_events = stack.pop()
+                    if is_map:
+                        cur[key] = done
+                        key = _NO_KEY
+                    else:
+                        cur.append(done)
+                elif cls is yaml.DocumentEndEvent:
+                    break
+                else:
+                    raise _Unusual  # an alias
+            docs.append(Document(root[0], first_line, item_lines))
+    except yaml.YAMLError:
+        raise _Unusual from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _with_duplicates(data: dict[Any, Any], key_events: list[Any]) -> StrictDict:
+    """``data`` as a :class:`StrictDict` remembering its keys written more than once (the
+    key's text, as :func:`_construct_mapping` compares them, and its line)."""
+    strict = StrictDict(data)
+    seen: set[str] = set()
+    for e in key_events:
+        if e.value in seen:
+            strict.duplicates.append((str(e.value), e.start_mark.line + 1))
+        seen.add(e.value)
+    return strict
+
+
 def parse_documents(text: str) -> tuple[list[Document], DocumentError | None]:
     """Every document of a YAML (or JSON) stream, and the error that stopped reading, if any:
     the documents before a malformed one are still returned."""
+    try:
+        return _read_events(text), None
+    except _Unusual:
+        pass
     docs: list[Document] = []
     aliases = "*" in text  # no alias without one: skip the check (most files)
     loader = _Loader(text)
