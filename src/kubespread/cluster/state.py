@@ -32,7 +32,7 @@ Objects handed in belong to the state; change them through ``update`` with a new
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, Final
@@ -126,6 +126,8 @@ class ClusterState:
         self._unbound: dict[str, Pod] = {}
         self._pods_by_ns: dict[str, dict[str, Pod]] = {}
         self._pods_by_label: dict[str, dict[str, dict[str, Pod]]] = {}
+        # how many pods of each priority the NodeInfos hold (preemption's first question)
+        self._priorities: dict[int, int] = {}
         # other objects
         self._namespaces: dict[str, Namespace] = {}
         self._objects: dict[str, dict[str, KubeObject]] = {cls.KIND: {} for cls in OBJECT_KINDS}
@@ -472,6 +474,12 @@ class ClusterState:
             info.pods[key] = pod
         else:
             del info.pods[key]
+        priority = pod.spec.priority or 0
+        left = self._priorities.get(priority, 0) + delta
+        if left:
+            self._priorities[priority] = left
+        else:
+            del self._priorities[priority]
         i = info.index
         req = entry.requests
         info.requested.add_in_place(req, delta)
@@ -721,6 +729,36 @@ class ClusterState:
 
     def node_info_at(self, index: int) -> NodeInfo:
         return self._infos_by_index[index]
+
+    def lowest_priority(self) -> int | None:
+        """The lowest priority (spec.priority, 0 when unset) of the pods on the nodes'
+        NodeInfos, None when they hold none: no pod may preempt below it."""
+        return min(self._priorities) if self._priorities else None
+
+    def node_info_without(self, index: int, gone: Sequence[Pod]) -> NodeInfo:
+        """A copy of the node's NodeInfo with ``gone`` (visible pods bound to it) taken off as
+        :meth:`_update` takes a pod off (kube's NodeInfo.Clone, then RemovePod), the cluster
+        left alone: what preemption's dry run judges a node on. ``all_pods`` is shared."""
+        info = self._infos_by_index[index]
+        out = NodeInfo.__new__(NodeInfo)
+        out.node, out.index, out.allocatable, out.all_pods = info.node, index, info.allocatable, info.all_pods
+        requested, non_zero = info.requested.copy(), info.non_zero_requested.copy()
+        pods, used = dict(info.pods), dict(info.used_ports)
+        for pod in gone:
+            key = pod.key
+            entry = self._entries[key]
+            del pods[key]
+            requested.add_in_place(entry.requests, -1)
+            non_zero.milli_cpu -= entry.non_zero_cpu
+            non_zero.memory -= entry.non_zero_memory
+            for port in entry.ports:
+                c = used.get(port, 0) - 1
+                if c:
+                    used[port] = c
+                else:
+                    del used[port]
+        out.requested, out.non_zero_requested, out.pods, out.used_ports = requested, non_zero, pods, used
+        return out
 
     def node_infos(self) -> list[NodeInfo]:
         """All NodeInfos in node id order (a copy of the list)."""

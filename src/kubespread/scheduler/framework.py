@@ -35,6 +35,9 @@ __all__ = [
     "MIN_NODE_SCORE",
     "NO_NODE_AVAILABLE",
     "PREEMPTION_RESULT",
+    "READS_NODE",
+    "READS_NODE_PODS",
+    "READS_PODS",
     "SKIP",
     "SUCCESS",
     "Code",
@@ -55,6 +58,8 @@ __all__ = [
     "PreemptionResult",
     "QueueSortPlugin",
     "QueuedPod",
+    "RemovalFilter",
+    "RemovalFilters",
     "ScorePlugin",
     "StateKey",
     "StateNotFoundError",
@@ -205,6 +210,25 @@ class FrameworkHandle(Protocol):
 
     def candidate_offset(self, num_nodes: int) -> int:
         """Where, among ``num_nodes`` potential nodes, preemption's dry run starts."""
+        ...
+
+    def removal_filters(self, pod: Pod) -> RemovalFilters | None:
+        """PreFilter for ``pod`` once, on the cluster as it is now, to judge nodes with some
+        of their pods gone without changing the cluster (valid while the cluster stays as it
+        is); None when PreFilter ends in an error (the caller runs the filters itself)."""
+        ...
+
+
+#: the filters' verdict on one node with some of its pods gone: :meth:`FrameworkHandle.run_filters`'s
+#: answer had they been taken off
+RemovalFilter = Callable[[Sequence[Pod]], Status]
+
+
+class RemovalFilters(Protocol):
+    def on_node(self, node_index: int, gone: Sequence[Pod]) -> RemovalFilter | None:
+        """The verdict for any subset of ``gone`` (pods bound to the node) taken off; None when
+        some Filter plugin cannot tell without taking them off for real (its
+        ``filter_without``), or the node has pods nominated to it that count."""
         ...
 
 
@@ -403,9 +427,28 @@ class PreFilterPlugin(Plugin):
         raise NotImplementedError
 
 
+#: what a Filter plugin's verdict on a node reads besides the node and the incoming pod
+#: (``FilterPlugin.reads``): nothing; the pods on that node (what they use); pods anywhere
+READS_NODE: Final = "node"
+READS_NODE_PODS: Final = "node pods"
+READS_PODS: Final = "pods"
+
+
 class FilterPlugin(Plugin):
+    #: READS_NODE, READS_NODE_PODS or READS_PODS (the default, which assumes the most)
+    reads: str = READS_PODS
+
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         raise NotImplementedError
+
+    def judges_without(self, state: CycleState, pod: Pod, gone: Sequence[Pod]) -> bool:
+        """Whether :meth:`filter` on a copy of the node's NodeInfo with ``gone`` (pods bound
+        to it) taken off (``ClusterState.node_info_without``), from ``state`` computed with
+        them there, gives the verdict of taking them off the cluster and running PreFilter
+        again (kube's NodeInfo clone and PreFilter RemovePod extension). It must then hold
+        for any subset of ``gone``. By default: for a plugin that reads no other pod, or only
+        those of the node (on the copy)."""
+        return self.reads != READS_PODS
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Filter for a batch of node ids; override for a vectorized form."""

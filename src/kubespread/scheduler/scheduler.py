@@ -25,7 +25,7 @@ import contextlib
 import copy
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, TypeAlias
 
 import numpy as np
@@ -45,9 +45,11 @@ from kubespread.scheduler.decision import (
 )
 from kubespread.scheduler.framework import (
     PREEMPTION_RESULT,
+    READS_NODE_PODS,
     SUCCESS,
     Code,
     CycleState,
+    FilterPlugin,
     NodeSetCache,
     NodeStatuses,
     PreFilterResult,
@@ -385,6 +387,60 @@ class ProfileHandle:
         if self.offset_rng is None or num_nodes <= 1:
             return 0
         return self.offset_rng.randrange(num_nodes)
+
+    def removal_filters(self, pod: Pod) -> _RemovalFilters | None:
+        state = CycleState(self.cluster, self)
+        _, rejected, _ = _run_pre_filter(self.profile, state, pod, None)
+        if rejected is not None and rejected.code is Code.ERROR:
+            return None
+        plugins = [pl for pl in self.profile.filter if pl.name not in state.skip_filter]
+        return _RemovalFilters(self, pod, state, plugins)
+
+
+class _RemovalFilters:
+    """ProfileHandle.removal_filters' answer: PreFilter's state computed once, and the
+    Filter plugins run on copies of a node's NodeInfo with pods taken off
+    (``ClusterState.node_info_without``), when each plugin says that gives the verdict
+    (``FilterPlugin.judges_without``). A plugin that reads more than the pods on the node
+    answers the same for every subset then: its verdict is computed once per node."""
+
+    __slots__ = ("handle", "plugins", "pod", "state")
+
+    def __init__(
+        self, handle: ProfileHandle, pod: Pod, state: CycleState, plugins: list[FilterPlugin]
+    ) -> None:
+        self.handle, self.pod, self.state, self.plugins = handle, pod, state, plugins
+
+    def on_node(self, node_index: int, gone: Sequence[Pod]) -> Callable[[Sequence[Pod]], Status] | None:
+        handle, pod, state = self.handle, self.pod, self.state
+        cluster = handle.cluster
+        info = cluster.node_info_at(node_index)
+        if handle.nominated and _nominated_ge(handle.nominated, info.name, pod):
+            return None
+        if not all(pl.judges_without(state, pod, gone) for pl in self.plugins):
+            return None
+        # (plugin, its verdict when it does not depend on which pods are gone)
+        steps: list[tuple[FilterPlugin, Status | None]] = []
+        for pl in self.plugins:
+            if pl.reads == READS_NODE_PODS:
+                steps.append((pl, None))
+                continue
+            st = pl.filter(state, pod, info)
+            if not st.is_success:  # whatever goes, the answer is this one or an earlier one's
+                steps.append((pl, st.with_plugin(pl.name)))
+                break
+        if not steps:
+            return lambda off: SUCCESS
+
+        def verdict(off: Sequence[Pod]) -> Status:
+            node = cluster.node_info_without(node_index, off)
+            for pl, fixed in steps:
+                st = fixed if fixed is not None else pl.filter(state, pod, node).with_plugin(pl.name)
+                if not st.is_success:
+                    return st
+            return SUCCESS
+
+        return verdict
 
 
 def _with_nominated(

@@ -20,7 +20,8 @@
 
 When no potential node runs a lower-priority pod the dry run is skipped: its answer is known
 (every potential node has no victims), and this keeps PostFilter cheap for workloads
-without priorities.
+without priorities; when no node at all does (``ClusterState.lowest_priority``), not even
+the potential nodes' pods are looked at.
 """
 
 from __future__ import annotations
@@ -145,7 +146,9 @@ def preempt(
         return PreemptionResult(eligible=False), Status.unschedulable(reason)
     potential = statuses.nodes_with_code(Code.UNSCHEDULABLE).tolist()
     num_nodes = cluster.num_nodes
-    if not _any_victim(cluster, potential, pod_priority(pod)):
+    priority = pod_priority(pod)
+    lowest = cluster.lowest_priority()
+    if lowest is None or lowest >= priority or not _any_victim(cluster, potential, priority):
         counts = {MSG_NO_VICTIMS: len(potential), MSG_NOT_HELPFUL: num_nodes - len(potential)}
         return None, Status.unschedulable(fit_error_text(num_nodes, {r: n for r, n in counts.items() if n}))
     if handle is None:

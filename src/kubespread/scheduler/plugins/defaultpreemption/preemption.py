@@ -28,7 +28,7 @@ from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.selectors import compile_label_selector
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import FrameworkHandle, Status
+from kubespread.scheduler.framework import FrameworkHandle, RemovalFilter, RemovalFilters, Status
 
 __all__ = [
     "MIN_CANDIDATE_NODES_ABSOLUTE",
@@ -135,15 +135,21 @@ def select_victims_on_node(
     pod: Pod,
     info: NodeInfo,
     pdbs: Sequence[PodDisruptionBudget],
+    removal: RemovalFilters | None = None,
 ) -> tuple[list[Pod], int, Status]:
     """SelectVictimsOnNode: (victims most important first, how many violate a PDB, status).
     The status is UnschedulableAndUnresolvable when the node has no lower-priority pod, the
     filters' rejection when the pod does not fit even without them, else Success. The
-    cluster is left as it was."""
+    cluster is left as it was. With ``removal`` (the handle's ``removal_filters``), a node
+    whose filters can tell is judged on copies of its NodeInfo; the others, by taking the
+    pods off the cluster and putting them back."""
     priority = pod_priority(pod)
     potential = [p for p in info.pods.values() if pod_priority(p) < priority]
     if not potential:
         return [], 0, Status.unresolvable(MSG_NO_VICTIMS)
+    verdict = removal.on_node(info.index, potential) if removal is not None else None
+    if verdict is not None:
+        return _select_judged(verdict, potential, pdbs)
     index = info.index
     off: set[str] = set()
 
@@ -179,6 +185,30 @@ def select_victims_on_node(
             for p in potential:
                 if p.key in off:
                     put_back(p)
+    return victims, violations, Status()
+
+
+def _select_judged(
+    verdict: RemovalFilter, potential: list[Pod], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[Pod], int, Status]:
+    """select_victims_on_node's search with the filters' verdict for a set of pods gone."""
+    status = verdict(potential)
+    if not status.is_success:
+        return [], 0, status
+    potential.sort(key=importance_key)
+    violating, fine = filter_pods_with_pdb_violation(potential, pdbs)
+    off = list(potential)
+    victims: list[Pod] = []
+    violations = 0
+    for group, counts in ((violating, True), (fine, False)):
+        for p in group:
+            off.remove(p)  # put back
+            if not verdict(off).is_success:
+                off.append(p)
+                victims.append(p)
+                violations += counts
+    if violating and fine:
+        victims.sort(key=importance_key)
     return victims, violations, Status()
 
 
@@ -225,9 +255,10 @@ def dry_run(
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
     n = len(potential)
+    removal = handle.removal_filters(pod) if n else None
     for i in range(n):
         info = potential[(offset + i) % n]
-        victims, violations, status = select_victims_on_node(handle, cluster, pod, info, pdbs)
+        victims, violations, status = select_victims_on_node(handle, cluster, pod, info, pdbs, removal)
         if status.is_success and victims:
             c = Candidate(info.name, tuple(victims), violations)
             if violations == 0:

@@ -8,6 +8,7 @@ RequiredDuringExecution terms are required terms like the IgnoredDuringExecution
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -145,6 +146,20 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         return filtering.filter_nodes(state, pod, nodes, self.daemon_namespaces)
+
+    def judges_without(self, state: CycleState, pod: Pod, gone: Sequence[Pod]) -> bool:
+        """When none of ``gone`` carries a required anti-affinity term or matches a selector
+        of the pod's required terms (whatever the namespaces: a conservative test), PreFilter's
+        masks are what they would be without them."""
+        terms = filtering.cached_pod_terms(state, pod)
+        selectors = [t.selector for t in (*terms.required_affinity, *terms.required_anti_affinity)]
+        for p in gone:
+            if pod_terms(p).required_anti_affinity:
+                return False
+            labels = p.metadata.labels
+            if any(sel.matches(labels) for sel in selectors):
+                return False
+        return True
 
     # ---------------------------------------------------------------- PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:

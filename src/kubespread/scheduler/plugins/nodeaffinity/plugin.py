@@ -12,6 +12,7 @@ from kubespread.api.selectors import NodeSelector
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_node_affinity_args
 from kubespread.scheduler.framework import (
+    READS_NODE,
     SKIP,
     SUCCESS,
     CycleState,
@@ -95,6 +96,7 @@ def _preferred_terms(pod: Pod) -> list[PreferredSchedulingTerm] | None:
 
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    reads = READS_NODE  # the node alone decides
     name = NAME
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:

@@ -8,7 +8,15 @@ import numpy as np
 
 from kubespread.api.core import Node, Pod
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.scheduler.framework import SUCCESS, CycleState, FilterPlugin, FilterResult, NodeIds, Status
+from kubespread.scheduler.framework import (
+    READS_NODE,
+    SUCCESS,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    NodeIds,
+    Status,
+)
 from kubespread.scheduler.queueing import (
     QUEUE,
     QUEUE_SKIP,
@@ -28,6 +36,7 @@ _REJECTED: Final = Status.unresolvable(ERR_REASON)
 
 
 class NodeName(FilterPlugin):
+    reads = READS_NODE  # the node alone decides
     name = NAME
 
     def events_to_register(self) -> list[EventRegistration]:

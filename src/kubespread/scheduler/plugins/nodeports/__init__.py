@@ -9,6 +9,7 @@ import numpy as np
 from kubespread.api.core import Pod
 from kubespread.cluster.nodeinfo import DEFAULT_HOST_IP, HostPort, NodeInfo, pod_host_ports
 from kubespread.scheduler.framework import (
+    READS_NODE_PODS,
     SKIP,
     SUCCESS,
     CycleState,
@@ -56,6 +57,7 @@ def _any_conflict(ports: tuple[HostPort, ...], used: dict[HostPort, int]) -> boo
 
 
 class NodePorts(PreFilterPlugin, FilterPlugin):
+    reads = READS_NODE_PODS  # what the pods on the node use
     name = NAME
 
     def events_to_register(self) -> list[EventRegistration]:

@@ -27,6 +27,7 @@ from kubespread.scheduler.defaults import (
     default_node_resources_fit_args,
 )
 from kubespread.scheduler.framework import (
+    READS_NODE_PODS,
     SUCCESS,
     CycleState,
     FilterPlugin,
@@ -179,6 +180,7 @@ def _strategy(args: NodeResourcesFitArgs) -> Strategy:
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    reads = READS_NODE_PODS  # what the pods on the node use
     name = NAME
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:

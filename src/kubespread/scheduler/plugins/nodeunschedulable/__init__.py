@@ -12,6 +12,7 @@ from kubespread.api.core import Node, Pod
 from kubespread.api.taints import NO_SCHEDULE, Taint, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
+    READS_NODE,
     SUCCESS,
     CycleState,
     FilterPlugin,
@@ -54,6 +55,7 @@ def _unschedulable_vector(cluster: ClusterState) -> np.ndarray:
 
 
 class NodeUnschedulable(FilterPlugin):
+    reads = READS_NODE  # the node alone decides
     name = NAME
     _unschedulable: Final = NodeSetCache(_unschedulable_vector)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -173,6 +174,19 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         return filtering.filter_nodes(self._pre_filter_state(state, pod), np.asarray(nodes, dtype=np.int64))
+
+    def judges_without(self, state: CycleState, pod: Pod, gone: Sequence[Pod]) -> bool:
+        """When no pod of ``gone`` is counted (the pod's namespace, a constraint's selector),
+        PreFilter's counts are what they would be without them."""
+        s = self._pre_filter_state(state, pod)
+        for c in s.constraints:
+            sel = c.constraint.selector
+            if sel.empty or sel.nothing:
+                continue
+            for p in gone:
+                if p.namespace == pod.namespace and sel.matches(p.metadata.labels):
+                    return False
+        return True
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         result = self.filter_nodes(state, pod, np.array([node.index]))

@@ -12,6 +12,7 @@ from kubespread.api.core import Node, Pod
 from kubespread.api.taints import PREFER_NO_SCHEDULE, Taint, Toleration, find_untolerated, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
+    READS_NODE,
     SUCCESS,
     CycleState,
     FilterPlugin,
@@ -101,6 +102,7 @@ def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> n
 
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+    reads = READS_NODE  # the node alone decides
     name = NAME
 
     def events_to_register(self) -> list[EventRegistration]:
