@@ -27,14 +27,25 @@ from kubespread.admission.framework import AdmissionContext, Rejection
 from kubespread.admission.match_label_keys import prepare_for_create
 from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
+from kubespread.api.core import Pod
 from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.schema import FieldIssue, IssueKind, check
 from kubespread.api.validation import validate
+from kubespread.api.validation.pod import validate_stored_pod
 
-__all__ = ["admit", "admit_object", "admit_text", "create", "creation_errors", "decode", "is_stored"]
+__all__ = [
+    "admit",
+    "admit_object",
+    "admit_text",
+    "create",
+    "creation_errors",
+    "decode",
+    "is_stored",
+    "settle_errors",
+]
 
 PriorityClasses = Mapping[str, PriorityClass] | Iterable[PriorityClass]
 
@@ -136,6 +147,17 @@ def creation_errors(obj: KubeObject) -> list[FieldError]:
     else:
         _prepare(probe)
     return validate(probe)
+
+
+def settle_errors(obj: KubeObject) -> list[FieldError]:
+    """The field errors that stop a run before it starts: :func:`creation_errors` for a new
+    object and for a stored one of any kind but Pod; for a stored Pod (a dump's, by the
+    thousand), what a run reads of it (``validate_stored_pod``), judged on the object itself:
+    it was defaulted and validated whole when the API server stored it. ``kubespread
+    validate`` still judges every object as creating it would."""
+    if isinstance(obj, Pod) and is_stored(obj):
+        return validate_stored_pod(obj)
+    return creation_errors(obj)
 
 
 def _context(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -188,12 +189,7 @@ def load(
             else:
                 out.extend(load_bytes(sys.stdin.buffer.read(), "<stdin>", validate=validate))
             continue
-        try:
-            data = Path(f).read_bytes()
-        except OSError as err:
-            out.problems.append(LoadProblem(f, f"cannot read: {err.strerror or err}"))
-            continue
-        loaded = load_bytes(data, f, json_only=f.lower().endswith(".json"), validate=validate)
+        loaded = _load_file(f, validate)
         reread = FieldLines(read=_reader(f))  # not the text itself: a large dump is not kept twice
         for lo in loaded.objects:
             if lo.lines is not None:
@@ -201,6 +197,21 @@ def load(
         out.extend(loaded)
     out.problems = _one_warning_per_kind(out.problems)
     return out
+
+
+def _load_file(path: str, validate: Validation) -> Manifests:
+    """:func:`load_bytes` of one file, its bytes let go once decoded (a dump of 100,000 pods
+    is 600 MiB of them)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return Manifests(sources=[path], problems=[LoadProblem(path, f"cannot read: {err.strerror or err}")])
+    try:
+        text = decode_utf8(data)
+    except DocumentError as err:
+        return Manifests(sources=[path], problems=[LoadProblem(path, f"cannot read: {err}", line=err.line)])
+    del data
+    return load_text(text, path, json_only=path.lower().endswith(".json"), validate=validate)
 
 
 def _reader(path: str) -> Callable[[], str]:
@@ -260,6 +271,8 @@ def load_text(
     text: str, source: str, *, json_only: bool = False, validate: Validation = Validation.STRICT
 ) -> Manifests:
     """Load the documents of one file's text; ``source`` names it in messages."""
+    if json_only and (streamed := _load_json_list(text, source, validate)) is not None:
+        return streamed
     out = Manifests(sources=[source])
     docs = _parse_json(text, source, out) if json_only else _parse_yaml(text, source, out)
     out = _decode_documents(docs, source, out, validate)
@@ -287,11 +300,15 @@ def _decode_documents(docs: list[Doc], source: str, out: Manifests, validate: Va
     unknown: dict[str, int] = {}
     for data, line, item_lines in docs:
         _add_document(data, line, item_lines, source, out, unknown, validate)
+    _warn_unknown(unknown, source, out)
+    return out
+
+
+def _warn_unknown(unknown: dict[str, int], source: str, out: Manifests) -> None:
     for kind, n in unknown.items():
         plural = "object" if n == 1 else "objects"
         message = f"skipped {n} {plural} of unknown kind {kind}"
         out.problems.append(LoadProblem(source, message, warning=True, unknown_kind=kind, skipped=n))
-    return out
 
 
 Doc = tuple[Any, int | None, list[int]]
@@ -337,6 +354,89 @@ def _parse_json(text: str, source: str, out: Manifests) -> list[Doc]:
         out.problems.append(LoadProblem(source, "malformed JSON: exceeded maximum nesting depth"))
         return []
     return [(data, None, [])]
+
+
+class _NotAList(Exception):
+    """JSON text that :func:`_each_list_item` leaves to ``json.loads``."""
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _each_list_item(text: str, on_item: Callable[[Any], None]) -> dict[str, Any]:
+    """Read a JSON object whose ``items`` is an array, handing each item to ``on_item`` as
+    soon as it is read, and return its other fields (``items`` as the number of items):
+    the items' raw dicts are never all alive at once. Raises _NotAList for any other text
+    (a duplicate top-level key, no ``items`` array...) and json's errors for malformed text:
+    ``json.loads`` then reads it, and says what is wrong the one way."""
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object, parse_int=_json_int)
+    read, space = decoder.raw_decode, _JSON_SPACE.match
+    i = space(text, 0).end()  # type: ignore[union-attr]
+    if not text.startswith("{", i):
+        raise _NotAList
+    top: dict[str, Any] = {}
+    i = space(text, i + 1).end()  # type: ignore[union-attr]
+    while True:
+        key, i = read(text, i)
+        if not isinstance(key, str) or key in top:
+            raise _NotAList
+        i = space(text, i).end()  # type: ignore[union-attr]
+        if not text.startswith(":", i):
+            raise _NotAList
+        i = space(text, i + 1).end()  # type: ignore[union-attr]
+        if key == "items" and text.startswith("[", i):
+            count = 0
+            i = space(text, i + 1).end()  # type: ignore[union-attr]
+            if text.startswith("]", i):
+                i += 1
+            else:
+                while True:
+                    item, i = read(text, i)
+                    on_item(item)
+                    count += 1
+                    i = space(text, i).end()  # type: ignore[union-attr]
+                    if text.startswith(",", i):
+                        i = space(text, i + 1).end()  # type: ignore[union-attr]
+                    elif text.startswith("]", i):
+                        i += 1
+                        break
+                    else:
+                        raise _NotAList
+            top[key] = count
+        else:
+            top[key], i = read(text, i)
+        i = space(text, i).end()  # type: ignore[union-attr]
+        if text.startswith(",", i):
+            i = space(text, i + 1).end()  # type: ignore[union-attr]
+        elif text.startswith("}", i):
+            break
+        else:
+            raise _NotAList
+    if space(text, i + 1).end() != len(text):  # type: ignore[union-attr]
+        raise _NotAList
+    return top
+
+
+def _load_json_list(text: str, source: str, validate: Validation) -> Manifests | None:
+    """A JSON list of objects (``kubectl get -o json``) decoded item by item as it is read,
+    as :func:`_decode_documents` decodes them; None for any other JSON (read whole)."""
+    out = Manifests(sources=[source])
+    unknown: dict[str, int] = {}
+
+    def on_item(item: Any) -> None:
+        if isinstance(item, dict) and not item.get("kind"):
+            raise _NotAList  # a typed list's item: its kind is the list's, which may come later
+        _add_document(item, None, [], source, out, unknown, validate)
+
+    try:
+        top = _each_list_item(text, on_item)
+    except (_NotAList, ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        return None
+    kind = top.get("kind")
+    if "items" not in top or not isinstance(kind, str) or not kind.endswith("List"):
+        return None
+    _warn_unknown(unknown, source, out)
+    return out
 
 
 def _add_document(

@@ -29,6 +29,7 @@ from kubespread.admission.apiserver import is_stored
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Namespace, Node, Pod
 from kubespread.api.meta import KubeObject
+from kubespread.api.model import gc_paused
 from kubespread.api.timestamps import virtual_seconds
 from kubespread.cluster.state import ClusterState
 from kubespread.cluster.trial import trial
@@ -176,6 +177,7 @@ class Baseline:
         )
 
 
+@gc_paused()  # every object built here stays alive: the collector would find nothing
 def settle(
     objects: Manifests | Sequence[LoadedObject],
     *,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from kubespread.admission.apiserver import creation_errors
+from kubespread.admission.apiserver import settle_errors
 from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
 from kubespread.api.errors import Path as ErrorPath
@@ -194,9 +194,9 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
 
 
 def creation_problems(objs: list[LoadedObject]) -> list[str]:
-    """The errors creating each object would report (``admission.apiserver.creation_errors``),
-    located as ``file:line: Kind ns/name: field: message``, so a bad manifest stops a run
-    before anything is created."""
+    """The errors creating each object would report (``admission.apiserver.settle_errors``:
+    a stored pod, only in what a run reads of it), located as ``file:line: Kind ns/name:
+    field: message``, so a bad manifest stops a run before anything is created."""
     problems = []
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
@@ -205,7 +205,7 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
                 "as a scenario's `scheduler:` or with --scheduler-config"
             )
             continue
-        for e in creation_errors(lo.obj):
+        for e in settle_errors(lo.obj):
             problems.append(f"{lo.where(e.field)}: {lo.ref}: {e}")
     return problems
 

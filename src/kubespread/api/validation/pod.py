@@ -656,3 +656,37 @@ def validate_pod(pod: Pod) -> list[FieldError]:
             )
         )
     return errs
+
+
+def validate_stored_pod(pod: Pod) -> list[FieldError]:
+    """What a run reads of a pod an API server stored (a dump's pod: validated whole when it
+    was created, and a dump holds many thousands): a hand edit may still have broken it, so
+    the name, the scheduling constraints (nodeSelector, affinity, tolerations, topology
+    spread), each container's resources and the preemption policy are checked again, as
+    :func:`validate_pod` checks them; the rest (container names, images, ports, volumes...)
+    no command reads. The object is not changed."""
+    spec, spec_path = pod.spec, Path("spec")
+    errs: list[FieldError] = []
+    if not pod.metadata.name:
+        errs.append(FieldError.required("metadata.name", "name or generateName is required"))
+    errs.extend(validate_labels(spec.node_selector, spec_path.child("nodeSelector")))
+    errs.extend(validate_affinity(spec.affinity, spec_path.child("affinity")))
+    errs.extend(validate_tolerations(spec.tolerations, spec_path.child("tolerations")))
+    errs.extend(
+        validate_topology_spread_constraints(
+            spec.topology_spread_constraints, spec_path.child("topologySpreadConstraints")
+        )
+    )
+    for name, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
+        for i, c in enumerate(containers):
+            path = spec_path.child(name).index(i).child("resources")
+            errs.extend(
+                validate_container_resources(c.resources, path, requests=effective_requests(c.resources))
+            )
+    if spec.preemption_policy is not None and spec.preemption_policy not in PREEMPTION_POLICIES:
+        errs.append(
+            FieldError.not_supported(
+                spec_path.child("preemptionPolicy"), spec.preemption_policy, PREEMPTION_POLICIES
+            )
+        )
+    return errs
