@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Whole commands on the bundled snapshot: CPU seconds, as a user runs them.
+
+``kubespread schedule -f examples/snapshot/cluster.yaml -f examples/snapshot/checkout.yaml``,
+``kubespread explain shop/search-56795cc8ff-xkjnr -f examples/snapshot/cluster.yaml`` and
+``kubespread audit -f examples/snapshot/cluster.yaml`` (its failure runs are forked children:
+their CPU counts), each ``--runs`` times (default 5) in a fresh process, output discarded.
+CPU is user + system time of the process and its children (``os.wait4``), which other work on
+a shared machine slows much less than wall time; both are printed, with the 1-minute load
+average before and after each command's runs, and the medians.
+
+The command runs with its bytecode written (an installed kubespread has it; this checkout's
+environment may say ``PYTHONDONTWRITEBYTECODE``, which would add compiling every module to
+every run): a first, untimed run writes it.
+
+    .venv/bin/python benchmarks/commands.py               # --runs N, --only schedule|explain|audit
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SNAPSHOT = REPO / "examples" / "snapshot"
+COMMANDS = {
+    "schedule": ["schedule", "-f", str(SNAPSHOT / "cluster.yaml"), "-f", str(SNAPSHOT / "checkout.yaml")],
+    "explain": ["explain", "shop/search-56795cc8ff-xkjnr", "-f", str(SNAPSHOT / "cluster.yaml")],
+    "audit": ["audit", "-f", str(SNAPSHOT / "cluster.yaml")],
+}
+
+
+def _kubespread() -> list[str]:
+    exe = Path(sys.executable).with_name("kubespread")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubespread"]
+
+
+def run(args: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s of the process and the children it waited for) of one run."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [*_kubespread(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=REPO
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if proc.returncode not in (0, 1):  # audit exits 1 when some failure leaves workloads short
+        raise SystemExit(f"kubespread {' '.join(args)} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", choices=sorted(COMMANDS))
+    a = ap.parse_args(argv)
+    names = [a.only] if a.only else list(COMMANDS)
+    print(f"whole commands on examples/snapshot/, {a.runs} runs each (CPU: user + system, children too)")
+    print(f"{'command':<10} {'cpu s (median)':>15} {'min':>6} {'max':>6} {'wall s (median)':>16}  load")
+    for name in names:
+        run(COMMANDS[name])  # bytecode written, caches warm
+        before = os.getloadavg()[0]
+        walls, cpus = zip(*(run(COMMANDS[name]) for _ in range(a.runs)), strict=True)
+        print(
+            f"{name:<10} {statistics.median(cpus):>15.2f} {min(cpus):>6.2f} {max(cpus):>6.2f} "
+            f"{statistics.median(walls):>16.2f}  {before:.2f}/{os.getloadavg()[0]:.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
