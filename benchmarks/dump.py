@@ -466,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
             got = json.loads(out)
             rows["load+settle"].append((wall, cpu, peak))
             print(
-                f"{'load+settle':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}  {before:.2f}/{_load():.2f}"
+                f"{'load+settle':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
+                f"  {before:.2f}/{_load():.2f}"
                 f"  (load {got['load']:.1f} s, settle {got['settle']:.1f} s, {got['pods']:,} pods)"
             )
             before = _load()
@@ -475,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
             rows["schedule"].append((wall, cpu, peak))
             placed = sum(1 for line in out.splitlines() if "checkout-" in line)
             print(
-                f"{'schedule':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}  {before:.2f}/{_load():.2f}"
+                f"{'schedule':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
+                f"  {before:.2f}/{_load():.2f}"
                 f"  ({placed} output lines name a checkout pod)"
             )
         print(f"medians of {a.runs} runs:")

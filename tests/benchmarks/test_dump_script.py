@@ -1,0 +1,36 @@
+"""benchmarks/dump.py generates a kubectl dump; a tiny one here loads without a problem and
+settles with every pod where the dump put it (no timing asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kubespread.io import load
+from kubespread.sim.baseline import settle
+from shared_corpus import load_script
+
+DUMP = load_script(Path(__file__).resolve().parents[2] / "benchmarks" / "dump.py")
+
+
+def test_a_tiny_dump_loads_and_settles_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "dump.json"
+    DUMP.write_dump(path, 20, 100, 5)
+    manifests = load([path])
+    assert [str(p) for p in manifests.problems] == []
+    kinds = [lo.obj.kind for lo in manifests.objects]
+    assert (
+        kinds.count("Node"),
+        kinds.count("Pod"),
+        kinds.count("Deployment"),
+        kinds.count("ReplicaSet"),
+    ) == (
+        20,
+        100,
+        5,
+        5,
+    )
+    base = settle(manifests)
+    pods = base.sim.cluster.pods
+    assert len(pods) == 100  # the ReplicaSets are satisfied: nothing created, nothing deleted
+    written = {lo.obj.key: lo.obj.spec.node_name for lo in manifests.objects if lo.obj.kind == "Pod"}
+    assert {key: pod.spec.node_name for key, pod in pods.items()} == written
