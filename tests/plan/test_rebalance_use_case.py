@@ -36,8 +36,10 @@ def test_the_solvers_plan_balances_and_leaves_the_baseline_alone(outage: Baselin
     assert plan.evictions == plan.minimum > 0
     assert {k: outage.cluster.node_of(k) for k in outage.cluster.pods} == pods
     assert plan.to_dict()["evictions"] == plan.evictions
+    with pytest.raises(AttributeError):  # a result, frozen
+        plan.cannot = "x"  # type: ignore[misc]
     doc = plan.scenario_doc("cluster.yaml", seed=0)
-    assert doc["cluster"] == ["cluster.yaml"] and doc["steps"] == plan.steps
+    assert doc["cluster"] == ["cluster.yaml"] and doc["steps"] == list(plan.steps)
 
 
 def test_max_moves_bounds_the_plan(outage: Baseline) -> None:

@@ -126,9 +126,18 @@ class Move:
         return doc
 
 
+def _evictions(waves: Sequence[Sequence[Move]]) -> int:
+    return sum(1 for wave in waves for m in wave if not m.refused)
+
+
+def _balanced(after: Mapping[ConstraintKey, ConstraintSkew], pending: Sequence[str]) -> bool:
+    return all(row.within for row in after.values()) and not pending
+
+
 @dataclass
-class RebalancePlan:
-    """The plan, replayed: waves of moves, skew per constraint before and after."""
+class _Draft:
+    """A plan while it is planned and replayed (the rounds fill it in); frozen into a
+    :class:`RebalancePlan` when done."""
 
     strategy: str
     constraints: tuple[str, ...]
@@ -138,23 +147,68 @@ class RebalancePlan:
     before: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
     after: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
     cannot: str = ""
-    #: pods of the workloads the plan touched left pending after the replay
     pending: list[str] = field(default_factory=list)
     rounds: int = 0
     loop: bool = False
-    seconds: float = 0.0
-    #: the replay as a scenario (``--apply-scenario``): the dump it starts from and the steps
-    dump: list[KubeObject] = field(default_factory=list, repr=False)
+    dump: list[KubeObject] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def evictions(self) -> int:
-        return sum(1 for wave in self.waves for m in wave if not m.refused)
+        return _evictions(self.waves)
+
+    @property
+    def balanced(self) -> bool:
+        return _balanced(self.after, self.pending)
+
+    def done(self, seconds: float) -> RebalancePlan:
+        return RebalancePlan(
+            strategy=self.strategy,
+            constraints=self.constraints,
+            waves=tuple(tuple(wave) for wave in self.waves),
+            proven=self.proven,
+            minimum=self.minimum,
+            before=self.before,
+            after=self.after,
+            cannot=self.cannot,
+            pending=tuple(self.pending),
+            rounds=self.rounds,
+            loop=self.loop,
+            seconds=seconds,
+            dump=tuple(self.dump),
+            steps=tuple(self.steps),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancePlan:
+    """The plan, replayed: waves of moves, skew per constraint before and after."""
+
+    strategy: str
+    constraints: tuple[str, ...]
+    waves: tuple[tuple[Move, ...], ...] = ()
+    proven: bool = False
+    minimum: int | None = None
+    before: Mapping[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
+    after: Mapping[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
+    cannot: str = ""
+    #: pods of the workloads the plan touched left pending after the replay
+    pending: tuple[str, ...] = ()
+    rounds: int = 0
+    loop: bool = False
+    seconds: float = 0.0
+    #: the replay as a scenario (``--apply-scenario``): the dump it starts from and the steps
+    dump: tuple[KubeObject, ...] = field(default=(), repr=False)
+    steps: tuple[JsonDoc, ...] = ()
+
+    @property
+    def evictions(self) -> int:
+        return _evictions(self.waves)
 
     @property
     def balanced(self) -> bool:
         """Every considered constraint within maxSkew, and no replica left pending."""
-        return all(row.within for row in self.after.values()) and not self.pending
+        return _balanced(self.after, self.pending)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -166,7 +220,7 @@ class RebalancePlan:
             "before": {str(k): v.to_dict() for k, v in self.before.items()},
             "after": {str(k): v.to_dict() for k, v in self.after.items()},
             "rounds": self.rounds,
-            "pendingAfter": self.pending,
+            "pendingAfter": list(self.pending),
             "seconds": round(self.seconds, 2),
         }
         if self.minimum is not None:
@@ -186,7 +240,7 @@ class RebalancePlan:
             "metadata": {"name": name},
             "seed": seed,
             "cluster": [cluster_file],
-            "steps": self.steps,
+            "steps": list(self.steps),
         }
 
 
@@ -455,7 +509,7 @@ def rebalance(
     dump = cluster_objects(settled.cluster)
     profiles = dict(settled.profiles)
     sim = settled_from(dump, profiles=profiles, seed=seed, name="rebalance")
-    plan = RebalancePlan(strategy, constraints, dump=dump)
+    plan = _Draft(strategy, constraints, dump=dump)
     rows = spread_rows(sim.cluster, sim.profiles)
     broken = _broken(rows, constraints)
     plan.before = _skews(rows, constraints)
@@ -485,12 +539,11 @@ def rebalance(
         if plan.pending:
             still.append(f"{len(plan.pending)} pod(s) pending ({', '.join(plan.pending)})")
         plan.cannot = f"still broken after the replay: {'; '.join(still)}"
-    plan.seconds = time.perf_counter() - started
-    return plan
+    return plan.done(time.perf_counter() - started)
 
 
 def _planner_rounds(
-    plan: RebalancePlan,
+    plan: _Draft,
     sim: Simulation,
     rows: list[SpreadRow],
     constraints: tuple[str, ...],
@@ -529,7 +582,7 @@ def _planner_rounds(
 
 
 def _descheduler_rounds(
-    plan: RebalancePlan,
+    plan: _Draft,
     sim: Simulation,
     constraints: tuple[str, ...],
     fixes: dict[str, tuple[str, ...]],
