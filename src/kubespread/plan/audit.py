@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod
@@ -83,6 +83,9 @@ from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import Step
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "DEFAULT_AFTER",
@@ -697,7 +700,7 @@ class AuditRequest:
     on_done: Callable[[int, int], None] | None = None
 
 
-def dask_client(address: str) -> Any:
+def dask_client(address: str) -> Client:
     """A Dask ``distributed.Client`` connected to ``address``; AuditError when Dask is not
     installed or the scheduler does not answer (the extra is optional)."""
     try:
@@ -738,4 +741,4 @@ def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
         return audit_settled(request.settled, config=request.config, seed=request.seed, **options)
     finally:
         if client is not None:
-            client.close()
+            client.close()  # type: ignore[no-untyped-call]
