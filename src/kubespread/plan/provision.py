@@ -1,0 +1,527 @@
+"""``kubespread provision``: the fewest (then cheapest) nodes to add, from node templates, so
+that kube-scheduler leaves nothing pending, proven on the model and confirmed by a replay.
+
+The question is asked of the cluster as ``schedule`` settles it (:func:`settle`: the cluster
+files' workloads run their pods, the dump's pending pods are placed, then the workload files
+are created). When pods stay pending, every pod of the run (those the scheduler placed and
+those it left pending; the dump's bound pods stay where they are) is solved at once on the
+placement model (``kubespread.solve``) over the cluster's nodes and, per node template, up
+to ``max_per_template`` identical new nodes (``solve.provision.solve_offers``: an "added"
+boolean each, symmetry broken, fewest nodes then cheapest). A spread domain only new nodes
+give (a template's zone the cluster lacks, a new node's hostname) counts only when a node
+is added there, for the global minimum and for minDomains; which nodes count follows the
+constraint's nodeAffinityPolicy and nodeTaintsPolicy, as the plugin's PreFilter counts them.
+
+Then the **replay**: the chosen nodes (``<template>-1``, ``<template>-2``, ... with the
+template's labels and their own hostname) are settled with the same objects
+(:meth:`Baseline.fork` with them as extra existing objects), exactly as ``kubespread
+schedule`` would run given the nodes in its cluster files: the real scheduler loop, pods one
+at a time through its queue. An answer is reported only when the replay leaves nothing
+pending (or no more than the model could not place). When the model's optimum needs a bind
+order the scheduler does not take, that count vector is cut (a no-good: the replay depends
+on the counts alone) and the model solved again, up to ``max_replays`` times; the result says
+so. ``proven``: CP-SAT proved the last solve optimal (so no smaller vector, but those cut
+because their replay failed, satisfies the model) and the replay holds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from kubespread.api.core import Node, Pod
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE
+from kubespread.cluster.state import ClusterState
+from kubespread.cluster.workloads import WorkloadRef, controller_of
+from kubespread.io.loader import LoadedObject
+from kubespread.plan.workloads import cluster_without, template_key, unbound
+from kubespread.scheduler.profile import Profile
+from kubespread.scheduler.scheduler import schedule_one
+from kubespread.sim.baseline import Baseline, settle
+from kubespread.solve import PlacementModel, SolveError, build_groups
+from kubespread.solve.model import Offer
+from kubespread.solve.provision import OfferSolution, solve_offers
+
+__all__ = [
+    "COST_ANNOTATION",
+    "Addition",
+    "NodeTemplate",
+    "PendingAfter",
+    "ProvisionError",
+    "ProvisionRequest",
+    "ProvisionResult",
+    "cluster_templates",
+    "new_nodes",
+    "node_template",
+    "provision",
+    "provision_on",
+    "replay",
+]
+
+#: a node template's cost per node (default 1)
+COST_ANNOTATION: Final = "kubespread.io/cost"
+#: costs are solved as integers: thousandths
+_COST_SCALE: Final = 1000
+
+
+class ProvisionError(Exception):
+    """The question cannot be answered as asked (one line, naming what)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTemplate:
+    """A node group: new nodes are copies of ``node`` (its labels, taints, allocatable);
+    ``name`` its metadata.name, ``zone`` its zone label, ``cost`` per node; ``source`` where
+    it was read (a file and line, or the cluster node it copies)."""
+
+    name: str
+    node: Node
+    zone: str
+    cost: float
+    source: str = ""
+
+
+def _where(lo: LoadedObject, field: str | None = None) -> str:
+    return f"{lo.where(field)}: {lo.ref}"
+
+
+def node_template(lo: LoadedObject) -> NodeTemplate:
+    """The template a --node-template object gives; ProvisionError (located) when it is not
+    a Node, has no zone label or a cost that is not a number >= 0."""
+    obj = lo.obj
+    if not isinstance(obj, Node):
+        raise ProvisionError(f"{_where(lo)}: a node template must be a Node, not a {obj.KIND or 'untyped object'}")
+    zone = obj.metadata.labels.get(LABEL_ZONE)
+    if not zone:
+        raise ProvisionError(
+            f"{_where(lo, 'metadata.labels')}: the node template has no {LABEL_ZONE} label "
+            "(a node group lives in one zone)"
+        )
+    raw = obj.metadata.annotations.get(COST_ANNOTATION, "1")
+    try:
+        cost = float(raw)
+    except ValueError:
+        cost = math.nan
+    if not math.isfinite(cost) or cost < 0:
+        raise ProvisionError(
+            f"{_where(lo, 'metadata.annotations')}: annotation {COST_ANNOTATION} must be a number 0 or more, "
+            f"got {raw!r}"
+        )
+    return NodeTemplate(obj.metadata.name, obj, zone, cost, lo.where())
+
+
+#: taints the node lifecycle puts on (conditions), not the node group's own
+_CONDITION_TAINT: Final = "node.kubernetes.io/"
+
+
+def cluster_templates(cluster: ClusterState) -> list[NodeTemplate]:
+    """One template per (zone, instance type) present (``--node-template-from-cluster``): a
+    copy of the first such node by name, without its condition taints, cordon and hostname,
+    named ``<instance type>-<zone>`` (``node-<zone>`` without an instance-type label)."""
+    seen: dict[tuple[str, str], Node] = {}
+    for name in sorted(cluster.nodes):
+        node = cluster.nodes[name]
+        zone = node.metadata.labels.get(LABEL_ZONE)
+        if not zone:
+            continue
+        seen.setdefault((zone, node.metadata.labels.get(LABEL_INSTANCE_TYPE, "")), node)
+    out = []
+    for (zone, itype), node in sorted(seen.items()):
+        data = node.to_dict()
+        meta = data.setdefault("metadata", {})
+        name = _dns_name(f"{itype or 'node'}-{zone}")
+        meta["name"] = name
+        meta.pop("uid", None)
+        meta.get("labels", {}).pop(LABEL_HOSTNAME, None)
+        spec = data.setdefault("spec", {})
+        spec.pop("unschedulable", None)
+        spec["taints"] = [t for t in spec.get("taints") or [] if not t.get("key", "").startswith(_CONDITION_TAINT)]
+        status = data.setdefault("status", {})
+        status.pop("conditions", None)
+        template = Node.from_dict(data)
+        cost = _cost(template)
+        out.append(NodeTemplate(name, template, zone, cost, f"cluster node {node.metadata.name}"))
+    return out
+
+
+def _cost(node: Node) -> float:
+    try:
+        cost = float(node.metadata.annotations.get(COST_ANNOTATION, "1"))
+    except ValueError:
+        return 1.0
+    return cost if math.isfinite(cost) and cost >= 0 else 1.0
+
+
+def _dns_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-.") or "node"
+
+
+def new_nodes(template: NodeTemplate, count: int, taken: set[str]) -> list[Node]:
+    """``count`` copies of the template, named ``<template>-1``, ``-2``, ... (names in
+    ``taken`` skipped), each with its own hostname label."""
+    data = template.node.to_dict()
+    meta = data.setdefault("metadata", {})
+    for gone in ("uid", "resourceVersion", "creationTimestamp", "generateName"):
+        meta.pop(gone, None)
+    out: list[Node] = []
+    i = 0
+    while len(out) < count:
+        i += 1
+        name = f"{template.name}-{i}"
+        if name in taken:
+            continue
+        meta["name"] = name
+        meta.setdefault("labels", {})[LABEL_HOSTNAME] = name
+        out.append(Node.from_dict(data))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionRequest:
+    """The question: the cluster and workload objects (settled as ``schedule`` settles them),
+    the node templates, how many nodes of each at most, the scheduler profiles, the solver's
+    time per solve and how many answers a replay may turn down."""
+
+    objects: tuple[LoadedObject, ...]
+    templates: tuple[NodeTemplate, ...] = ()
+    max_per_template: int = 100
+    profiles: Mapping[str, Profile] | None = None
+    templates_from_cluster: bool = False
+    time_limit: float = 10.0
+    max_replays: int = 20
+    compare_autoscaler: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Addition:
+    """Nodes of one template added: their names, the cost, and the pods landing there."""
+
+    template: str
+    zone: str
+    count: int
+    cost: float
+    names: tuple[str, ...]
+    pods: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "template": self.template,
+            "zone": self.zone,
+            "count": self.count,
+            "cost": _number(self.cost),
+            "nodes": list(self.names),
+            "pods": self.pods,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAfter:
+    """A pod still pending after the addition, and the scheduler's reason."""
+
+    pod: str
+    workload: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "workload": self.workload, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ProvisionResult:
+    """The answer: what to add, where the replay placed the run's pods, what stays pending;
+    ``baseline``: the settled cluster before (its pending pods) and, when asked, the
+    one-group-at-a-time autoscaler's answer (a plain document from ``plan.autoscaler``)."""
+
+    additions: tuple[Addition, ...]
+    proven: bool
+    lower_bound: int
+    pending_after: tuple[PendingAfter, ...]
+    placements: Mapping[str, str]
+    pending_before: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    replays: int = 0
+    seconds: float = 0.0
+    autoscaler: Mapping[str, Any] | None = None
+    #: the replayed cluster (not in the JSON): the report draws it
+    after: Baseline | None = field(default=None, repr=False, compare=False)
+    before: Baseline | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def nodes(self) -> int:
+        return sum(a.count for a in self.additions)
+
+    @property
+    def cost(self) -> float:
+        return sum(a.cost for a in self.additions)
+
+    def to_dict(self) -> dict[str, Any]:
+        baseline: dict[str, Any] = {"pending": list(self.pending_before)}
+        if self.autoscaler is not None:
+            baseline["autoscaler"] = dict(self.autoscaler)
+        return {
+            "add": [a.to_dict() for a in self.additions],
+            "nodes": self.nodes,
+            "cost": _number(self.cost),
+            "proven": self.proven,
+            "lowerBound": self.lower_bound,
+            "pendingAfter": [p.to_dict() for p in self.pending_after],
+            "placements": dict(self.placements),
+            "notes": list(self.notes),
+            "replays": self.replays,
+            "solveSeconds": round(self.seconds, 3),
+            "baseline": baseline,
+        }
+
+
+def _number(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 6)
+
+
+def provision(request: ProvisionRequest) -> ProvisionResult:
+    """Settle the objects, then :func:`provision_on` the Baseline. SettleError when they do not
+    settle, ProvisionError when the question cannot be answered as asked."""
+    baseline = settle(request.objects, profiles=request.profiles)
+    return provision_on(baseline, request)
+
+
+def _run_pods(baseline: Baseline) -> list[str]:
+    """The pods of the run, in the cluster's order: every pod but those the input bound."""
+    given = {lo.obj.key for lo in baseline.objects if isinstance(lo.obj, Pod) and lo.obj.spec.node_name}
+    cluster = baseline.cluster
+    return [
+        k for k, p in cluster.pods.items() if k not in given and not p.is_terminating and not p.is_finished
+    ]
+
+
+def _pending(cluster: ClusterState) -> list[str]:
+    return sorted(k for k, p in cluster.unbound_pods.items() if not p.is_terminating and not p.is_finished)
+
+
+def _workload(pod: Pod) -> str:
+    ref = controller_of(pod) or WorkloadRef(pod.namespace, "Pod", pod.metadata.name)
+    return ref.short
+
+
+def _templates(baseline: Baseline, request: ProvisionRequest) -> list[NodeTemplate]:
+    templates = list(request.templates)
+    if request.templates_from_cluster:
+        given = {t.name for t in templates}
+        templates += [t for t in cluster_templates(baseline.cluster) if t.name not in given]
+    if not templates:
+        raise ProvisionError("no node template: give --node-template FILE or --node-template-from-cluster")
+    names = [t.name for t in templates]
+    for name in names:
+        if names.count(name) > 1:
+            raise ProvisionError(f"two node templates are named {name!r}: a template's name names its node group")
+    return templates
+
+
+def _profile(baseline: Baseline, pods: Sequence[Pod]) -> Profile:
+    names = sorted({p.spec.scheduler_name or DEFAULT_SCHEDULER_NAME for p in pods})
+    if len(names) > 1:
+        raise ProvisionError(f"the pending pods name different schedulers ({', '.join(names)}); provision one at a time")
+    profile = baseline.profiles.get(names[0])
+    if profile is None:
+        raise ProvisionError(f'the pending pods ask for scheduler "{names[0]}", which no --scheduler-config gives')
+    return profile
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """The model, its offered nodes per template, and the run's pods by group."""
+
+    model: PlacementModel
+    offered: tuple[tuple[Node, ...], ...]
+    groups: tuple[tuple[str, ...], ...]
+    base: ClusterState
+
+
+def _problem(
+    baseline: Baseline, templates: Sequence[NodeTemplate], run: Sequence[str], profile: Profile, limit: int
+) -> _Problem:
+    cluster = baseline.cluster
+    base = cluster_without(cluster, set(run))
+    taken = set(cluster.nodes)
+    offered: list[tuple[Node, ...]] = []
+    for t in templates:
+        nodes = tuple(new_nodes(t, limit, taken))
+        taken |= {n.metadata.name for n in nodes}
+        offered.append(nodes)
+        for node in nodes:
+            base.add_node(node)
+    pods = cluster.pods
+    shapes: dict[Any, list[str]] = {}
+    for k in run:
+        shapes.setdefault(template_key(pods[k]), []).append(k)
+    groups = tuple(tuple(g) for g in shapes.values())
+    wanted = [(_workload(pods[g[0]]), unbound(pods[g[0]]), len(g)) for g in groups]
+    model = build_groups(base, wanted, profile)
+    offers = tuple(
+        Offer(t.name, tuple(n.metadata.name for n in nodes), round(t.cost * _COST_SCALE))
+        for t, nodes in zip(templates, offered, strict=True)
+    )
+    is_offered = {n for o in offers for n in o.nodes}
+    labels = {name: base.nodes[name].metadata.labels for name in base.nodes}
+    for g in model.groups:
+        for i, s in enumerate(g.spreads):
+            key = s.topology_key
+            real = {labels[n][key] for n in s.counted if n not in is_offered and key in labels[n]}
+            only_offered: dict[str, list[str]] = {}
+            for n in s.counted:
+                d = labels[n].get(key)
+                if n in is_offered and d is not None and d not in real:
+                    only_offered.setdefault(d, []).append(n)
+            g.spreads[i] = replace(s, offered={d: tuple(sorted(ns)) for d, ns in only_offered.items()})
+    model.offers = offers
+    return _Problem(model, tuple(offered), groups, base)
+
+
+def _unhostable(problem: _Problem, pending: set[str], pods: Mapping[str, Pod], profile: Profile) -> None:
+    """ProvisionError naming a workload with pending pods that no template's node admits,
+    with the scheduler's reasons on one node of each template."""
+    offered = {n.metadata.name for nodes in problem.offered for n in nodes}
+    for g, keys in zip(problem.model.groups, problem.groups, strict=True):
+        if not pending & set(keys) or any(n.name in offered for n in g.nodes):
+            continue
+        pod = unbound(pods[keys[0]])
+        decision = schedule_one(pod, problem.base, profile)
+        reasons = []
+        for nodes in problem.offered:
+            if not nodes:
+                continue
+            name = nodes[0].metadata.name
+            rejection = decision.rejections.get(name)
+            why = "; ".join(rejection.status.reasons) if rejection is not None else "no room beside the others"
+            template = name.rsplit("-", 1)[0]
+            reasons.append(f"{template}: {why}")
+        raise ProvisionError(
+            f"{_workload(pod)}: no node template can host its pods ({' | '.join(reasons)})"
+        )
+
+
+def replay(baseline: Baseline, nodes: Sequence[Node]) -> Baseline:
+    """The Baseline's objects settled again with ``nodes`` in the cluster (existing, so there
+    before anything new is created): what ``kubespread schedule`` does given them."""
+    extra = [LoadedObject(n, "provision") for n in nodes]
+    return baseline.fork(extra)
+
+
+def _label(offers: Sequence[Offer], added: Sequence[int]) -> str:
+    parts = [f"{o.template}×{k}" for o, k in zip(offers, added, strict=True) if k]
+    return ", ".join(parts) or "nothing"
+
+
+def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResult:
+    """The answer on a settled cluster (see the module notes)."""
+    if request.max_per_template < 1:
+        raise ProvisionError(f"--max-per-template must be at least 1, got {request.max_per_template}")
+    templates = _templates(baseline, request)
+    cluster = baseline.cluster
+    pending_before = tuple(_pending(cluster))
+    run = _run_pods(baseline)
+    autoscaler = None
+    if request.compare_autoscaler:
+        from kubespread.plan.autoscaler import estimate
+
+        autoscaler = estimate(baseline, templates, request.max_per_template).to_dict()
+    if not pending_before:
+        return ProvisionResult(
+            (), True, 0, (), _placements(cluster, run), (), autoscaler=autoscaler, after=baseline, before=baseline
+        )
+    pods = cluster.pods
+    profile = _profile(baseline, [pods[k] for k in run])
+    problem = _problem(baseline, templates, run, profile, request.max_per_template)
+    _unhostable(problem, set(pending_before), pods, profile)
+    model = problem.model
+    excluded: list[tuple[int, ...]] = []
+    notes: list[str] = []
+    seconds = 0.0
+    for attempt in range(1, request.max_replays + 1):
+        try:
+            answer = solve_offers(model, time_limit=request.time_limit, exclude=excluded)
+        except SolveError as e:
+            if excluded:
+                raise ProvisionError(
+                    f"no addition within the bounds replays: {len(excluded)} the model found were turned down "
+                    f"by the replay ({e})"
+                ) from None
+            raise ProvisionError(str(e)) from None
+        seconds += answer.seconds
+        chosen = [nodes[:k] for nodes, k in zip(problem.offered, answer.added, strict=True)]
+        after = replay(baseline, [n for nodes in chosen for n in nodes])
+        left = _pending(after.cluster)
+        unplaced = model.count - answer.placed
+        if len(left) <= unplaced:
+            if attempt > 1:
+                notes.append(
+                    f"the model's smallest addition did not replay ({len(excluded)} turned down); "
+                    f"this is the smallest that does"
+                )
+            return _result(baseline, after, templates, problem, answer, chosen, run, notes, attempt, seconds, autoscaler)
+        excluded.append(answer.added)
+        notes.append(
+            f"{_label(model.offers, answer.added)}: the model places every pod but kube-scheduler, one pod at "
+            f"a time, leaves {len(left) - unplaced} pending (e.g. {left[0]}): cut, solved again"
+        )
+    raise ProvisionError(
+        f"no addition the model found replayed within {request.max_replays} tries "
+        f"(last: {notes[-1] if notes else '-'}); raise --max-replays"
+    )
+
+
+def _placements(cluster: ClusterState, run: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for k in run:
+        node = cluster.node_of(k) if k in cluster.pods else None
+        if node:
+            out[k] = node
+    return dict(sorted(out.items()))
+
+
+def _result(
+    baseline: Baseline,
+    after: Baseline,
+    templates: Sequence[NodeTemplate],
+    problem: _Problem,
+    answer: OfferSolution,
+    chosen: Sequence[Sequence[Node]],
+    run: Sequence[str],
+    notes: list[str],
+    replays: int,
+    seconds: float,
+    autoscaler: Mapping[str, Any] | None,
+) -> ProvisionResult:
+    cluster = after.cluster
+    run_after = _run_pods(after)
+    placements = _placements(cluster, run_after)
+    per_node: dict[str, int] = {}
+    for node in placements.values():
+        per_node[node] = per_node.get(node, 0) + 1
+    additions = []
+    for t, nodes in zip(templates, chosen, strict=True):
+        if not nodes:
+            continue
+        names = tuple(n.metadata.name for n in nodes)
+        additions.append(
+            Addition(t.name, t.zone, len(nodes), t.cost * len(nodes), names, sum(per_node.get(n, 0) for n in names))
+        )
+    pending_after = tuple(
+        PendingAfter(k, _workload(cluster.pods[k]), after.sim.pending_reasons.get(k, "")) for k in _pending(cluster)
+    )
+    return ProvisionResult(
+        tuple(additions),
+        answer.proven,
+        answer.lower_bound,
+        pending_after,
+        placements,
+        tuple(_pending(baseline.cluster)),
+        tuple(notes),
+        replays,
+        seconds,
+        autoscaler,
+        after=after,
+        before=baseline,
+    )

@@ -1,0 +1,134 @@
+"""The fewest (then cheapest) nodes to add so that every new pod fits: the placement model
+with offered nodes (``PlacementModel.offers``), solved by CP-SAT.
+
+Each offer is a node template's identical copies, each with an "added" boolean
+(``Encoding.added``); a pod only goes to an added node, and a spread domain only an offered
+node gives counts only when one is added (``Encoding._offered_minimum``). Copies of one
+template are interchangeable, so the symmetry is broken: copy k is added only when copy k-1
+is, and holds no more pods than it. The objective is lexicographic by weights: fewest nodes,
+then the least cost. When not every pod fits even with every offered node, the most that
+fit are placed first (a second solve), the fewest nodes for those.
+
+``exclude``: count vectors (nodes per offer) that must not be the answer, the no-good cuts a
+replay adds when the scheduler does not land every pod on that addition.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from kubespread.solve.encode import Encoding
+from kubespread.solve.model import PlacementModel, SolveError
+
+__all__ = ["OfferSolution", "solve_offers"]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferSolution:
+    """Nodes added per offer (in the model's order), where the pods go, how many are placed,
+    whether CP-SAT proved it optimal, and a lower bound on the nodes (the gap when not)."""
+
+    added: tuple[int, ...]
+    by_group: list[dict[str, int]]
+    placed: int
+    proven: bool
+    lower_bound: int
+    status: str
+    seconds: float
+
+    @property
+    def nodes(self) -> int:
+        return sum(self.added)
+
+
+def _encode(model: PlacementModel, exclude: Sequence[Sequence[int]], *, exact: bool) -> tuple[Encoding, list[Any]]:
+    """The encoding with the offers' symmetry broken and the excluded vectors cut; the
+    number of nodes added per offer."""
+    b = Encoding(model, exact=exact, assume=False)
+    m = b.m
+    counts = []
+    for t, offer in enumerate(model.offers):
+        loads = [sum(b.x[gi][n] for gi in range(len(model.groups)) if n in b.x[gi]) for n in offer.nodes]
+        for k in range(1, len(offer.nodes)):
+            m.add_implication(b.added[offer.nodes[k]], b.added[offer.nodes[k - 1]])
+            if not isinstance(loads[k], int) or loads[k]:
+                m.add(loads[k] <= loads[k - 1])
+        count = m.new_int_var(0, len(offer.nodes), f"count[{t}]")
+        m.add(count == sum(b.added[n] for n in offer.nodes))
+        counts.append(count)
+    for vector in exclude:
+        differs = []
+        for count, want in zip(counts, vector, strict=True):
+            less, more = m.new_bool_var(""), m.new_bool_var("")
+            m.add(count <= want - 1).only_enforce_if(less)
+            m.add(count >= want + 1).only_enforce_if(more)
+            differs += [less, more]
+        m.add_bool_or(differs)
+    return b, counts
+
+
+def _weights(model: PlacementModel) -> tuple[int, list[int]]:
+    """The weight of one node (more than every cost together) and each offer's cost; with
+    one cost for all, cost is nodes and only nodes are counted."""
+    costs = [o.cost for o in model.offers]
+    if len(set(costs)) <= 1:
+        return 1, [0 for _ in costs]
+    per_node = sum(o.cost * len(o.nodes) for o in model.offers) + 1
+    return per_node, costs
+
+
+def solve_offers(
+    model: PlacementModel,
+    *,
+    time_limit: float = 10.0,
+    workers: int = 1,
+    exclude: Sequence[Sequence[int]] = (),
+) -> OfferSolution:
+    """The fewest then cheapest additions that place every pod of the model (or the most
+    that can be placed, when not all can); raises SolveError when the solver finds no
+    arrangement within ``time_limit`` (every offer excluded included)."""
+    started = time.perf_counter()
+    node_weight, costs = _weights(model)
+    total = model.count
+    b, counts = _encode(model, exclude, exact=True)
+    target = total
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = workers
+    objective = sum(node_weight * c + cost * c for c, cost in zip(counts, costs, strict=True))
+    b.m.minimize(objective)
+    status = solver.solve(b.m)
+    if status == cp_model.INFEASIBLE:
+        # not every pod fits: the most that do, then the fewest nodes for them
+        most, _ = _encode(model, exclude, exact=False)
+        most.m.maximize(sum(v for xs in most.x for v in xs.values()))
+        left = max(0.1, time_limit - (time.perf_counter() - started))
+        solver.parameters.max_time_in_seconds = left
+        first = solver.solve(most.m)
+        if first not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            raise SolveError(f"the solver found no arrangement ({solver.status_name(first)}) within {time_limit:g} s")
+        target = int(solver.objective_value)
+        b, counts = _encode(model, exclude, exact=False)
+        b.require(sum(v for xs in b.x for v in xs.values()) == target)
+        b.m.minimize(sum(node_weight * c + cost * c for c, cost in zip(counts, costs, strict=True)))
+        solver.parameters.max_time_in_seconds = max(0.1, time_limit - (time.perf_counter() - started))
+        status = solver.solve(b.m)
+        if first != cp_model.OPTIMAL and status == cp_model.OPTIMAL:
+            status = cp_model.FEASIBLE  # the most placed was not proven
+    name = solver.status_name(status)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise SolveError(f"the solver found no arrangement ({name}) within {time_limit:g} s")
+    added = tuple(int(solver.value(c)) for c in counts)
+    by_group = [{n: int(solver.value(v)) for n, v in xs.items()} for xs in b.x]
+    by_group = [{n: k for n, k in c.items() if k} for c in by_group]
+    placed = sum(sum(c.values()) for c in by_group)
+    proven = status == cp_model.OPTIMAL
+    bound = sum(added) if proven else int(solver.best_objective_bound // node_weight)
+    return OfferSolution(
+        added, by_group, placed, proven, min(bound, sum(added)), name, time.perf_counter() - started
+    )
