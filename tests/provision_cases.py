@@ -33,7 +33,9 @@ def node(name: str, zone: str, cpu: str = "2", taint: str | None = None, **label
     return d
 
 
-def template(name: str, zone: str, cpu: str = "2", cost: float | None = None, taint: str | None = None) -> dict[str, Any]:
+def template(
+    name: str, zone: str, cpu: str = "2", cost: float | None = None, taint: str | None = None
+) -> dict[str, Any]:
     d = node(name, zone, cpu, taint)
     del d["metadata"]["labels"][HOSTNAME]
     if cost is not None:
@@ -165,9 +167,9 @@ def random_case(seed: int) -> Case:
     for j in range(rnd.randint(0, 2)):
         objects.append(pod(f"old{j}", rnd.choice(nodes), "web"))
     kinds = ["zone", "hostname", "anti", "zone+hostname", "minDomains"]
-    for w, name in enumerate(["web", "api"][: rnd.randint(1, 2)]):
+    for name in ["web", "api"][: rnd.randint(1, 2)]:
         kind = rnd.choice(kinds)
-        replicas = rnd.randint(2, 5)
+        replicas = rnd.randint(2, 7)
         if kind == "zone":
             d = deployment(name, replicas, spreads=[spread(ZONE, rnd.randint(1, 2), app=name)])
         elif kind == "hostname":
@@ -182,5 +184,7 @@ def random_case(seed: int) -> Case:
     templates = []
     for k, zone in enumerate(rnd.sample(["a", "b", "c"], rnd.randint(2, 3))):
         taint = "gpu" if rnd.random() < 0.2 else None
-        templates.append(template(f"t{k}-{zone}", zone, cpu=rnd.choice(["1", "2"]), cost=rnd.choice([1, 2]), taint=taint))
+        templates.append(
+            template(f"t{k}-{zone}", zone, cpu=rnd.choice(["1", "2"]), cost=rnd.choice([1, 2]), taint=taint)
+        )
     return Case(objects, templates)

@@ -26,17 +26,24 @@ because their replay failed, satisfies the model) and the replay holds.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from kubespread.api.core import Node, Pod
-from kubespread.api.keys import DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.cluster.state import ClusterState
-from kubespread.cluster.workloads import WorkloadRef, controller_of
+from kubespread.cluster.workloads import WorkloadRef, controller_of, ownership
 from kubespread.io.loader import LoadedObject
+from kubespread.plan.nodegroups import (
+    COST_ANNOTATION,
+    NodeTemplate,
+    ProvisionError,
+    cluster_templates,
+    new_nodes,
+    node_template,
+    replay,
+)
 from kubespread.plan.workloads import cluster_without, template_key, unbound
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
@@ -44,6 +51,9 @@ from kubespread.sim.baseline import Baseline, settle
 from kubespread.solve import PlacementModel, SolveError, build_groups
 from kubespread.solve.model import Offer
 from kubespread.solve.provision import OfferSolution, solve_offers
+
+#: costs are solved as integers: thousandths
+_COST_SCALE: Final = 1000
 
 __all__ = [
     "COST_ANNOTATION",
@@ -60,123 +70,6 @@ __all__ = [
     "provision_on",
     "replay",
 ]
-
-#: a node template's cost per node (default 1)
-COST_ANNOTATION: Final = "kubespread.io/cost"
-#: costs are solved as integers: thousandths
-_COST_SCALE: Final = 1000
-
-
-class ProvisionError(Exception):
-    """The question cannot be answered as asked (one line, naming what)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeTemplate:
-    """A node group: new nodes are copies of ``node`` (its labels, taints, allocatable);
-    ``name`` its metadata.name, ``zone`` its zone label, ``cost`` per node; ``source`` where
-    it was read (a file and line, or the cluster node it copies)."""
-
-    name: str
-    node: Node
-    zone: str
-    cost: float
-    source: str = ""
-
-
-def _where(lo: LoadedObject, field: str | None = None) -> str:
-    return f"{lo.where(field)}: {lo.ref}"
-
-
-def node_template(lo: LoadedObject) -> NodeTemplate:
-    """The template a --node-template object gives; ProvisionError (located) when it is not
-    a Node, has no zone label or a cost that is not a number >= 0."""
-    obj = lo.obj
-    if not isinstance(obj, Node):
-        raise ProvisionError(f"{_where(lo)}: a node template must be a Node, not a {obj.KIND or 'untyped object'}")
-    zone = obj.metadata.labels.get(LABEL_ZONE)
-    if not zone:
-        raise ProvisionError(
-            f"{_where(lo, 'metadata.labels')}: the node template has no {LABEL_ZONE} label "
-            "(a node group lives in one zone)"
-        )
-    raw = obj.metadata.annotations.get(COST_ANNOTATION, "1")
-    try:
-        cost = float(raw)
-    except ValueError:
-        cost = math.nan
-    if not math.isfinite(cost) or cost < 0:
-        raise ProvisionError(
-            f"{_where(lo, 'metadata.annotations')}: annotation {COST_ANNOTATION} must be a number 0 or more, "
-            f"got {raw!r}"
-        )
-    return NodeTemplate(obj.metadata.name, obj, zone, cost, lo.where())
-
-
-#: taints the node lifecycle puts on (conditions), not the node group's own
-_CONDITION_TAINT: Final = "node.kubernetes.io/"
-
-
-def cluster_templates(cluster: ClusterState) -> list[NodeTemplate]:
-    """One template per (zone, instance type) present (``--node-template-from-cluster``): a
-    copy of the first such node by name, without its condition taints, cordon and hostname,
-    named ``<instance type>-<zone>`` (``node-<zone>`` without an instance-type label)."""
-    seen: dict[tuple[str, str], Node] = {}
-    for name in sorted(cluster.nodes):
-        node = cluster.nodes[name]
-        zone = node.metadata.labels.get(LABEL_ZONE)
-        if not zone:
-            continue
-        seen.setdefault((zone, node.metadata.labels.get(LABEL_INSTANCE_TYPE, "")), node)
-    out = []
-    for (zone, itype), node in sorted(seen.items()):
-        data = node.to_dict()
-        meta = data.setdefault("metadata", {})
-        name = _dns_name(f"{itype or 'node'}-{zone}")
-        meta["name"] = name
-        meta.pop("uid", None)
-        meta.get("labels", {}).pop(LABEL_HOSTNAME, None)
-        spec = data.setdefault("spec", {})
-        spec.pop("unschedulable", None)
-        spec["taints"] = [t for t in spec.get("taints") or [] if not t.get("key", "").startswith(_CONDITION_TAINT)]
-        status = data.setdefault("status", {})
-        status.pop("conditions", None)
-        template = Node.from_dict(data)
-        cost = _cost(template)
-        out.append(NodeTemplate(name, template, zone, cost, f"cluster node {node.metadata.name}"))
-    return out
-
-
-def _cost(node: Node) -> float:
-    try:
-        cost = float(node.metadata.annotations.get(COST_ANNOTATION, "1"))
-    except ValueError:
-        return 1.0
-    return cost if math.isfinite(cost) and cost >= 0 else 1.0
-
-
-def _dns_name(text: str) -> str:
-    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-.") or "node"
-
-
-def new_nodes(template: NodeTemplate, count: int, taken: set[str]) -> list[Node]:
-    """``count`` copies of the template, named ``<template>-1``, ``-2``, ... (names in
-    ``taken`` skipped), each with its own hostname label."""
-    data = template.node.to_dict()
-    meta = data.setdefault("metadata", {})
-    for gone in ("uid", "resourceVersion", "creationTimestamp", "generateName"):
-        meta.pop(gone, None)
-    out: list[Node] = []
-    i = 0
-    while len(out) < count:
-        i += 1
-        name = f"{template.name}-{i}"
-        if name in taken:
-            continue
-        meta["name"] = name
-        meta.setdefault("labels", {})[LABEL_HOSTNAME] = name
-        out.append(Node.from_dict(data))
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,17 +208,23 @@ def _templates(baseline: Baseline, request: ProvisionRequest) -> list[NodeTempla
     names = [t.name for t in templates]
     for name in names:
         if names.count(name) > 1:
-            raise ProvisionError(f"two node templates are named {name!r}: a template's name names its node group")
+            raise ProvisionError(
+                f"two node templates are named {name!r}: a template's name names its node group"
+            )
     return templates
 
 
 def _profile(baseline: Baseline, pods: Sequence[Pod]) -> Profile:
     names = sorted({p.spec.scheduler_name or DEFAULT_SCHEDULER_NAME for p in pods})
     if len(names) > 1:
-        raise ProvisionError(f"the pending pods name different schedulers ({', '.join(names)}); provision one at a time")
+        raise ProvisionError(
+            f"the pending pods name different schedulers ({', '.join(names)}); provision one at a time"
+        )
     profile = baseline.profiles.get(names[0])
     if profile is None:
-        raise ProvisionError(f'the pending pods ask for scheduler "{names[0]}", which no --scheduler-config gives')
+        raise ProvisionError(
+            f'the pending pods ask for scheduler "{names[0]}", which no --scheduler-config gives'
+        )
     return profile
 
 
@@ -337,6 +236,7 @@ class _Problem:
     offered: tuple[tuple[Node, ...], ...]
     groups: tuple[tuple[str, ...], ...]
     base: ClusterState
+    templates: tuple[str, ...]
 
 
 def _problem(
@@ -376,41 +276,35 @@ def _problem(
                     only_offered.setdefault(d, []).append(n)
             g.spreads[i] = replace(s, offered={d: tuple(sorted(ns)) for d, ns in only_offered.items()})
     model.offers = offers
-    return _Problem(model, tuple(offered), groups, base)
+    return _Problem(model, tuple(offered), groups, base, tuple(t.name for t in templates))
 
 
-def _unhostable(problem: _Problem, pending: set[str], pods: Mapping[str, Pod], profile: Profile) -> None:
+def _unhostable(problem: _Problem, pending: set[str], cluster: ClusterState, profile: Profile) -> None:
     """ProvisionError naming a workload with pending pods that no template's node admits,
     with the scheduler's reasons on one node of each template."""
     offered = {n.metadata.name for nodes in problem.offered for n in nodes}
     for g, keys in zip(problem.model.groups, problem.groups, strict=True):
         if not pending & set(keys) or any(n.name in offered for n in g.nodes):
             continue
-        pod = unbound(pods[keys[0]])
+        pod = unbound(cluster.pods[keys[0]])
         decision = schedule_one(pod, problem.base, profile)
         reasons = []
-        for nodes in problem.offered:
-            if not nodes:
-                continue
-            name = nodes[0].metadata.name
-            rejection = decision.rejections.get(name)
-            why = "; ".join(rejection.status.reasons) if rejection is not None else "no room beside the others"
-            template = name.rsplit("-", 1)[0]
+        for template, nodes in zip(problem.templates, problem.offered, strict=True):
+            rejection = decision.rejections.get(nodes[0].metadata.name) if nodes else None
+            why = (
+                "; ".join(rejection.status.reasons) if rejection is not None else "no room beside the others"
+            )
             reasons.append(f"{template}: {why}")
+        owner = ownership(cluster, cluster.pods[keys[0]])
+        ref = owner.top or owner.controller or WorkloadRef(pod.namespace, "Pod", pod.metadata.name)
         raise ProvisionError(
-            f"{_workload(pod)}: no node template can host its pods ({' | '.join(reasons)})"
+            f"{ref.kind} {ref.namespace}/{ref.name}: no node template can host its pods "
+            f"({' | '.join(reasons)})"
         )
 
 
-def replay(baseline: Baseline, nodes: Sequence[Node]) -> Baseline:
-    """The Baseline's objects settled again with ``nodes`` in the cluster (existing, so there
-    before anything new is created): what ``kubespread schedule`` does given them."""
-    extra = [LoadedObject(n, "provision") for n in nodes]
-    return baseline.fork(extra)
-
-
 def _label(offers: Sequence[Offer], added: Sequence[int]) -> str:
-    parts = [f"{o.template}×{k}" for o, k in zip(offers, added, strict=True) if k]
+    parts = [f"{o.template} x{k}" for o, k in zip(offers, added, strict=True) if k]
     return ", ".join(parts) or "nothing"
 
 
@@ -429,12 +323,20 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
         autoscaler = estimate(baseline, templates, request.max_per_template).to_dict()
     if not pending_before:
         return ProvisionResult(
-            (), True, 0, (), _placements(cluster, run), (), autoscaler=autoscaler, after=baseline, before=baseline
+            (),
+            True,
+            0,
+            (),
+            _placements(cluster, run),
+            (),
+            autoscaler=autoscaler,
+            after=baseline,
+            before=baseline,
         )
     pods = cluster.pods
     profile = _profile(baseline, [pods[k] for k in run])
     problem = _problem(baseline, templates, run, profile, request.max_per_template)
-    _unhostable(problem, set(pending_before), pods, profile)
+    _unhostable(problem, set(pending_before), cluster, profile)
     model = problem.model
     excluded: list[tuple[int, ...]] = []
     notes: list[str] = []
@@ -445,8 +347,8 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
         except SolveError as e:
             if excluded:
                 raise ProvisionError(
-                    f"no addition within the bounds replays: {len(excluded)} the model found were turned down "
-                    f"by the replay ({e})"
+                    f"no addition within the bounds replays: {len(excluded)} the model found were "
+                    f"turned down by the replay ({e})"
                 ) from None
             raise ProvisionError(str(e)) from None
         seconds += answer.seconds
@@ -460,11 +362,13 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
                     f"the model's smallest addition did not replay ({len(excluded)} turned down); "
                     f"this is the smallest that does"
                 )
-            return _result(baseline, after, templates, problem, answer, chosen, run, notes, attempt, seconds, autoscaler)
+            return _result(
+                baseline, after, templates, problem, answer, chosen, run, notes, attempt, seconds, autoscaler
+            )
         excluded.append(answer.added)
         notes.append(
-            f"{_label(model.offers, answer.added)}: the model places every pod but kube-scheduler, one pod at "
-            f"a time, leaves {len(left) - unplaced} pending (e.g. {left[0]}): cut, solved again"
+            f"{_label(model.offers, answer.added)}: the model places every pod but kube-scheduler, one "
+            f"pod at a time, leaves {len(left) - unplaced} pending (e.g. {left[0]}): cut, solved again"
         )
     raise ProvisionError(
         f"no addition the model found replayed within {request.max_replays} tries "
@@ -506,10 +410,13 @@ def _result(
             continue
         names = tuple(n.metadata.name for n in nodes)
         additions.append(
-            Addition(t.name, t.zone, len(nodes), t.cost * len(nodes), names, sum(per_node.get(n, 0) for n in names))
+            Addition(
+                t.name, t.zone, len(nodes), t.cost * len(nodes), names, sum(per_node.get(n, 0) for n in names)
+            )
         )
     pending_after = tuple(
-        PendingAfter(k, _workload(cluster.pods[k]), after.sim.pending_reasons.get(k, "")) for k in _pending(cluster)
+        PendingAfter(k, _workload(cluster.pods[k]), after.sim.pending_reasons.get(k, ""))
+        for k in _pending(cluster)
     )
     return ProvisionResult(
         tuple(additions),

@@ -46,7 +46,9 @@ class OfferSolution:
         return sum(self.added)
 
 
-def _encode(model: PlacementModel, exclude: Sequence[Sequence[int]], *, exact: bool) -> tuple[Encoding, list[Any]]:
+def _encode(
+    model: PlacementModel, exclude: Sequence[Sequence[int]], *, exact: bool
+) -> tuple[Encoding, list[Any]]:
     """The encoding with the offers' symmetry broken and the excluded vectors cut; the
     number of nodes added per offer."""
     b = Encoding(model, exact=exact, assume=False)
@@ -111,7 +113,9 @@ def solve_offers(
         solver.parameters.max_time_in_seconds = left
         first = solver.solve(most.m)
         if first not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            raise SolveError(f"the solver found no arrangement ({solver.status_name(first)}) within {time_limit:g} s")
+            raise SolveError(
+                f"the solver found no arrangement ({solver.status_name(first)}) within {time_limit:g} s"
+            )
         target = int(solver.objective_value)
         b, counts = _encode(model, exclude, exact=False)
         b.require(sum(v for xs in b.x for v in xs.values()) == target)
