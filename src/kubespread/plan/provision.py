@@ -284,7 +284,7 @@ def _unhostable(problem: _Problem, pending: set[str], cluster: ClusterState, pro
     with the scheduler's reasons on one node of each template."""
     offered = {n.metadata.name for nodes in problem.offered for n in nodes}
     for g, keys in zip(problem.model.groups, problem.groups, strict=True):
-        if not pending & set(keys) or any(n.name in offered for n in g.nodes):
+        if not pending & set(keys) or any(n.name in offered and n.capacity > 0 for n in g.nodes):
             continue
         pod = unbound(cluster.pods[keys[0]])
         decision = schedule_one(pod, problem.base, profile)
