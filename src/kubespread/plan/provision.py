@@ -26,12 +26,13 @@ because their replay failed, satisfies the model) and the replay holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from kubespread.api.core import Node, Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
+from kubespread.api.resources import node_allocatable
 from kubespread.cluster.state import ClusterState
 from kubespread.cluster.workloads import WorkloadRef, controller_of, ownership
 from kubespread.io.loader import LoadedObject
@@ -54,6 +55,10 @@ from kubespread.solve.provision import OfferSolution, solve_offers
 
 #: costs are solved as integers: thousandths
 _COST_SCALE: Final = 1000
+#: the first, deterministic solve's share of the time limit (seconds, at most)
+_QUICK_SECONDS: Final = 2.0
+#: CP-SAT workers of the second solve, when the first does not prove its answer
+_WORKERS: Final = 8
 
 __all__ = [
     "COST_ANNOTATION",
@@ -303,6 +308,106 @@ def _unhostable(problem: _Problem, pending: set[str], cluster: ClusterState, pro
         )
 
 
+def _without_full_nodes(model: PlacementModel) -> PlacementModel:
+    """The model without the nodes a group's pods cannot use (full ones stay in a placement
+    model for relaxing resources; a provisioning model never relaxes)."""
+    groups = [replace(g, nodes=[n for n in g.nodes if n.capacity > 0]) for g in model.groups]
+    used = {n.name for g in groups for n in g.nodes}
+    room = {n: r for n, r in model.room.items() if n in used}
+    return PlacementModel(groups, room, model.relaxed, model.balance, model.offers)
+
+
+def _greedy(
+    cluster: ClusterState,
+    problem: _Problem,
+    run: Sequence[str],
+    profile: Profile,
+    sizes: Sequence[tuple[int, float]],
+) -> list[dict[str, int]]:
+    """A start for the solver on large models: the run's pods through ``schedule_one`` in
+    turn, each bound where the scheduler sends it; a pod no node takes opens the next node of
+    the first template (largest first, then cheapest: ``sizes``) where it then passes the
+    filters. The arrangement, per group, with each template's opened nodes renamed in order
+    of load (the symmetry breaking's order)."""
+    base = cluster_without(cluster, set(run))
+    opened: list[list[str]] = [[] for _ in problem.offered]
+    order = sorted(range(len(problem.offered)), key=lambda t: sizes[t])
+    node_of: dict[str, str] = {}
+    pods = cluster.pods
+    for k in run:
+        pod = unbound(pods[k])
+        chosen = schedule_one(pod, base, profile, timed=False).selected
+        if chosen is None:
+            for t in order:
+                if len(opened[t]) >= len(problem.offered[t]):
+                    continue
+                fresh = problem.offered[t][len(opened[t])]
+                base.add_node(fresh)
+                if fresh.metadata.name in schedule_one(pod, base, profile, timed=False).feasible:
+                    opened[t].append(fresh.metadata.name)
+                    chosen = fresh.metadata.name
+                    break
+                base.delete_node(fresh.metadata.name)
+        if chosen is None:
+            continue
+        base.add_pod(pod)
+        base.bind(pod.key, chosen)
+        node_of[k] = chosen
+    load: dict[str, int] = {}
+    for name in node_of.values():
+        load[name] = load.get(name, 0) + 1
+    rename: dict[str, str] = {}
+    for t, names in enumerate(opened):
+        ranked = sorted(names, key=lambda n: -load.get(n, 0))
+        rename |= {n: problem.offered[t][i].metadata.name for i, n in enumerate(ranked)}
+    out: list[dict[str, int]] = []
+    for keys in problem.groups:
+        counts: dict[str, int] = {}
+        for k in keys:
+            if k in node_of:
+                name = rename.get(node_of[k], node_of[k])
+                counts[name] = counts.get(name, 0) + 1
+        out.append(counts)
+    return out
+
+
+def _solve(
+    model: PlacementModel,
+    request: ProvisionRequest,
+    excluded: Sequence[tuple[int, ...]],
+    start: Callable[[], list[dict[str, int]]],
+) -> OfferSolution:
+    """A short deterministic solve (one worker); when it does not prove its answer, a second
+    with more workers from the better of its answer and the greedy start, for the rest of
+    the time limit."""
+    quick = min(request.time_limit, _QUICK_SECONDS)
+    first: OfferSolution | None
+    try:
+        first = solve_offers(model, time_limit=quick, exclude=excluded)
+    except SolveError:
+        first = None
+    if first is not None and first.proven:
+        return first
+    hint = start()
+    if first is not None and sum(first.added) < _opened(model, hint):
+        hint = first.by_group
+    rest = max(0.5, request.time_limit - quick)
+    try:
+        second = solve_offers(model, time_limit=rest, exclude=excluded, hint=hint, workers=_WORKERS)
+    except SolveError:
+        if first is None:
+            raise
+        return first
+    if first is not None and (first.nodes, not first.proven) < (second.nodes, not second.proven):
+        return replace(second, added=first.added, by_group=first.by_group, placed=first.placed)
+    return replace(second, lower_bound=max(second.lower_bound, first.lower_bound if first else 0))
+
+
+def _opened(model: PlacementModel, hint: Sequence[Mapping[str, int]]) -> int:
+    offered = {n for o in model.offers for n in o.nodes}
+    return len({n for counts in hint for n, k in counts.items() if k and n in offered})
+
+
 def _label(offers: Sequence[Offer], added: Sequence[int]) -> str:
     parts = [f"{o.template} x{k}" for o, k in zip(offers, added, strict=True) if k]
     return ", ".join(parts) or "nothing"
@@ -337,13 +442,21 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
     profile = _profile(baseline, [pods[k] for k in run])
     problem = _problem(baseline, templates, run, profile, request.max_per_template)
     _unhostable(problem, set(pending_before), cluster, profile)
-    model = problem.model
+    model = _without_full_nodes(problem.model)
     excluded: list[tuple[int, ...]] = []
     notes: list[str] = []
+    sizes = [(-node_allocatable(t.node).milli_cpu, t.cost) for t in templates]
+    greedy: list[list[dict[str, int]]] = []
+
+    def start() -> list[dict[str, int]]:
+        if not greedy:
+            greedy.append(_greedy(cluster, problem, run, profile, sizes))
+        return greedy[0]
+
     seconds = 0.0
     for attempt in range(1, request.max_replays + 1):
         try:
-            answer = solve_offers(model, time_limit=request.time_limit, exclude=excluded)
+            answer = _solve(model, request, excluded, start)
         except SolveError as e:
             if excluded:
                 raise ProvisionError(

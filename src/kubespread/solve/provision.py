@@ -16,7 +16,7 @@ replay adds when the scheduler does not land every pod on that addition.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,17 @@ def _encode(
     b = Encoding(model, exact=exact, assume=False)
     m = b.m
     counts = []
+    groups = model.groups
+    for offer in model.offers:
+        for n in offer.nodes:
+            users = [gi for gi in range(len(groups)) if n in b.x[gi]]
+            room = model.room.get(n, {})
+            for r, free in room.items():
+                load = [groups[gi].request[r] * b.x[gi][n] for gi in users if groups[gi].request.get(r)]
+                if load:
+                    # redundant with the room per node, but it ties the room to the node being
+                    # added: the linear relaxation then bounds the nodes by the pods' requests
+                    m.add(sum(load) <= max(free, 0) * b.added[n])
     for t, offer in enumerate(model.offers):
         loads = [sum(b.x[gi][n] for gi in range(len(model.groups)) if n in b.x[gi]) for n in offer.nodes]
         for k in range(1, len(offer.nodes)):
@@ -84,21 +95,37 @@ def _weights(model: PlacementModel) -> tuple[int, list[int]]:
     return per_node, costs
 
 
+def _hinted(b: Encoding, hint: Sequence[Mapping[str, int]] | None) -> None:
+    """Start the search from a known arrangement (per group, pods per node): the nodes it
+    uses added, the others not."""
+    if hint is None:
+        return
+    used = {n for counts in hint for n, k in counts.items() if k}
+    for xs, known in zip(b.x, hint, strict=True):
+        for node, v in xs.items():
+            b.m.add_hint(v, int(known.get(node, 0)))
+    for node, v in b.added.items():
+        b.m.add_hint(v, node in used)
+
+
 def solve_offers(
     model: PlacementModel,
     *,
     time_limit: float = 10.0,
     workers: int = 1,
     exclude: Sequence[Sequence[int]] = (),
+    hint: Sequence[Mapping[str, int]] | None = None,
 ) -> OfferSolution:
     """The fewest then cheapest additions that place every pod of the model (or the most
     that can be placed, when not all can); raises SolveError when the solver finds no
-    arrangement within ``time_limit`` (every offer excluded included)."""
+    arrangement within ``time_limit`` (every offer excluded included). ``hint``: a known
+    arrangement per group (its offered nodes in each offer's order, as the symmetry breaking
+    wants them), from which the search starts. One worker is deterministic; more search
+    better on large models but may return another of several equal optima."""
     started = time.perf_counter()
     node_weight, costs = _weights(model)
-    total = model.count
     b, counts = _encode(model, exclude, exact=True)
-    target = total
+    _hinted(b, hint)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = workers
