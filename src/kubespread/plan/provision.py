@@ -51,7 +51,7 @@ from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.baseline import Baseline, settle
 from kubespread.solve import PlacementModel, SolveError, build_groups
 from kubespread.solve.model import Offer
-from kubespread.solve.provision import OfferSolution, solve_offers
+from kubespread.solve.provision import NoAddition, OfferSolution, solve_offers
 
 #: costs are solved as integers: thousandths
 _COST_SCALE: Final = 1000
@@ -382,10 +382,12 @@ def _solve(
     the time limit."""
     quick = min(request.time_limit, _QUICK_SECONDS)
     first: OfferSolution | None
+    bound = 0
     try:
         first = solve_offers(model, time_limit=quick, exclude=excluded)
-    except SolveError:
-        first = None
+        bound = first.lower_bound
+    except NoAddition as e:
+        first, bound = None, e.lower_bound
     if first is not None and first.proven:
         return first
     hint = start()
@@ -399,8 +401,14 @@ def _solve(
             raise
         return first
     if first is not None and (first.nodes, not first.proven) < (second.nodes, not second.proven):
-        return replace(second, added=first.added, by_group=first.by_group, placed=first.placed)
-    return replace(second, lower_bound=max(second.lower_bound, first.lower_bound if first else 0))
+        return replace(
+            second,
+            added=first.added,
+            by_group=first.by_group,
+            placed=first.placed,
+            lower_bound=max(second.lower_bound, bound),
+        )
+    return replace(second, lower_bound=max(second.lower_bound, bound))
 
 
 def _opened(model: PlacementModel, hint: Sequence[Mapping[str, int]]) -> int:

@@ -25,7 +25,16 @@ from ortools.sat.python import cp_model
 from kubespread.solve.encode import Encoding
 from kubespread.solve.model import PlacementModel, SolveError
 
-__all__ = ["OfferSolution", "solve_offers"]
+__all__ = ["NoAddition", "OfferSolution", "solve_offers"]
+
+
+class NoAddition(SolveError):
+    """The solver found no addition in time; ``lower_bound``: the fewest nodes it proved
+    necessary meanwhile (0 when none)."""
+
+    def __init__(self, message: str, lower_bound: int = 0) -> None:
+        super().__init__(message)
+        self.lower_bound = lower_bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +149,7 @@ def solve_offers(
         solver.parameters.max_time_in_seconds = left
         first = solver.solve(most.m)
         if first not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            raise SolveError(
+            raise NoAddition(
                 f"the solver found no arrangement ({solver.status_name(first)}) within {time_limit:g} s"
             )
         target = int(solver.objective_value)
@@ -153,7 +162,8 @@ def solve_offers(
             status = cp_model.FEASIBLE  # the most placed was not proven
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise SolveError(f"the solver found no arrangement ({name}) within {time_limit:g} s")
+        bound = int(solver.best_objective_bound // node_weight) if status == cp_model.UNKNOWN else 0
+        raise NoAddition(f"the solver found no arrangement ({name}) within {time_limit:g} s", max(bound, 0))
     added = tuple(int(solver.value(c)) for c in counts)
     by_group = [{n: int(solver.value(v)) for n, v in xs.items()} for xs in b.x]
     by_group = [{n: k for n, k in c.items() if k} for c in by_group]
