@@ -45,7 +45,9 @@ ZONES = ("a", "b", "c")
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 
 
-def _node(name: str, zone: str, cpu: int, itype: str, cost: float | None = None, taint: str = "") -> dict[str, Any]:
+def _node(
+    name: str, zone: str, cpu: int, itype: str, cost: float | None = None, taint: str = ""
+) -> dict[str, Any]:
     d: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",
@@ -78,7 +80,11 @@ def generate(
                 "spec": {
                     "nodeName": name,
                     "containers": [
-                        {"name": "c", "image": "other", "resources": {"requests": {"cpu": f"{used}m", "memory": "1Gi"}}}
+                        {
+                            "name": "c",
+                            "image": "other",
+                            "resources": {"requests": {"cpu": f"{used}m", "memory": "1Gi"}},
+                        }
                     ],
                 },
                 "status": {"phase": "Running"},
@@ -99,7 +105,11 @@ def generate(
                         "metadata": {"labels": {"app": app}},
                         "spec": {
                             "containers": [
-                                {"name": "c", "image": app, "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+                                {
+                                    "name": "c",
+                                    "image": app,
+                                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                                }
                             ],
                             "topologySpreadConstraints": [
                                 {
@@ -123,11 +133,17 @@ def generate(
     return objects, templates
 
 
-def run(nodes: int, deployments: int, replicas: int, max_per_template: int, time_limit: float) -> dict[str, Any]:
+def run(
+    nodes: int, deployments: int, replicas: int, max_per_template: int, time_limit: float
+) -> dict[str, Any]:
     objects, templates = generate(nodes, deployments, replicas)
     loaded = tuple(LoadedObject(KINDS[d["kind"]].from_dict(d), "bench") for d in objects)
-    node_templates = tuple(node_template(LoadedObject(KINDS["Node"].from_dict(t), "bench")) for t in templates)
-    request = ProvisionRequest(loaded, node_templates, max_per_template=max_per_template, time_limit=time_limit)
+    node_templates = tuple(
+        node_template(LoadedObject(KINDS["Node"].from_dict(t), "bench")) for t in templates
+    )
+    request = ProvisionRequest(
+        loaded, node_templates, max_per_template=max_per_template, time_limit=time_limit
+    )
     load = os.getloadavg()[0]
     started = time.perf_counter()
     result = provision(request)
@@ -149,12 +165,16 @@ def run(nodes: int, deployments: int, replicas: int, max_per_template: int, time
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nodes", type=int, action="append", help="cluster size (repeatable; default 1000, 5000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--nodes", type=int, action="append", help="cluster size (repeatable; default 1000, 5000)"
+    )
     parser.add_argument("--deployments", type=int, default=20)
     parser.add_argument("--replicas", type=int, default=50)
     parser.add_argument("--max-per-template", type=int, default=100)
-    parser.add_argument("--time-limit", type=float, default=20.0)
+    parser.add_argument("--time-limit", type=float, default=10.0)
     args = parser.parse_args(argv)
     table = Table(title=f"kubespread provision ({os.cpu_count()} cores)")
     for column in (

@@ -157,10 +157,11 @@ def _render(result: ProvisionResult) -> None:
         nodes = auto["nodes"]
         left = len(auto["pendingAfter"])
         landed = "nothing pending" if not left else f"{left} still pending"
+        loops = auto["loops"]
         out.print(
-            f"cluster-autoscaler (binpacking, least-waste) adds {nodes} node{'s' if nodes != 1 else ''} "
-            f"(cost {_number(auto['cost'])}) in {auto['loops']} loop{'s' if auto['loops'] != 1 else ''}; "
-            f"replayed: {landed}"
+            f"cluster-autoscaler (binpacking, least-waste): add {nodes} node{'s' if nodes != 1 else ''} "
+            f"(cost {_number(auto['cost'])})\n  in {loops} loop{'s' if loops != 1 else ''}, one node group "
+            f"each; replayed: {landed}"
         )
         if auto["add"]:
             t = table("template", "zone", ("count", "right"), ("cost", "right"), ("loop", "right"))

@@ -104,17 +104,30 @@ def _weights(model: PlacementModel) -> tuple[int, list[int]]:
     return per_node, costs
 
 
-def _hinted(b: Encoding, hint: Sequence[Mapping[str, int]] | None) -> None:
-    """Start the search from a known arrangement (per group, pods per node): the nodes it
-    uses added, the others not."""
-    if hint is None:
-        return
-    used = {n for counts in hint for n, k in counts.items() if k}
+def _hinted(
+    b: Encoding, counts: Sequence[Any], hint: Sequence[Mapping[str, int]], time_limit: float
+) -> tuple[tuple[int, ...], list[dict[str, int]]] | None:
+    """Start the search from a known arrangement (per group, pods per node): the model with
+    the arrangement fixed is solved first (quick: only what follows from it is left), and
+    its whole solution becomes the hint (CP-SAT takes up a complete, feasible hint at once;
+    a partial one it may spend its time repairing). The arrangement's nodes per offer and
+    pods per node, or None when the model refuses the arrangement."""
+    fixed = b.m.clone()
     for xs, known in zip(b.x, hint, strict=True):
         for node, v in xs.items():
-            b.m.add_hint(v, int(known.get(node, 0)))
-    for node, v in b.added.items():
-        b.m.add_hint(v, node in used)
+            fixed.add(fixed.get_int_var_from_proto_index(v.index) == int(known.get(node, 0)))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 1
+    if solver.solve(fixed) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    values = list(solver.response_proto.solution)
+    for i, value in enumerate(values):
+        b.m.add_hint(b.m.get_int_var_from_proto_index(i), value)
+    added = tuple(values[c.index] for c in counts)
+    return added, [
+        {n: k for n, k in known.items() if k and n in xs} for xs, known in zip(b.x, hint, strict=True)
+    ]
 
 
 def solve_offers(
@@ -134,13 +147,27 @@ def solve_offers(
     started = time.perf_counter()
     node_weight, costs = _weights(model)
     b, counts = _encode(model, exclude, exact=True)
-    _hinted(b, hint)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = workers
     objective = sum(node_weight * c + cost * c for c, cost in zip(counts, costs, strict=True))
     b.m.minimize(objective)
+    start = _hinted(b, counts, hint, time_limit / 2) if hint is not None else None
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.1, time_limit - (time.perf_counter() - started))
+    solver.parameters.num_workers = workers
     status = solver.solve(b.m)
+    if start is not None and status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        # the search found nothing in time: the start is the answer, with what was proved
+        bound = int(solver.best_objective_bound // node_weight) if status == cp_model.UNKNOWN else 0
+        added, by_group = start
+        placed = sum(sum(c.values()) for c in by_group)
+        return OfferSolution(
+            added,
+            by_group,
+            placed,
+            False,
+            min(max(bound, 0), sum(added)),
+            "HINT",
+            time.perf_counter() - started,
+        )
     if status == cp_model.INFEASIBLE:
         # not every pod fits: the most that do, then the fewest nodes for them
         most, _ = _encode(model, exclude, exact=False)
