@@ -26,6 +26,7 @@ because their replay failed, satisfies the model) and the replay holds.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -51,7 +52,7 @@ from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.baseline import Baseline, settle
 from kubespread.solve import PlacementModel, SolveError, build_groups
 from kubespread.solve.model import Offer
-from kubespread.solve.provision import NoAddition, OfferSolution, solve_offers
+from kubespread.solve.provision import NoAddition, OfferSolution, lower_bound, solve_offers
 
 #: costs are solved as integers: thousandths
 _COST_SCALE: Final = 1000
@@ -59,6 +60,8 @@ _COST_SCALE: Final = 1000
 _QUICK_SECONDS: Final = 2.0
 #: CP-SAT workers of the second solve, when the first does not prove its answer
 _WORKERS: Final = 8
+#: node slots (over every group) up to which the first solve is tried
+_SMALL_MODEL: Final = 4000
 
 __all__ = [
     "COST_ANNOTATION",
@@ -377,38 +380,41 @@ def _solve(
     excluded: Sequence[tuple[int, ...]],
     start: Callable[[], list[dict[str, int]]],
 ) -> OfferSolution:
-    """A short deterministic solve (one worker); when it does not prove its answer, a second
-    with more workers from the better of its answer and the greedy start, for the rest of
-    the time limit."""
-    quick = min(request.time_limit, _QUICK_SECONDS)
-    first: OfferSolution | None
+    """A short deterministic solve (one worker) on a small model; when that does not prove
+    its answer (or the model is large), a lower bound from the aggregated relaxation
+    (``solve.provision.lower_bound``), then a solve with more workers from the better of its
+    answer and the greedy start, for the rest of the time limit. An answer as small as the
+    bound is the fewest nodes (proven when every template costs the same)."""
+    began = time.perf_counter()
+    first: OfferSolution | None = None
     bound = 0
-    try:
-        first = solve_offers(model, time_limit=quick, exclude=excluded)
-        bound = first.lower_bound
-    except NoAddition as e:
-        first, bound = None, e.lower_bound
-    if first is not None and first.proven:
-        return first
+    if sum(len(g.nodes) for g in model.groups) <= _SMALL_MODEL:
+        try:
+            first = solve_offers(model, time_limit=min(request.time_limit, _QUICK_SECONDS), exclude=excluded)
+            bound = first.lower_bound
+        except NoAddition as e:
+            bound = e.lower_bound
+        if first is not None and first.proven:
+            return first
+    bound = max(bound, lower_bound(model, time_limit=min(_QUICK_SECONDS, request.time_limit / 4)))
+    same_cost = len({o.cost for o in model.offers}) <= 1
+    if first is not None and first.nodes <= bound:
+        return replace(first, proven=same_cost, lower_bound=first.nodes)
     hint = start()
     if first is not None and sum(first.added) < _opened(model, hint):
         hint = first.by_group
-    rest = max(0.5, request.time_limit - quick)
+    rest = max(0.5, request.time_limit - (time.perf_counter() - began))
     try:
         second = solve_offers(model, time_limit=rest, exclude=excluded, hint=hint, workers=_WORKERS)
     except SolveError:
         if first is None:
             raise
-        return first
+        second = first
     if first is not None and (first.nodes, not first.proven) < (second.nodes, not second.proven):
-        return replace(
-            second,
-            added=first.added,
-            by_group=first.by_group,
-            placed=first.placed,
-            lower_bound=max(second.lower_bound, bound),
-        )
-    return replace(second, lower_bound=max(second.lower_bound, bound))
+        second = first
+    bound = max(second.lower_bound, bound)
+    proven = second.proven or (second.nodes <= bound and same_cost)
+    return replace(second, lower_bound=min(bound, second.nodes), proven=proven)
 
 
 def _opened(model: PlacementModel, hint: Sequence[Mapping[str, int]]) -> int:

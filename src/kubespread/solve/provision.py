@@ -15,6 +15,7 @@ replay adds when the scheduler does not land every pod on that addition.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,9 +24,9 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from kubespread.solve.encode import Encoding
-from kubespread.solve.model import PlacementModel, SolveError
+from kubespread.solve.model import Group, PlacementModel, SolveError, Spread
 
-__all__ = ["NoAddition", "OfferSolution", "solve_offers"]
+__all__ = ["NoAddition", "OfferSolution", "lower_bound", "solve_offers"]
 
 
 class NoAddition(SolveError):
@@ -200,3 +201,162 @@ def solve_offers(
     return OfferSolution(
         added, by_group, placed, proven, min(bound, sum(added)), name, time.perf_counter() - started
     )
+
+
+def _same_value(labels: Sequence[Mapping[str, str]], key: str) -> str | None:
+    """The value every one of the nodes has for ``key``, or None (missing or differing)."""
+    values = {lab.get(key) for lab in labels}
+    if len(values) != 1:
+        return None
+    (value,) = values
+    return value
+
+
+def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int = 1) -> int:
+    """A lower bound on the nodes to add, from a relaxation with the offered nodes of each
+    template taken together (a count, and pods per group on them): resources summed over
+    them, spread over keys all of a template's nodes share a value of (zones) kept as they
+    are, spread over other keys (hostnames) and affinity left out, anti-affinity of a group
+    to itself over a key each new node has its own value of: one pod per node. Any answer
+    of the full model is one of this model's, so its optimum (or the bound CP-SAT proves
+    on it) bounds the full model's. 0 when not every pod fits."""
+    if not model.offers:
+        return 0
+    m = cp_model.CpModel()
+    groups = model.groups
+    count = [m.new_int_var(0, len(o.nodes), f"c[{t}]") for t, o in enumerate(model.offers)]
+    offer_of = {n: t for t, o in enumerate(model.offers) for n in o.nodes}
+    labels: dict[str, dict[str, str]] = {}
+    for g in groups:
+        for n in g.nodes:
+            labels.setdefault(n.name, n.labels)
+    # per group: its existing nodes (x) and each offer it may use (y, with a node's capacity)
+    x: list[dict[str, Any]] = []
+    y: list[dict[int, Any]] = []
+    for g in groups:
+        xs: dict[str, Any] = {}
+        ys: dict[int, Any] = {}
+        for n in g.nodes:
+            t = offer_of.get(n.name)
+            if t is None:
+                xs[n.name] = m.new_int_var(0, n.capacity, "")
+            elif t not in ys and n.capacity > 0:
+                ys[t] = m.new_int_var(0, min(g.count, n.capacity * len(model.offers[t].nodes)), "")
+                m.add(ys[t] <= n.capacity * count[t])
+        m.add(sum(xs.values()) + sum(ys.values()) == g.count)
+        x.append(xs)
+        y.append(ys)
+    # resources on existing nodes two groups share, and on each offer's nodes together
+    users: dict[str, list[int]] = {}
+    for gi, xs in enumerate(x):
+        for name in xs:
+            users.setdefault(name, []).append(gi)
+    for name, gis in users.items():
+        if len(gis) > 1:
+            room = model.room.get(name, {})
+            for r in {r for gi in gis for r in groups[gi].request}:
+                load = [groups[gi].request[r] * x[gi][name] for gi in gis if groups[gi].request.get(r)]
+                if len(load) > 1:
+                    m.add(sum(load) <= max(room.get(r, 0), 0))
+    for t, o in enumerate(model.offers):
+        room = model.room.get(o.nodes[0], {}) if o.nodes else {}
+        for r, free in room.items():
+            load = [
+                groups[gi].request[r] * ys[t]
+                for gi, ys in enumerate(y)
+                if t in ys and groups[gi].request.get(r)
+            ]
+            if load:
+                m.add(sum(load) <= max(free, 0) * count[t])
+    for gi, g in enumerate(groups):
+        for s in g.spreads:
+            _zonal_spread(m, gi, s, groups, x, y, count, model, labels)
+        for a in g.anti:
+            if gi in a.members:
+                for t, o in enumerate(model.offers):
+                    own = {labels.get(n, {}).get(a.topology_key) for n in o.nodes}
+                    if t in y[gi] and len(own) == len(o.nodes) and None not in own:
+                        m.add(y[gi][t] <= count[t])
+    m.minimize(sum(count))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = workers
+    status = solver.solve(m)
+    if status == cp_model.OPTIMAL:
+        return round(solver.objective_value)
+    if status == cp_model.FEASIBLE or status == cp_model.UNKNOWN:
+        return max(0, math.ceil(solver.best_objective_bound - 1e-6))
+    return 0
+
+
+def _zonal_spread(
+    m: cp_model.CpModel,
+    gi: int,
+    s: Spread,
+    groups: Sequence[Group],
+    x: Sequence[Mapping[str, Any]],
+    y: Sequence[Mapping[int, Any]],
+    count: Sequence[Any],
+    model: PlacementModel,
+    labels: Mapping[str, Mapping[str, str]],
+) -> None:
+    """A spread constraint in the aggregated relaxation, when every offer's nodes share one
+    value of its key (else it is left out)."""
+    key = s.topology_key
+    domain_of: dict[int, str] = {}
+    counted: dict[int, bool] = {}
+    for t, o in enumerate(model.offers):
+        if not o.nodes:
+            continue
+        value = _same_value([labels.get(n, {}) for n in o.nodes if n in labels] or [{}], key)
+        if value is None and any(key in labels.get(n, {}) for n in o.nodes):
+            return  # a key the new nodes differ on (hostname): left out
+        if value is not None:
+            domain_of[t] = value
+            counted[t] = o.nodes[0] in s.counted
+    totals: dict[str, Any] = {d: s.existing.get(d, 0) for d in s.existing}
+    here_terms: dict[str, list[Any]] = {}
+    for h in s.members:
+        for n, v in x[h].items():
+            d = labels[n].get(key)
+            if d is not None and n in s.counted:
+                totals[d] = totals.get(d, 0) + v
+        for t, v in y[h].items():
+            d = domain_of.get(t)
+            if d is not None and counted.get(t):
+                totals[d] = totals.get(d, 0) + v
+    for n, v in x[gi].items():
+        d = labels[n].get(key)
+        if d is not None and n in s.counted:
+            here_terms.setdefault(d, []).append(v)
+    for t, v in y[gi].items():
+        d = domain_of.get(t)
+        if d is not None and counted.get(t):
+            here_terms.setdefault(d, []).append(v)
+    offered_only = {d for d in s.offered if d in s.existing}
+    present: dict[str, Any] = {}
+    for d in offered_only:
+        b = m.new_bool_var("")
+        nodes = sum(count[t] for t, dd in domain_of.items() if dd == d and counted.get(t))
+        if isinstance(nodes, int):
+            m.add(b == 0)
+        else:
+            m.add(nodes >= 1).only_enforce_if(b)
+            m.add(nodes == 0).only_enforce_if(~b)
+        present[d] = b
+    big = sum(s.existing.values()) + model.count
+    low = m.new_int_var(0, big, "")
+    for d in s.existing:
+        ct = m.add(low <= totals[d])
+        if d in present:
+            ct.only_enforce_if(present[d])
+    short = max(s.min_domains, 1) - (len(s.existing) - len(present))
+    if short > 0:
+        enough = m.new_bool_var("")
+        m.add(sum(present.values()) >= short).only_enforce_if(enough)
+        m.add(low == 0).only_enforce_if(~enough)
+    for d, terms in here_terms.items():
+        here = m.new_bool_var("")
+        m.add(sum(terms) >= 1).only_enforce_if(here)
+        m.add(sum(terms) == 0).only_enforce_if(~here)
+        m.add(totals.get(d, 0) - low <= s.max_skew).only_enforce_if(here)
