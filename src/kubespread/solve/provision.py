@@ -24,7 +24,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from kubespread.solve.encode import Encoding
-from kubespread.solve.model import Group, PlacementModel, SolveError, Spread
+from kubespread.solve.model import PlacementModel, SolveError, Spread
 
 __all__ = ["NoAddition", "OfferSolution", "lower_bound", "solve_offers"]
 
@@ -203,80 +203,112 @@ def solve_offers(
     )
 
 
-def _same_value(labels: Sequence[Mapping[str, str]], key: str) -> str | None:
-    """The value every one of the nodes has for ``key``, or None (missing or differing)."""
-    values = {lab.get(key) for lab in labels}
-    if len(values) != 1:
-        return None
-    (value,) = values
-    return value
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """Nodes taken together in the relaxation: an offer's (``offer`` its index, their number
+    a variable) or existing nodes alike in everything the relaxation keeps (``size`` of them):
+    their values of the kept keys, each group's capacity on one, the room of one, and which
+    spread constraints count them."""
+
+    nodes: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...]
+    capacity: tuple[int, ...]
+    room: tuple[tuple[str, int], ...]
+    counted: tuple[bool, ...]
+    offer: int = -1
+
+
+def _kept_keys(model: PlacementModel, labels: Mapping[str, Mapping[str, str]]) -> set[str]:
+    """The spread keys every offer's nodes share one value of (or all lack): zones, not
+    hostnames."""
+    keys = {s.topology_key for g in model.groups for s in g.spreads}
+    kept = set()
+    for key in keys:
+        if all(len({labels.get(n, {}).get(key) for n in o.nodes}) <= 1 for o in model.offers):
+            kept.add(key)
+    return kept
+
+
+def _pools(model: PlacementModel, labels: Mapping[str, Mapping[str, str]], kept: set[str]) -> list[_Pool]:
+    groups = model.groups
+    spreads = [s for g in groups for s in g.spreads if s.topology_key in kept]
+    caps: dict[str, list[int]] = {}
+    for gi, g in enumerate(groups):
+        for n in g.nodes:
+            caps.setdefault(n.name, [0] * len(groups))[gi] = n.capacity
+    offer_of = {n: t for t, o in enumerate(model.offers) for n in o.nodes}
+
+    def key_of(name: str) -> tuple[Any, Any, Any, Any]:
+        lab = labels.get(name, {})
+        return (
+            tuple(sorted((k, lab[k]) for k in kept if k in lab)),
+            tuple(caps[name]),
+            tuple(sorted(model.room.get(name, {}).items())),
+            tuple(name in s.counted for s in spreads),
+        )
+
+    alike: dict[tuple[Any, Any, Any, Any], list[str]] = {}
+    for name in caps:
+        if name not in offer_of:
+            alike.setdefault(key_of(name), []).append(name)
+    out = [_Pool(tuple(names), k[0], k[1], k[2], k[3]) for k, names in alike.items()]
+    for t, o in enumerate(model.offers):
+        if o.nodes and o.nodes[0] in caps:
+            k = key_of(o.nodes[0])
+            out.append(_Pool(o.nodes, k[0], k[1], k[2], k[3], offer=t))
+    return out
 
 
 def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int = 1) -> int:
-    """A lower bound on the nodes to add, from a relaxation with the offered nodes of each
-    template taken together (a count, and pods per group on them): resources summed over
-    them, spread over keys all of a template's nodes share a value of (zones) kept as they
-    are, spread over other keys (hostnames) and affinity left out, anti-affinity of a group
-    to itself over a key each new node has its own value of: one pod per node. Any answer
-    of the full model is one of this model's, so its optimum (or the bound CP-SAT proves
-    on it) bounds the full model's. 0 when not every pod fits."""
+    """A lower bound on the nodes to add, from a relaxation with nodes taken together: each
+    template's offered nodes (a count) and existing nodes alike in all it keeps (so a model
+    of thousands of nodes becomes one of a few pools). Per pool and group, pods within the
+    group's capacity per node times the nodes; resources summed over the pool; spread over
+    keys all of a template's nodes share a value of (zones) kept as the full model has it;
+    spread over other keys (hostnames) and pod affinity left out; anti-affinity of a group
+    to itself over a key each node has its own value of: one pod per node. Any answer of
+    the full model is one of this model's, so the bound CP-SAT proves on it bounds the full
+    model's. 0 when not every pod fits."""
     if not model.offers:
         return 0
-    m = cp_model.CpModel()
     groups = model.groups
-    count = [m.new_int_var(0, len(o.nodes), f"c[{t}]") for t, o in enumerate(model.offers)]
-    offer_of = {n: t for t, o in enumerate(model.offers) for n in o.nodes}
     labels: dict[str, dict[str, str]] = {}
     for g in groups:
         for n in g.nodes:
             labels.setdefault(n.name, n.labels)
-    # per group: its existing nodes (x) and each offer it may use (y, with a node's capacity)
-    x: list[dict[str, Any]] = []
+    kept = _kept_keys(model, labels)
+    pools = _pools(model, labels, kept)
+    m = cp_model.CpModel()
+    count = [m.new_int_var(0, len(o.nodes), f"c[{t}]") for t, o in enumerate(model.offers)]
+    size: list[Any] = [count[p.offer] if p.offer >= 0 else len(p.nodes) for p in pools]
     y: list[dict[int, Any]] = []
-    for g in groups:
-        xs: dict[str, Any] = {}
-        ys: dict[int, Any] = {}
-        for n in g.nodes:
-            t = offer_of.get(n.name)
-            if t is None:
-                xs[n.name] = m.new_int_var(0, n.capacity, "")
-            elif t not in ys and n.capacity > 0:
-                ys[t] = m.new_int_var(0, min(g.count, n.capacity * len(model.offers[t].nodes)), "")
-                m.add(ys[t] <= n.capacity * count[t])
-        m.add(sum(xs.values()) + sum(ys.values()) == g.count)
-        x.append(xs)
-        y.append(ys)
-    # resources on existing nodes two groups share, and on each offer's nodes together
-    users: dict[str, list[int]] = {}
-    for gi, xs in enumerate(x):
-        for name in xs:
-            users.setdefault(name, []).append(gi)
-    for name, gis in users.items():
-        if len(gis) > 1:
-            room = model.room.get(name, {})
-            for r in {r for gi in gis for r in groups[gi].request}:
-                load = [groups[gi].request[r] * x[gi][name] for gi in gis if groups[gi].request.get(r)]
-                if len(load) > 1:
-                    m.add(sum(load) <= max(room.get(r, 0), 0))
-    for t, o in enumerate(model.offers):
-        room = model.room.get(o.nodes[0], {}) if o.nodes else {}
-        for r, free in room.items():
-            load = [
-                groups[gi].request[r] * ys[t]
-                for gi, ys in enumerate(y)
-                if t in ys and groups[gi].request.get(r)
-            ]
-            if load:
-                m.add(sum(load) <= max(free, 0) * count[t])
     for gi, g in enumerate(groups):
-        for s in g.spreads:
-            _zonal_spread(m, gi, s, groups, x, y, count, model, labels)
-        for a in g.anti:
-            if gi in a.members:
-                for t, o in enumerate(model.offers):
-                    own = {labels.get(n, {}).get(a.topology_key) for n in o.nodes}
-                    if t in y[gi] and len(own) == len(o.nodes) and None not in own:
-                        m.add(y[gi][t] <= count[t])
+        ys: dict[int, Any] = {}
+        for pi, p in enumerate(pools):
+            cap = p.capacity[gi]
+            if cap <= 0:
+                continue
+            ys[pi] = m.new_int_var(0, min(g.count, cap * len(p.nodes)), "")
+            m.add(ys[pi] <= cap * size[pi])
+            unique = next(
+                (a for a in g.anti if gi in a.members and _own_values(p.nodes, labels, a.topology_key)), None
+            )
+            if unique is not None:
+                m.add(ys[pi] <= size[pi])
+        m.add(sum(ys.values()) == g.count)
+        y.append(ys)
+    for pi, p in enumerate(pools):
+        for r, free in p.room:
+            load = [
+                groups[gi].request[r] * ys[pi]
+                for gi, ys in enumerate(y)
+                if pi in ys and groups[gi].request.get(r)
+            ]
+            if len(load) > 1 or (load and p.offer >= 0):
+                m.add(sum(load) <= max(free, 0) * size[pi])
+    spreads = [(gi, s) for gi, g in enumerate(groups) for s in g.spreads if s.topology_key in kept]
+    for si, (gi, s) in enumerate(spreads):
+        _pooled_spread(m, gi, si, s, pools, y, size, model.count)
     m.minimize(sum(count))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
@@ -284,68 +316,55 @@ def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int 
     status = solver.solve(m)
     if status == cp_model.OPTIMAL:
         return round(solver.objective_value)
-    if status == cp_model.FEASIBLE or status == cp_model.UNKNOWN:
+    if status in (cp_model.FEASIBLE, cp_model.UNKNOWN):
         return max(0, math.ceil(solver.best_objective_bound - 1e-6))
     return 0
 
 
-def _zonal_spread(
+def _own_values(nodes: Sequence[str], labels: Mapping[str, Mapping[str, str]], key: str) -> bool:
+    """Whether each of the nodes has a value of ``key`` no other has (a hostname)."""
+    values = [labels.get(n, {}).get(key) for n in nodes]
+    return None not in values and len(set(values)) == len(values)
+
+
+def _pooled_spread(
     m: cp_model.CpModel,
     gi: int,
+    si: int,
     s: Spread,
-    groups: Sequence[Group],
-    x: Sequence[Mapping[str, Any]],
+    pools: Sequence[_Pool],
     y: Sequence[Mapping[int, Any]],
-    count: Sequence[Any],
-    model: PlacementModel,
-    labels: Mapping[str, Mapping[str, str]],
+    size: Sequence[Any],
+    pods: int,
 ) -> None:
-    """A spread constraint in the aggregated relaxation, when every offer's nodes share one
-    value of its key (else it is left out)."""
+    """A spread constraint over a kept key in the relaxation: as the full model's, over
+    pools (``si``: its index among the kept constraints, for the pools' counted flags)."""
     key = s.topology_key
-    domain_of: dict[int, str] = {}
-    counted: dict[int, bool] = {}
-    for t, o in enumerate(model.offers):
-        if not o.nodes:
-            continue
-        value = _same_value([labels.get(n, {}) for n in o.nodes if n in labels] or [{}], key)
-        if value is None and any(key in labels.get(n, {}) for n in o.nodes):
-            return  # a key the new nodes differ on (hostname): left out
-        if value is not None:
-            domain_of[t] = value
-            counted[t] = o.nodes[0] in s.counted
+    domain = [dict(p.labels).get(key) for p in pools]
     totals: dict[str, Any] = {d: s.existing.get(d, 0) for d in s.existing}
-    here_terms: dict[str, list[Any]] = {}
-    for h in s.members:
-        for n, v in x[h].items():
-            d = labels[n].get(key)
-            if d is not None and n in s.counted:
-                totals[d] = totals.get(d, 0) + v
-        for t, v in y[h].items():
-            d = domain_of.get(t)
-            if d is not None and counted.get(t):
-                totals[d] = totals.get(d, 0) + v
-    for n, v in x[gi].items():
-        d = labels[n].get(key)
-        if d is not None and n in s.counted:
-            here_terms.setdefault(d, []).append(v)
-    for t, v in y[gi].items():
-        d = domain_of.get(t)
-        if d is not None and counted.get(t):
-            here_terms.setdefault(d, []).append(v)
-    offered_only = {d for d in s.offered if d in s.existing}
+    mine: dict[str, list[Any]] = {}
+    for pi, p in enumerate(pools):
+        d = domain[pi]
+        if d is None or not p.counted[si]:
+            continue
+        for h in s.members:
+            if pi in y[h]:
+                totals[d] = totals.get(d, 0) + y[h][pi]
+        if pi in y[gi]:
+            mine.setdefault(d, []).append(y[gi][pi])
     present: dict[str, Any] = {}
-    for d in offered_only:
+    for d in s.offered:
+        if d not in s.existing:
+            continue
+        nodes = [size[pi] for pi, p in enumerate(pools) if p.offer >= 0 and domain[pi] == d and p.counted[si]]
         b = m.new_bool_var("")
-        nodes = sum(count[t] for t, dd in domain_of.items() if dd == d and counted.get(t))
-        if isinstance(nodes, int):
-            m.add(b == 0)
+        if nodes:
+            m.add(sum(nodes) >= 1).only_enforce_if(b)
+            m.add(sum(nodes) == 0).only_enforce_if(~b)
         else:
-            m.add(nodes >= 1).only_enforce_if(b)
-            m.add(nodes == 0).only_enforce_if(~b)
+            m.add(b == 0)
         present[d] = b
-    big = sum(s.existing.values()) + model.count
-    low = m.new_int_var(0, big, "")
+    low = m.new_int_var(0, sum(s.existing.values()) + pods, "")
     for d in s.existing:
         ct = m.add(low <= totals[d])
         if d in present:
@@ -355,7 +374,7 @@ def _zonal_spread(
         enough = m.new_bool_var("")
         m.add(sum(present.values()) >= short).only_enforce_if(enough)
         m.add(low == 0).only_enforce_if(~enough)
-    for d, terms in here_terms.items():
+    for d, terms in mine.items():
         here = m.new_bool_var("")
         m.add(sum(terms) >= 1).only_enforce_if(here)
         m.add(sum(terms) == 0).only_enforce_if(~here)
