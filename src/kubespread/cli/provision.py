@@ -20,7 +20,6 @@ from kubespread.cli.common import (
     out,
     print_data,
     print_problems,
-    require_nodes,
     scheduler_profiles_or_exit,
     table,
     warn_assumed_namespaces,
@@ -194,7 +193,6 @@ def provision_command(
     from kubespread.sim.baseline import SettleError
 
     manifests = load_or_exit(files, validate=validate)
-    require_nodes(manifests, "provision")
     warn_assumed_namespaces(manifests)
     templates = _templates(node_templates, validate)
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)

@@ -400,10 +400,11 @@ def _solve(
     same_cost = len({o.cost for o in model.offers}) <= 1
     if first is not None and first.nodes <= bound:
         return replace(first, proven=same_cost, lower_bound=first.nodes)
-    hint = start()
+    spent = time.perf_counter() - began
+    hint = start()  # not on the solver's clock: the scheduler's time
     if first is not None and sum(first.added) < _opened(model, hint):
         hint = first.by_group
-    rest = max(0.5, request.time_limit - (time.perf_counter() - began))
+    rest = max(1.0, request.time_limit - spent)
     try:
         second = solve_offers(model, time_limit=rest, exclude=excluded, hint=hint, workers=_WORKERS)
     except SolveError:

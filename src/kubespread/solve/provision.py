@@ -105,14 +105,11 @@ def _weights(model: PlacementModel) -> tuple[int, list[int]]:
     return per_node, costs
 
 
-def _hinted(
-    b: Encoding, counts: Sequence[Any], hint: Sequence[Mapping[str, int]], time_limit: float
-) -> tuple[tuple[int, ...], list[dict[str, int]]] | None:
+def _hinted(b: Encoding, hint: Sequence[Mapping[str, int]], time_limit: float) -> None:
     """Start the search from a known arrangement (per group, pods per node): the model with
     the arrangement fixed is solved first (quick: only what follows from it is left), and
     its whole solution becomes the hint (CP-SAT takes up a complete, feasible hint at once;
-    a partial one it may spend its time repairing). The arrangement's nodes per offer and
-    pods per node, or None when the model refuses the arrangement."""
+    a partial one it may spend its time repairing). When that fails, the partial hint."""
     fixed = b.m.clone()
     for xs, known in zip(b.x, hint, strict=True):
         for node, v in xs.items():
@@ -120,15 +117,29 @@ def _hinted(
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = 1
-    if solver.solve(fixed) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
-    values = list(solver.response_proto.solution)
-    for i, value in enumerate(values):
-        b.m.add_hint(b.m.get_int_var_from_proto_index(i), value)
-    added = tuple(values[c.index] for c in counts)
-    return added, [
+    if solver.solve(fixed) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        for i, value in enumerate(solver.response_proto.solution):
+            b.m.add_hint(b.m.get_int_var_from_proto_index(i), value)
+        return
+    used = {n for counts in hint for n, k in counts.items() if k}
+    for xs, known in zip(b.x, hint, strict=True):
+        for node, v in xs.items():
+            b.m.add_hint(v, int(known.get(node, 0)))
+    for node, v in b.added.items():
+        b.m.add_hint(v, node in used)
+
+
+def _as_solution(
+    model: PlacementModel, b: Encoding, hint: Sequence[Mapping[str, int]]
+) -> tuple[tuple[int, ...], list[dict[str, int]]]:
+    """The hint as an answer: nodes used per offer (its offered nodes come first in each
+    offer's order), pods per node of the model."""
+    used = {n for counts in hint for n, k in counts.items() if k}
+    added = tuple(sum(1 for n in o.nodes if n in used) for o in model.offers)
+    by_group = [
         {n: k for n, k in known.items() if k and n in xs} for xs, known in zip(b.x, hint, strict=True)
     ]
+    return added, by_group
 
 
 def solve_offers(
@@ -150,7 +161,10 @@ def solve_offers(
     b, counts = _encode(model, exclude, exact=True)
     objective = sum(node_weight * c + cost * c for c, cost in zip(counts, costs, strict=True))
     b.m.minimize(objective)
-    start = _hinted(b, counts, hint, time_limit / 2) if hint is not None else None
+    start = None
+    if hint is not None:
+        _hinted(b, hint, time_limit / 3)
+        start = _as_solution(model, b, hint)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.1, time_limit - (time.perf_counter() - started))
     solver.parameters.num_workers = workers
