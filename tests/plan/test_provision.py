@@ -18,6 +18,7 @@ from kubespread.plan.provision import (
     provision,
 )
 from kubespread.sim.baseline import settle
+from kubespread.solve.provision import lower_bound
 from provision_cases import (
     HOSTNAME,
     ZONE,
@@ -63,6 +64,7 @@ ZONAL = Case(
 
 def test_a_zone_no_node_is_added_to_is_no_domain() -> None:
     result = check_against_brute_force(ZONAL)
+    assert relaxation_bound(ZONAL) == 3
     assert {a.zone: a.count for a in result.additions} == {"a": 1, "b": 2} or {
         a.zone: a.count for a in result.additions
     } == {"a": 2, "b": 1}
@@ -257,3 +259,18 @@ def test_random_small_instances_match_the_brute_force(seed: int) -> None:
     assert (result.nodes, result.cost) == best
     assert not result.pending_after
     assert judged(case, vector(case, result)) == 0
+    assert relaxation_bound(case) <= best[0]
+
+
+def relaxation_bound(case: Case) -> int:
+    """The aggregated relaxation's bound on the case's model (what large models report as
+    their gap): never above the true minimum."""
+    from kubespread.plan import provision as plan
+
+    baseline = settle(case.loaded())
+    run = plan._run_pods(baseline)
+    if not run:
+        return 0
+    profile = plan._profile(baseline, [baseline.cluster.pods[k] for k in run])
+    problem = plan._problem(baseline, list(case.node_templates()), run, profile, 3)
+    return lower_bound(plan._without_full_nodes(problem.model), time_limit=5)
