@@ -2,7 +2,7 @@
 """``kubespread provision`` on generated clusters: plan + replay time, nodes, proof or gap.
 
 A seeded generator writes a cluster of N nodes over three zones (4 CPU each, other apps'
-pods already bound using 3 to 3.5 CPU of each, so no new replica fits), 20 pending
+pods already bound using 3.2 to 3.6 CPU of each, so no new replica fits), 20 pending
 Deployments of 50 replicas (1 CPU, 1Gi) each with two DoNotSchedule spread constraints,
 maxSkew 1: by zone and by hostname, and 5 node templates: ``m5`` (4 CPU, cost 1) in each
 zone, ``c5`` (8 CPU, cost 1.9) in zone a, and ``spot`` (4 CPU, cost 0.3) in zone b,
@@ -71,7 +71,7 @@ def generate(
     for i in range(nodes):
         name = f"node-{i:05d}"
         objects.append(_node(name, ZONES[i % 3], 4, "m5"))
-        used = rng.choice((3000, 3200, 3500))
+        used = rng.choice((3200, 3500, 3600))
         objects.append(
             {
                 "apiVersion": "v1",

@@ -52,7 +52,7 @@ from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.baseline import Baseline, settle
 from kubespread.solve import PlacementModel, SolveError, build_groups
 from kubespread.solve.model import Offer
-from kubespread.solve.provision import NoAddition, OfferSolution, lower_bound, solve_offers
+from kubespread.solve.provision import NoAddition, OfferSolution, relaxation, solve_offers, truncated
 
 #: costs are solved as integers: thousandths
 _COST_SCALE: Final = 1000
@@ -374,48 +374,107 @@ def _greedy(
     return out
 
 
+def _grown(
+    after: Baseline,
+    problem: _Problem,
+    added: Sequence[int],
+    profile: Profile,
+    sizes: Sequence[tuple[int, float]],
+) -> tuple[int, ...]:
+    """``added`` grown from the replay's cluster: each pod it left pending scheduled again,
+    one no node takes opening the next node of the first template (largest first, then
+    cheapest) it then passes the filters on."""
+    counts = list(added)
+    order = sorted(range(len(problem.offered)), key=lambda t: sizes[t])
+    with after.trial() as cluster:
+        for key in _pending(cluster):
+            pod = cluster.pods[key]
+            chosen = schedule_one(pod, cluster, profile, timed=False).selected
+            if chosen is None:
+                for t in order:
+                    if counts[t] >= len(problem.offered[t]):
+                        continue
+                    fresh = problem.offered[t][counts[t]]
+                    cluster.add(fresh)
+                    if fresh.metadata.name in schedule_one(pod, cluster, profile, timed=False).feasible:
+                        counts[t] += 1
+                        chosen = fresh.metadata.name
+                        break
+                    cluster.delete_node(fresh.metadata.name)
+            if chosen is not None:
+                cluster.bind(key, chosen)
+    return tuple(counts)
+
+
 def _solve(
     model: PlacementModel,
     request: ProvisionRequest,
     excluded: Sequence[tuple[int, ...]],
     start: Callable[[], list[dict[str, int]]],
 ) -> OfferSolution:
-    """A short deterministic solve (one worker) on a small model; when that does not prove
-    its answer (or the model is large), a lower bound from the aggregated relaxation
-    (``solve.provision.lower_bound``), then a solve with more workers from the better of its
-    answer and the greedy start, for the rest of the time limit. An answer as small as the
-    bound is the fewest nodes (proven when every template costs the same)."""
+    """A short deterministic solve (one worker) on a small model. When that does not prove
+    its answer (or the model is large): the aggregated relaxation (``solve.provision.
+    relaxation``) for a lower bound and how many nodes of each template it uses; the model
+    cut down to those (and a few more) solved with more workers; then the whole model from
+    the best answer so far (or the greedy start) for the rest of the time limit. An answer
+    as small as the bound is the fewest nodes: proven (the cost, the least found)."""
     began = time.perf_counter()
-    first: OfferSolution | None = None
+    best: OfferSolution | None = None
     bound = 0
     if sum(len(g.nodes) for g in model.groups) <= _SMALL_MODEL:
         try:
-            first = solve_offers(model, time_limit=min(request.time_limit, _QUICK_SECONDS), exclude=excluded)
-            bound = first.lower_bound
+            best = solve_offers(model, time_limit=min(request.time_limit, _QUICK_SECONDS), exclude=excluded)
+            bound = best.lower_bound
         except NoAddition as e:
             bound = e.lower_bound
-        if first is not None and first.proven:
-            return first
-    bound = max(bound, lower_bound(model, time_limit=min(_QUICK_SECONDS, request.time_limit / 4)))
-    same_cost = len({o.cost for o in model.offers}) <= 1
-    if first is not None and first.nodes <= bound:
-        return replace(first, proven=same_cost, lower_bound=first.nodes)
-    spent = time.perf_counter() - began
-    hint = start()  # not on the solver's clock: the scheduler's time
-    if first is not None and sum(first.added) < _opened(model, hint):
-        hint = first.by_group
-    rest = max(1.0, request.time_limit - spent)
-    try:
-        second = solve_offers(model, time_limit=rest, exclude=excluded, hint=hint, workers=_WORKERS)
-    except SolveError:
-        if first is None:
-            raise
-        second = first
-    if first is not None and (first.nodes, not first.proven) < (second.nodes, not second.proven):
-        second = first
-    bound = max(second.lower_bound, bound)
-    proven = second.proven or (second.nodes <= bound and same_cost)
-    return replace(second, lower_bound=min(bound, second.nodes), proven=proven)
+        if best is not None and best.proven:
+            return best
+    found, vector = relaxation(model, time_limit=min(_QUICK_SECONDS, request.time_limit / 4))
+    bound = max(bound, found)
+
+    def done(answer: OfferSolution) -> bool:
+        return answer.nodes <= bound
+
+    def left() -> float:
+        return request.time_limit - (time.perf_counter() - began)
+
+    if vector is not None and (best is None or not done(best)):
+        for extra in (0, 2):
+            limits = [
+                min(len(o.nodes), k + extra + k // 10 * (extra > 0))
+                for o, k in zip(model.offers, vector, strict=True)
+            ]
+            try:
+                cut = solve_offers(
+                    truncated(model, limits),
+                    time_limit=max(1.0, left() * (0.6 if extra == 0 else 1.0)),
+                    exclude=excluded,
+                    workers=_WORKERS,
+                    at_least=bound,
+                )
+            except NoAddition:
+                continue
+            cut = replace(cut, proven=False, lower_bound=0)
+            if best is None or cut.nodes < best.nodes:
+                best = cut
+            break
+    if best is None or not done(best):
+        spent = time.perf_counter() - began
+        hint = best.by_group if best is not None else start()  # the greedy: not on the solver's clock
+        rest = max(1.0, request.time_limit - spent)
+        try:
+            whole = solve_offers(
+                model, time_limit=rest, exclude=excluded, hint=hint, workers=_WORKERS, at_least=bound
+            )
+            bound = max(bound, whole.lower_bound)
+            if best is None or (whole.nodes, not whole.proven) <= (best.nodes, not best.proven):
+                best = whole
+        except NoAddition as e:
+            bound = max(bound, e.lower_bound)
+            if best is None:
+                raise
+    proven = best.proven or best.nodes <= bound
+    return replace(best, lower_bound=min(bound, best.nodes), proven=proven)
 
 
 def _opened(model: PlacementModel, hint: Sequence[Mapping[str, int]]) -> int:
@@ -469,6 +528,7 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
         return greedy[0]
 
     seconds = 0.0
+    large = sum(len(g.nodes) for g in model.groups) > _SMALL_MODEL
     for attempt in range(1, request.max_replays + 1):
         try:
             answer = _solve(model, request, excluded, start)
@@ -493,6 +553,37 @@ def provision_on(baseline: Baseline, request: ProvisionRequest) -> ProvisionResu
             return _result(
                 baseline, after, templates, problem, answer, chosen, run, notes, attempt, seconds, autoscaler
             )
+        if large:
+            # a large model: solving again without this vector would take as long and end
+            # much the same; grow it where the pods left pending fit instead
+            grown = answer
+            for _ in range(request.max_replays):
+                more = _grown(after, problem, grown.added, profile, sizes)
+                if more == grown.added:
+                    break
+                grown = replace(grown, added=more, proven=False)
+                chosen = [nodes[:k] for nodes, k in zip(problem.offered, more, strict=True)]
+                after = replay(baseline, [n for nodes in chosen for n in nodes])
+                if len(_pending(after.cluster)) <= unplaced:
+                    notes.append(
+                        f"{_label(model.offers, answer.added)}: the model places every pod but "
+                        f"kube-scheduler, one pod at a time, leaves {len(left) - unplaced} pending (e.g. "
+                        f"{left[0]}); grown by {grown.nodes - answer.nodes} node(s) where they then fit "
+                        "(not proven the fewest)"
+                    )
+                    return _result(
+                        baseline,
+                        after,
+                        templates,
+                        problem,
+                        grown,
+                        chosen,
+                        run,
+                        notes,
+                        attempt,
+                        seconds,
+                        autoscaler,
+                    )
         excluded.append(answer.added)
         notes.append(
             f"{_label(model.offers, answer.added)}: the model places every pod but kube-scheduler, one "

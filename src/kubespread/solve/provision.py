@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -26,7 +26,7 @@ from ortools.sat.python import cp_model
 from kubespread.solve.encode import Encoding
 from kubespread.solve.model import PlacementModel, SolveError, Spread
 
-__all__ = ["NoAddition", "OfferSolution", "lower_bound", "solve_offers"]
+__all__ = ["NoAddition", "OfferSolution", "lower_bound", "relaxation", "solve_offers", "truncated"]
 
 
 class NoAddition(SolveError):
@@ -149,16 +149,21 @@ def solve_offers(
     workers: int = 1,
     exclude: Sequence[Sequence[int]] = (),
     hint: Sequence[Mapping[str, int]] | None = None,
+    at_least: int = 0,
 ) -> OfferSolution:
     """The fewest then cheapest additions that place every pod of the model (or the most
     that can be placed, when not all can); raises SolveError when the solver finds no
     arrangement within ``time_limit`` (every offer excluded included). ``hint``: a known
     arrangement per group (its offered nodes in each offer's order, as the symmetry breaking
-    wants them), from which the search starts. One worker is deterministic; more search
-    better on large models but may return another of several equal optima."""
+    wants them), from which the search starts; ``at_least``: nodes known to be needed (a
+    bound proved on a relaxation), which lets the search stop once it reaches them. One
+    worker is deterministic; more search better on large models but may return another of
+    several equal optima."""
     started = time.perf_counter()
     node_weight, costs = _weights(model)
     b, counts = _encode(model, exclude, exact=True)
+    if at_least > 0:
+        b.m.add(sum(counts) >= at_least)  # a bound proved elsewhere: one found there is optimal
     objective = sum(node_weight * c + cost * c for c, cost in zip(counts, costs, strict=True))
     b.m.minimize(objective)
     start = None
@@ -274,6 +279,13 @@ def _pools(model: PlacementModel, labels: Mapping[str, Mapping[str, str]], kept:
 
 
 def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int = 1) -> int:
+    """:func:`relaxation`'s bound."""
+    return relaxation(model, time_limit=time_limit, workers=workers)[0]
+
+
+def relaxation(
+    model: PlacementModel, *, time_limit: float = 2.0, workers: int = 1
+) -> tuple[int, tuple[int, ...] | None]:
     """A lower bound on the nodes to add, from a relaxation with nodes taken together: each
     template's offered nodes (a count) and existing nodes alike in all it keeps (so a model
     of thousands of nodes becomes one of a few pools). Per pool and group, pods within the
@@ -284,7 +296,7 @@ def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int 
     the full model is one of this model's, so the bound CP-SAT proves on it bounds the full
     model's. 0 when not every pod fits."""
     if not model.offers:
-        return 0
+        return 0, None
     groups = model.groups
     labels: dict[str, dict[str, str]] = {}
     for g in groups:
@@ -328,11 +340,42 @@ def lower_bound(model: PlacementModel, *, time_limit: float = 2.0, workers: int 
     solver.parameters.max_time_in_seconds = time_limit
     solver.parameters.num_workers = workers
     status = solver.solve(m)
+    found = (
+        tuple(int(solver.value(c)) for c in count)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        else None
+    )
     if status == cp_model.OPTIMAL:
-        return round(solver.objective_value)
+        return round(solver.objective_value), found
     if status in (cp_model.FEASIBLE, cp_model.UNKNOWN):
-        return max(0, math.ceil(solver.best_objective_bound - 1e-6))
-    return 0
+        return max(0, math.ceil(solver.best_objective_bound - 1e-6)), found
+    return 0, None
+
+
+def truncated(model: PlacementModel, limits: Sequence[int]) -> PlacementModel:
+    """The model with at most ``limits[t]`` nodes of each offer (the first ones): a much
+    smaller model where the relaxation says how many suffice. A domain only dropped nodes
+    gave is gone."""
+    keep = {n for o, k in zip(model.offers, limits, strict=True) for n in o.nodes[:k]}
+    gone = {n for o in model.offers for n in o.nodes} - keep
+    groups = []
+    for g in model.groups:
+        spreads = []
+        for sp in g.spreads:
+            offered = {d: tuple(n for n in ns if n not in gone) for d, ns in sp.offered.items()}
+            empty = {d for d, ns in offered.items() if not ns}
+            spreads.append(
+                replace(
+                    sp,
+                    existing={d: k for d, k in sp.existing.items() if d not in empty},
+                    counted=sp.counted - gone,
+                    offered={d: ns for d, ns in offered.items() if ns},
+                )
+            )
+        groups.append(replace(g, nodes=[n for n in g.nodes if n.name not in gone], spreads=spreads))
+    offers = tuple(replace(o, nodes=o.nodes[:k]) for o, k in zip(model.offers, limits, strict=True))
+    room = {n: r for n, r in model.room.items() if n not in gone}
+    return PlacementModel(groups, room, model.relaxed, model.balance, offers)
 
 
 def _own_values(nodes: Sequence[str], labels: Mapping[str, Mapping[str, str]], key: str) -> bool:
