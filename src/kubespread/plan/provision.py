@@ -447,7 +447,7 @@ def _solve(
             try:
                 cut = solve_offers(
                     truncated(model, limits),
-                    time_limit=max(1.0, left() * (0.6 if extra == 0 else 1.0)),
+                    time_limit=max(1.0, left() - (1.0 if extra == 0 else 0.0)),
                     exclude=excluded,
                     workers=_WORKERS,
                     at_least=bound,
