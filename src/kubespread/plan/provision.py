@@ -20,8 +20,20 @@ at a time through its queue. An answer is reported only when the replay leaves n
 pending (or no more than the model could not place). When the model's optimum needs a bind
 order the scheduler does not take, that count vector is cut (a no-good: the replay depends
 on the counts alone) and the model solved again, up to ``max_replays`` times; the result says
-so. ``proven``: CP-SAT proved the last solve optimal (so no smaller vector, but those cut
-because their replay failed, satisfies the model) and the replay holds.
+so. ``proven``: no addition with fewer nodes satisfies the model (but those cut because
+their replay failed) — CP-SAT proved the last solve optimal, or its answer meets the lower
+bound of the aggregated relaxation (``solve.provision.relaxation``) — and the replay holds.
+
+Why the replay adds the nodes before the workloads are created, rather than to the settled
+cluster with its pods pending: that is what ``kubespread schedule`` judges given the nodes
+(and what a user checks the answer with), so the answer and that check cannot disagree.
+
+Large models (more than ``_SMALL_MODEL`` node slots) are solved in steps: the relaxation's
+bound and node counts, the model cut down to those counts (a few more when that finds
+nothing), the whole model from the best answer so far or from a greedy run of the scheduler
+that opens nodes as pods need them (``_greedy``). An answer the replay turns down is grown
+where the pending pods then fit (``_grown``) rather than cut and solved again, and is not
+proven the fewest.
 """
 
 from __future__ import annotations
