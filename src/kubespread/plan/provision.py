@@ -473,6 +473,7 @@ def _solve(
     if best is None or not done(best):
         spent = time.perf_counter() - began
         hint = best.by_group if best is not None else start()  # the greedy: not on the solver's clock
+        began += time.perf_counter() - began - spent
         rest = max(1.0, request.time_limit - spent)
         try:
             whole = solve_offers(
@@ -486,7 +487,8 @@ def _solve(
             if best is None:
                 raise
     proven = best.proven or best.nodes <= bound
-    return replace(best, lower_bound=min(bound, best.nodes), proven=proven)
+    seconds = time.perf_counter() - began  # every solve's time, the greedy start's not
+    return replace(best, lower_bound=min(bound, best.nodes), proven=proven, seconds=seconds)
 
 
 def _opened(model: PlacementModel, hint: Sequence[Mapping[str, int]]) -> int:
