@@ -274,3 +274,70 @@ def relaxation_bound(case: Case) -> int:
     profile = plan._profile(baseline, [baseline.cluster.pods[k] for k in run])
     problem = plan._problem(baseline, list(case.node_templates()), run, profile, 3)
     return lower_bound(plan._without_full_nodes(problem.model), time_limit=5)
+
+
+def _policy_cases() -> dict[str, Case]:
+    """Which nodes count as domains: node inclusion policies, a tainted zone, minDomains
+    beside anti-affinity."""
+    honor = {"nodeTaintsPolicy": "Honor"}
+    cases = {
+        "nodeTaintsPolicy Honor beside a tainted group": Case(
+            [
+                node("a-1", "a"),
+                node("b-1", "b"),
+                node("gpu-1", "a", taint="gpu"),
+                deployment(
+                    "web", 7, spreads=[spread(ZONE, app="web", **honor), spread(HOSTNAME, app="web", **honor)]
+                ),
+            ],
+            [
+                template("gpu-a", "a", cost=0.5, taint="gpu"),
+                template("m-a", "a"),
+                template("m-b", "b"),
+                template("m-c", "c"),
+            ],
+        ),
+        "a tainted node makes zone c a domain (Ignore)": Case(
+            [
+                node("a-1", "a"),
+                node("b-1", "b"),
+                node("gpu-c", "c", taint="gpu"),
+                deployment("web", 6, spreads=[spread(ZONE, app="web")]),
+            ],
+            [template("m-a", "a"), template("m-b", "b"), template("m-c", "c")],
+        ),
+        "nodeAffinityPolicy Honor with a nodeSelector": Case(
+            [
+                node("a-1", "a", pool="x"),
+                node("b-1", "b", pool="y"),
+                deployment(
+                    "web",
+                    6,
+                    spreads=[spread(ZONE, app="web", nodeAffinityPolicy="Honor")],
+                    selector={"pool": "x"},
+                ),
+            ],
+            [template("m-a", "a"), template("m-b", "b"), template("m-c", "c")],
+        ),
+        "anti-affinity beside minDomains": Case(
+            [
+                node("a-1", "a", cpu="4"),
+                node("b-1", "b", cpu="4"),
+                deployment("web", 4, anti=HOSTNAME),
+                deployment("api", 5, spreads=[spread(ZONE, app="api", minDomains=3)]),
+            ],
+            [template("m-a", "a"), template("m-b", "b"), template("m-c", "c", cost=3)],
+        ),
+    }
+    selector = cases["nodeAffinityPolicy Honor with a nodeSelector"]
+    for t in (selector.templates[0], selector.templates[2]):
+        t["metadata"]["labels"]["pool"] = "x"
+    return cases
+
+
+POLICY_CASES = _policy_cases()
+
+
+@pytest.mark.parametrize("name", list(POLICY_CASES))
+def test_which_nodes_count_as_domains(name: str) -> None:
+    check_against_brute_force(POLICY_CASES[name])
