@@ -20,6 +20,9 @@ What the tests steer:
 - :meth:`lose_answer_next`: the next matching calls are served, then raise ApiError(0) (the
   write was applied, its answer lost in a restart);
 - ``missing_kinds``: kinds whose CRD is not installed (404 on every request);
+- ``graceful = True``: deleting a pod bound to a node only marks it Terminating
+  (deletionTimestamp), as an API server does until the node's kubelet is done; the test
+  ends it with :meth:`remove`;
 - :meth:`put`, :meth:`remove`, :meth:`bind`: writes that bypass faults (another client),
   logged so watches see them; :meth:`stored` is the live dict, edits to it are silent.
 
@@ -146,6 +149,7 @@ class FakeApi:
         self._held_answers: list[tuple[str, Held]] = []
         self._compacted = 0
         self._names = 0
+        self.graceful = False
 
     # ------------------------------------------------------------------ steering
     @property
@@ -553,14 +557,27 @@ class FakeApi:
                 new["metadata"]["generation"] = old["metadata"]["generation"] + 1
             return self._write("MODIFIED", res.kind, key, new)
 
-    def delete(self, kind: str, key: str, *, body: Mapping[str, Any] | None = None) -> None:
+    def delete(
+        self, kind: str, key: str, *, body: Mapping[str, Any] | None = None, timeout: float = 30.0
+    ) -> None:
         self._enter(f"delete {kind} {key}")
-        self._delete(self._resource(kind), key)
+        self._delete(self._resource(kind), key, body)
 
-    def _delete(self, res: Resource, key: str) -> None:
+    def _delete(self, res: Resource, key: str, body: Mapping[str, Any] | None = None) -> None:
         with self._cond:
             if (res.kind, key) not in self.objects:
                 raise self._not_found(res, key)
+            uid = ((body or {}).get("preconditions") or {}).get("uid")
+            old = self.objects[(res.kind, key)]
+            if uid and uid != old["metadata"].get("uid"):
+                raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            if self.graceful and res.kind == "Pod" and (old.get("spec") or {}).get("nodeName"):
+                if not old["metadata"].get("deletionTimestamp"):
+                    new = copy.deepcopy(old)
+                    new["metadata"]["deletionTimestamp"] = _now_stamp()
+                    new["metadata"]["deletionGracePeriodSeconds"] = 30
+                    self._write("MODIFIED", res.kind, key, new)
+                return
             self._write("DELETED", res.kind, key, None)
 
     def _bind(self, namespace: str, name: str, binding: Mapping[str, Any]) -> Obj:

@@ -363,9 +363,11 @@ class KubeApi:
             timeout=timeout,
         )
 
-    def delete(self, kind: str, key: str, *, body: Mapping[str, Any] | None = None) -> None:
+    def delete(
+        self, kind: str, key: str, *, body: Mapping[str, Any] | None = None, timeout: float = 30.0
+    ) -> None:
         ns, name = _key_parts(key)
-        self.request("DELETE", resource_for(kind).path(ns, name), body=body)
+        self.request("DELETE", resource_for(kind).path(ns, name), body=body, timeout=timeout)
 
     def server_minor_version(self) -> int | None:
         """The API server's minor version (36 for v1.36), None if it does not say."""

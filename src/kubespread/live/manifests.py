@@ -261,8 +261,11 @@ def _controller_rules() -> list[dict[str, Any]]:
 def _scheduler_rules() -> list[dict[str, Any]]:
     return [
         _rule([""], ["nodes", "namespaces", "pods"], list(_READ)),
+        # preemption's victims are deleted (gracefully: a plain delete, not an eviction)
+        _rule([""], ["pods"], ["delete"]),
         _rule([""], ["pods/binding"], ["create"]),
-        # the PodScheduled=False condition (UpdatePodCondition patches status)
+        # the PodScheduled=False condition and nominatedNodeName (UpdatePodCondition patches
+        # status); a victim's DisruptionTarget condition
         _rule([""], ["pods/status"], ["patch"]),
         _rule(["events.k8s.io"], ["events"], ["create", "patch"]),
     ]

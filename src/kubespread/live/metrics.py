@@ -58,7 +58,7 @@ from kubespread.scheduler.timings import NORMALIZE_SCORE
 
 if TYPE_CHECKING:
     from kubespread.live.informer import ClusterCache, Reflector
-    from kubespread.scheduler.loop import SchedulingLoop
+    from kubespread.scheduler.loop import PreparedPreemption, SchedulingLoop
     from kubespread.scheduler.queue import SchedulingQueue
     from kubespread.scheduler.scheduler import Decision
 
@@ -366,8 +366,10 @@ class SchedulerMetrics:
     :meth:`attach` hooks it in: it observes every Decision of the scheduling loop (the cycle's
     extension points and plugins, the attempt of a pod found unschedulable), is told of every
     binding (the ``Bind`` extension point, ``DefaultBinder``, and the attempt, scheduled or
-    error), and counts the queue's pods at each scrape. Preemption metrics are left out: the
-    live scheduler computes DefaultPreemption's answer but does not evict or nominate."""
+    error), and counts the queue's pods at each scrape. Preemption: every cycle that ran
+    DefaultPreemption's PostFilter is an attempt (kube counts in PostFilter, candidate or not);
+    each preemption carried out observes its candidate's victims (terminating ones included),
+    when it is prepared, as v1.35 does in both its sync and async paths."""
 
     def __init__(self, registry: CollectorRegistry | None = None, health: Health | None = None) -> None:
         self.registry = registry if registry is not None else _registry()
@@ -409,6 +411,18 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
+
     # ------------------------------------------------------------------ hooking in
     def attach(self, scheduler: ObservedScheduler) -> None:
         """Observe ``scheduler``'s loop; count its queue at each scrape; ready once its watch
@@ -433,9 +447,15 @@ class SchedulerMetrics:
                     status = statuses.get(plugin, "Success")
                     self._child(self.plugin_duration, (plugin, label, status)).observe(ns / 1e9)
             self.algorithm_duration.observe(t.cycle_ns / 1e9)
+        if decision.preemption is not None:
+            self.preemption_attempts.inc()
         if decision.selected is None:
             errored = t is not None and "Error" in t.point_status.values()
             self._attempt("error" if errored else "unschedulable", profile, _cycle_seconds(decision))
+
+    def preempting(self, prepared: PreparedPreemption) -> None:
+        """A preemption is carried out: its candidate's victims."""
+        self.preemption_victims.observe(len(prepared.result.victims))
 
     def bound(self, decision: Decision, started_ns: int, ok: bool) -> None:
         """The binding POSTed at ``started_ns`` (perf_counter_ns) answered: ``ok`` or an error
