@@ -1276,3 +1276,276 @@ def test_the_scheduler_under_its_printed_rbac_writes_conditions_and_events_and_i
         f"{scheduled} Scheduled and {failed_before} FailedScheduling events; "
         f"a cordon of {unrelated}: unschedulable attempts {before:.0f} -> {after:.0f}"
     )
+
+
+# ---------------------------------------------------------------------------------------- preemption
+PREEMPT_LABEL = "kubespread-test/preempt"
+
+
+def preempt_node(zone: str) -> dict[str, Any]:
+    name = f"ks-preempt-{zone}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {PREEMPT_LABEL: "true", HOSTNAME: name, ZONE: f"zone-{zone}"}},
+        "status": {
+            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+            "allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def workload(api: Any, namespace: str, name: str, replicas: int, priority_class: str, cpu: str) -> Any:
+    """A ReplicaSet, as kube-controller-manager (absent here) would make for a Deployment's
+    revision; returns a function making its i-th pod (owned by it), which runs on the test's
+    three nodes only."""
+    labels = {"app": name}
+    spec: dict[str, Any] = {
+        "priorityClassName": priority_class,
+        "nodeSelector": {PREEMPT_LABEL: "true"},
+        "containers": [
+            {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}
+        ],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": labels},
+            }
+        ],
+    }
+    rs = api.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": spec},
+            },
+        }
+    )
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": name,
+        "uid": rs["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+    def pod(i: int, **more: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i:02d}",
+                "namespace": namespace,
+                "labels": labels,
+                "ownerReferences": [owner],
+            },
+            "spec": {**spec, **more},
+        }
+
+    return pod
+
+
+def test_preemption_deletes_the_victims_schedule_names_and_the_preemptors_bind_after_them(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 36: three 2-CPU nodes, one per zone, full of a low-priority workload (12 pods of
+    500m, one not ready, under a PDB maxUnavailable 1: no disruption left, its status as the
+    disruption controller writes it, so it stays what it is while victims go, however soon that
+    controller would see them); a high-priority workload of 3 pods (1 CPU, spread over zones)
+    arrives. The scheduler (its
+    printed RBAC, its printed command) preempts the pods ``kubespread schedule --kubeconfig``
+    names offline: DisruptionTarget, a graceful delete, Preempted Events; the preemptors carry
+    nominatedNodeName while the victims terminate (the test is their kubelet: it ends them once
+    every preemptor is nominated) and bind there after they are gone."""
+    from kubespread.live.kube import ApiError
+    from kubespread.live.manifests import manifests
+
+    zones = "abc"
+    test_nodes = [preempt_node(z) for z in zones]
+    for m in test_nodes:
+        with contextlib.suppress(ApiError):
+            api.delete("Node", m["metadata"]["name"])
+        api.create(m)
+        api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
+    for name, value in (("ks-test-low", 10), ("ks-test-high", 1000)):
+        with contextlib.suppress(ApiError):
+            api.create(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                }
+            )
+    scheduler = None
+    try:
+        # the low-priority workload, bound by "another scheduler" and running
+        batch = workload(api, namespace, "batch", 12, "ks-test-low", "500m")
+        for i in range(12):
+            api.create(batch(i, nodeName=test_nodes[i % 3]["metadata"]["name"]))
+            api.patch(
+                "Pod",
+                f"{namespace}/batch-{i:02d}",
+                {
+                    "status": {
+                        "phase": "Running",
+                        "startTime": f"2026-01-01T00:{i:02d}:00Z",
+                        "conditions": [
+                            {
+                                "type": "Ready",
+                                "status": "False" if i == 11 else "True",
+                                "lastTransitionTime": "2026-01-01T00:30:00Z",
+                            }
+                        ],
+                    }
+                },
+                subresource="status",
+            )
+        pdb = api.create(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "batch", "namespace": namespace},
+                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "batch"}}},
+            }
+        )
+        api.patch(
+            "PodDisruptionBudget",
+            f"{namespace}/batch",
+            {
+                "status": {
+                    "observedGeneration": pdb["metadata"].get("generation", 1),
+                    "expectedPods": 12,
+                    "currentHealthy": 11,
+                    "desiredHealthy": 11,
+                    "disruptionsAllowed": 0,
+                }
+            },
+            subresource="status",
+        )
+        # the high-priority one arrives
+        vip = workload(api, namespace, "vip", 3, "ks-test-high", "1")
+        for i in range(3):
+            api.create(vip(i, schedulerName="kubespread"))
+
+        # offline, on the same cluster: which victims, which nodes
+        cfg = tmp_path / "scheduler-config.yaml"
+        cfg.write_text(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "profiles:\n- schedulerName: kubespread\n"
+        )
+        ran = subprocess.run(
+            [
+                KUBESPREAD,
+                "schedule",
+                "--kubeconfig",
+                KUBECONFIG,
+                "--scheduler-config",
+                str(cfg),
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert ran.returncode == 0, ran.stderr
+        (tmp_path / "schedule.json").write_text(ran.stdout)
+        planned = {
+            p["pod"]: (p["nominatedNode"], sorted(v["name"] for v in p["victims"]))
+            for p in json.loads(ran.stdout)["preemptions"]
+            if p["pod"].startswith(f"{namespace}/")
+        }
+        assert sorted(planned) == [f"{namespace}/vip-{i:02d}" for i in range(3)], ran.stdout[-3000:]
+        victims = sorted(v for _, names in planned.values() for v in names)
+        assert len(victims) == 6
+
+        # the printed RBAC and command
+        docs = manifests(["scheduler"])
+        for doc in docs:
+            if doc["kind"] in _PLURALS:
+                apply_object(api, doc)
+        (dep,) = (d for d in docs if d["kind"] == "Deployment")
+        pod_spec = dep["spec"]["template"]["spec"]
+        account, home = pod_spec["serviceAccountName"], dep["metadata"]["namespace"]
+        kubeconfig = service_account_kubeconfig(api, home, account, tmp_path / "sa.kubeconfig")
+        command = pod_spec["containers"][0]["command"][1:]
+        command[command.index("--metrics-bind-address") + 1] = "127.0.0.1:0"
+        scheduler = Process([*command, "--kubeconfig", str(kubeconfig)], tmp_path / "scheduler.log")
+        wait_for("the scheduler to lead", lambda: "now leads" in scheduler.log(), 60)
+
+        def pods() -> dict[str, dict[str, Any]]:
+            return {p["metadata"]["name"]: p for p in api.list("Pod", namespace)[0]}
+
+        def nominated() -> dict[str, str] | None:
+            got = {n: (p.get("status") or {}).get("nominatedNodeName") for n, p in pods().items()}
+            vip = {n: got[n] for n in got if n.startswith("vip-")}
+            return vip if all(vip.values()) else None
+
+        live_nominated = wait_for("3 preemptors nominated", nominated, 60, every=0.05)
+        terminating = pods()
+        marked = sorted(n for n, p in terminating.items() if p["metadata"].get("deletionTimestamp"))
+        assert marked == victims, (marked, planned, live_nominated)
+        for name in marked:
+            cond = next(
+                c for c in terminating[name]["status"]["conditions"] if c["type"] == "DisruptionTarget"
+            )
+            assert (cond["status"], cond["reason"]) == ("True", "PreemptionByScheduler")
+        assert all(not p["spec"].get("nodeName") for n, p in terminating.items() if n.startswith("vip-"))
+        time.sleep(1.0)  # the room is not free yet: nobody binds
+        assert all(not p["spec"].get("nodeName") for n, p in pods().items() if n.startswith("vip-"))
+
+        # the kubelet finishes the victims
+        gone_at = time.monotonic()
+        for name in marked:
+            api.request(
+                "DELETE",
+                f"/api/v1/namespaces/{namespace}/pods/{name}",
+                body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+            )
+        bound_at: dict[str, float] = {}
+
+        def all_bound() -> bool:
+            for n, p in pods().items():
+                if n.startswith("vip-") and p["spec"].get("nodeName") and n not in bound_at:
+                    bound_at[n] = time.monotonic() - gone_at
+            return len(bound_at) == 3
+
+        wait_for("the preemptors to bind", all_bound, 60, every=0.02)
+        placed = {n: p["spec"]["nodeName"] for n, p in pods().items() if n.startswith("vip-")}
+        scraped = scheduler.metrics()
+        log = scheduler.log()
+    finally:
+        code = scheduler.terminate() if scheduler is not None else 0
+        delete_pods(api, namespace)
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+    assert code == 0, log[-2000:]
+    assert not denied(log), log[-2000:]
+    assert {f"{namespace}/{n}": node for n, node in live_nominated.items()} == {
+        pod: node for pod, (node, _) in planned.items()
+    }
+    assert {f"{namespace}/{n}": node for n, node in placed.items()} == {
+        pod: node for pod, (node, _) in planned.items()
+    }
+    preempted = events_for(api, namespace, "Preempted")
+    assert sorted(e["regarding"]["name"] for e in preempted) == victims
+    assert metric(scraped, "scheduler_preemption_attempts_total") >= 3
+    assert metric(scraped, "scheduler_preemption_victims_count") == 3
+    assert metric(scraped, "scheduler_preemption_victims_sum") == 6
+    waits = [float(m) for m in re.findall(r"([\d.]+)s after its preemption", log)]
+    assert len(waits) == 3
+    print(
+        f"\npreemption: victims {victims} as `schedule` names them; nominated {live_nominated}; "
+        f"victims gone -> bound {', '.join(f'{n} {t * 1000:.0f} ms' for n, t in sorted(bound_at.items()))}; "
+        f"preemption -> bind (incl. the test's 1 s hold) {', '.join(f'{w:.2f}s' for w in waits)}"
+    )

@@ -113,6 +113,7 @@ RESOURCES: Final[Mapping[str, Resource]] = {
         Resource("ReplicaSet", "apps/v1", "replicasets"),
         Resource("StatefulSet", "apps/v1", "statefulsets"),
         Resource("Job", "batch/v1", "jobs"),
+        Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets"),
         Resource("CloneSet", "apps.kruise.io/v1alpha1", "clonesets"),
         Resource("WorkloadSpread", "apps.kruise.io/v1alpha1", "workloadspreads"),
         Resource("Lease", "coordination.k8s.io/v1", "leases"),

@@ -261,6 +261,8 @@ def _controller_rules() -> list[dict[str, Any]]:
 def _scheduler_rules() -> list[dict[str, Any]]:
     return [
         _rule([""], ["nodes", "namespaces", "pods"], list(_READ)),
+        # preemption weighs the budgets its victims would break
+        _rule(["policy"], ["poddisruptionbudgets"], list(_READ)),
         # preemption's victims are deleted (gracefully: a plain delete, not an eviction)
         _rule([""], ["pods"], ["delete"]),
         _rule([""], ["pods/binding"], ["create"]),

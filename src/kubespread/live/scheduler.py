@@ -73,8 +73,10 @@ __all__ = ["SHUTDOWN_BIND_SECONDS", "ApiWorkers", "SchedulerStats", "SecondarySc
 log = logging.getLogger("kubespread.scheduler")
 
 #: what the scheduler watches: nodes and every pod (topology counts, resources), namespaces
-#: (namespaceSelector) and PriorityClasses are read by the API server's admission already
-WATCHED_KINDS: Final = ("Node", "Namespace", "Pod")
+#: (namespaceSelector), PodDisruptionBudgets (preemption prefers candidates that break fewer,
+#: reading their status.disruptionsAllowed as the disruption controller keeps it);
+#: PriorityClasses are read by the API server's admission already
+WATCHED_KINDS: Final = ("Node", "Namespace", "PodDisruptionBudget", "Pod")
 IDLE_WAIT_SECONDS: Final = 0.5
 #: binder threads: binds (and conditions) of this many pods can be in flight at once
 BINDERS: Final = 8

@@ -28,6 +28,7 @@ SOURCE_KINDS: Final = (
     "CloneSet",
     "WorkloadSpread",
     "Service",
+    "PodDisruptionBudget",
     "Pod",
 )
 #: kinds that live only where their CustomResourceDefinition is installed
