@@ -229,3 +229,23 @@ def test_a_pod_that_may_not_preempt_deletes_nothing(stop: threading.Event, polic
     assert sched.stats.preemptions == 0
     assert api.stored("Pod", "default/vip").get("status", {}).get("nominatedNodeName") is None
     assert metrics.registry.get_sample_value("scheduler_preemption_victims_count") == 0
+
+
+def test_a_nomination_made_before_a_restart_holds_the_room(stop: threading.Event) -> None:
+    """A pending pod listed with status.nominatedNodeName (a preemption of the scheduler that
+    ran before) is in the nominator at once: the filters keep its room from a lower-priority
+    pod, which stays pending while the nominated one is tried."""
+    api = FakeApi()
+    api.create(make_node("n-a").zone("a").capacity(cpu="1").dict())
+    vip = high("vip", priority=1000)
+    vip["status"] = {"nominatedNodeName": "n-a"}
+    api.create(vip)
+    sched = started(api, stop)
+    assert sched.loop.nominated_node("default/vip") == "n-a"
+    assert sched.loop.nominated_node("default/other") == ""
+    api.create(high("small", cpu="500m", priority=10))
+    assert drive(sched, lambda: "default/small" in sched.cache.cluster.pods, timeout=2.0)
+    with sched.cache.lock:
+        assert sched.loop.nominated_node("default/small") == ""  # added while running: not listed
+    assert drive(sched, lambda: node_of(api, "vip") == "n-a", timeout=5.0)
+    stopped(sched)

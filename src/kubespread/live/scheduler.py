@@ -259,6 +259,14 @@ class SecondaryScheduler:
             return
         pod: Pod = ev.obj
         uid = pod.metadata.uid
+        if (
+            ev.type is EventType.ADDED  # listed: an echo of our own writes never re-adds it
+            and pod.status.nominated_node_name
+            and not pod.spec.node_name
+            and self.loop.wanted(pod)
+            and not self.loop.nominated_node(pod.key)
+        ):
+            self.loop.keep_nomination(pod)  # nominated before this scheduler (re)started
         if ev.type in (EventType.DELETED, EventType.BOUND):
             self._conditions.pop(uid, None)
         if ev.type is EventType.DELETED:

@@ -238,6 +238,17 @@ class SchedulingLoop:
         self._nominated_node[pod.key] = node
         return lower
 
+    def keep_nomination(self, pod: Pod) -> None:
+        """A pending pod already carrying status.nominatedNodeName that the nominator does
+        not know (a scheduler that restarted, another instance's preemption): it is held there
+        as kube's informer handler does (addNominatedPod), without touching the others."""
+        node = pod.status.nominated_node_name
+        if not node or self._nominated_node.get(pod.key) == node:
+            return
+        self.forget_nomination(pod.key)
+        self.nominated.setdefault(node, []).append(pod)
+        self._nominated_node[pod.key] = node
+
     def forget_nomination(self, key: str) -> None:
         """DeleteNominatedPodIfExists."""
         node = self._nominated_node.pop(key, None)
