@@ -1549,3 +1549,40 @@ def test_preemption_deletes_the_victims_schedule_names_and_the_preemptors_bind_a
         f"victims gone -> bound {', '.join(f'{n} {t * 1000:.0f} ms' for n, t in sorted(bound_at.items()))}; "
         f"preemption -> bind (incl. the test's 1 s hold) {', '.join(f'{w:.2f}s' for w in waits)}"
     )
+
+
+def test_a_scheduler_refused_its_lease_exits_at_once_and_says_why(api: Any, tmp_path: Path) -> None:
+    """Issue 36: under the printed RBAC, a Lease in a namespace its Role does not cover
+    (kube-system, the default before) is a 403: the scheduler exits 1 within seconds, naming
+    the Lease and the namespace its Role covers, instead of retrying forever while ready."""
+    from kubespread.live.manifests import COMPONENTS_NAMESPACE, manifests
+
+    docs = manifests(["scheduler"])
+    for doc in docs:
+        if doc["kind"] in _PLURALS:
+            apply_object(api, doc)
+    (dep,) = (d for d in docs if d["kind"] == "Deployment")
+    pod_spec = dep["spec"]["template"]["spec"]
+    account, home = pod_spec["serviceAccountName"], dep["metadata"]["namespace"]
+    kubeconfig = service_account_kubeconfig(api, home, account, tmp_path / "sa.kubeconfig")
+    args = ["scheduler", "--kubeconfig", str(kubeconfig), "--leader-elect", "--metrics-bind-address", "0"]
+    started = time.monotonic()
+    refused = subprocess.run(
+        [KUBESPREAD, *args, "--leader-elect-namespace", "kube-system"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    took = time.monotonic() - started
+    assert refused.returncode == 1, refused.stderr[-2000:]
+    assert "Lease kube-system/kubespread" in refused.stderr and "403 Forbidden" in refused.stderr
+    assert COMPONENTS_NAMESPACE in refused.stderr
+    assert "Traceback" not in refused.stderr
+    # with the default namespace the same account leads
+    leading = Process(args, tmp_path / "default.log")
+    try:
+        wait_for("the scheduler to lead", lambda: "now leads" in leading.log(), 60)
+    finally:
+        assert leading.terminate() == 0
+    print(f"\nLease refused: exit 1 after {took:.1f}s: {refused.stderr.strip().splitlines()[-1]}")

@@ -20,6 +20,7 @@ import typer
 
 from kubespread.cli.common import err, scheduler_profiles_or_exit
 from kubespread.cli.options import ContextOption
+from kubespread.live.manifests import COMPONENTS_NAMESPACE
 from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
 if TYPE_CHECKING:
@@ -171,8 +172,13 @@ def scheduler_command(
         bool, typer.Option("--leader-elect", help="Run only while holding a coordination.k8s.io Lease.")
     ] = False,
     lease_namespace: Annotated[
-        str, typer.Option("--leader-elect-namespace", metavar="NAMESPACE", help="Namespace of the Lease.")
-    ] = "kube-system",
+        str,
+        typer.Option(
+            "--leader-elect-namespace",
+            metavar="NAMESPACE",
+            help="Namespace of the Lease (the one `kubespread manifests` gives the Lease's Role).",
+        ),
+    ] = COMPONENTS_NAMESPACE,
     metrics_bind_address: Annotated[
         str, metrics_option(SCHEDULER_METRICS_PORT)
     ] = f"0.0.0.0:{SCHEDULER_METRICS_PORT}",
@@ -211,6 +217,18 @@ def scheduler_command(
             raise typer.Exit(1) from None
         sched.run(leader)
         stop.set()
+        refused = leader.refused if leader is not None else None
+        if refused is not None:
+            # a Lease it may not touch: it cannot lead, now or later; say so and stop
+            sched.shutdown(bind_timeout=0.0, event_timeout=0.0)
+            where = f"leader election: Lease {lease_namespace}/{leader.lease_name}" if leader else ""
+            err.print(
+                f"error: {refused.advice(where)}; the printed Role grants it in the components' "
+                f"namespace ({COMPONENTS_NAMESPACE} by default: --leader-elect-namespace)",
+                markup=False,
+                highlight=False,
+            )
+            raise typer.Exit(1)
         # binds in flight finish, buffered Events are written (each within a deadline); a
         # scheduler that lost its Lease binds nothing more: another one schedules those pods
         lost = leader is not None and leader.lost.is_set()

@@ -31,6 +31,7 @@ from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_POR
 __all__ = [
     "APP_NAME",
     "COMPONENTS",
+    "COMPONENTS_NAMESPACE",
     "CONTROLLER_NAME",
     "CRD_NAME",
     "HARD_ANTI_AFFINITY_MODES",
@@ -50,6 +51,9 @@ SCHEDULER_NAME: Final = "kubespread-scheduler"
 #: what ``kubespread manifests --component`` takes, in apply order
 COMPONENTS: Final = ("webhook", "controller", "scheduler")
 HARD_ANTI_AFFINITY_MODES: Final = ("off", "design", "strict")
+#: where ``kubespread manifests`` puts the components (their accounts, the scheduler's Lease
+#: and its Role), and so the scheduler's default --leader-elect-namespace: the two agree
+COMPONENTS_NAMESPACE: Final = "kubespread-system"
 #: the label the controller keeps on namespaces holding a WorkloadSpread: the pod webhooks'
 #: namespaceSelector, so pods elsewhere never wait for (or on) the webhook
 WORKLOADSPREAD_NAMESPACE_LABEL: Final = LABEL_WORKLOADSPREAD_NAMESPACE
@@ -527,7 +531,7 @@ def _pod_rule(operations: list[str], resource: str) -> dict[str, Any]:
 
 def webhook_configurations(
     *,
-    namespace: str = "kubespread-system",
+    namespace: str = COMPONENTS_NAMESPACE,
     url: str | None = None,
     ca_bundle: bytes | None = None,
     failure_policy: str = "Fail",
@@ -654,7 +658,7 @@ def webhook_configurations(
 def manifests(
     components: tuple[str, ...] | list[str] = COMPONENTS,
     *,
-    namespace: str = "kubespread-system",
+    namespace: str = COMPONENTS_NAMESPACE,
     image: str = "kubespread:latest",
     url: str | None = None,
     ca_bundle: bytes | None = None,
