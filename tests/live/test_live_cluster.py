@@ -56,14 +56,16 @@ N_NODES = 50
 
 # ---------------------------------------------------------------------------------------- helpers
 
-#: an HTTP 403 as the components log it (code=403, "403 Forbidden"), not the digits inside a
-#: uid ("...-403c-...") or a duration ("elapsed_ms=403.2"), which made the check fail at random
-_HTTP_403 = re.compile(r"(?<![\w.-])403(?![\w.-])")
+#: the API server refusing a component, as its logs render an ApiError: the status field and
+#: its reason ("403 Forbidden: ...", "401 Unauthorized: ..."), and the API's own wording of an
+#: RBAC denial ("... is forbidden: User ..."). Never bare digits: a review uid
+#: ("...-403c-...") or a duration ("elapsed_ms=403.2") made the check fail at random
+_REFUSED = re.compile(r"(?<![\w.-])(?:401 Unauthorized|403 Forbidden)\b|\bis forbidden: User\b")
 
 
 def denied(log: str) -> bool:
-    """Whether a component's log shows the API server refusing it (RBAC)."""
-    return bool(_HTTP_403.search(log)) or "forbidden" in log.lower()
+    """Whether a component's log shows the API server refusing it (authentication or RBAC)."""
+    return bool(_REFUSED.search(log))
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 120.0, every: float = 0.5) -> Any:
