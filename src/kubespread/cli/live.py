@@ -499,7 +499,7 @@ def _print_manifests(
     merge_match_label_keys: bool,
     hard_anti_affinity: HardAntiAffinityLimit,
 ) -> None:
-    from kubespread.live.manifests import manifests, render
+    from kubespread.live.manifests import ca_bundle_problem, manifests, render
 
     bundle = None
     if ca_bundle is not None:
@@ -508,6 +508,10 @@ def _print_manifests(
         except OSError as e:
             err.print(f"error: {ca_bundle}: {e.strerror}", markup=False, highlight=False)
             raise typer.Exit(1) from None
+        problem = ca_bundle_problem(bundle)
+        if problem is not None:
+            err.print(f"error: --ca-bundle {ca_bundle}: {problem}", markup=False, highlight=False)
+            raise typer.Exit(1)
     if failure_policy not in ("Fail", "Ignore"):
         err.print(f"error: --failure-policy: must be Fail or Ignore, not {failure_policy!r}", markup=False)
         raise typer.Exit(2)

@@ -22,6 +22,7 @@ WorkloadSpread's validation fail closed; what the rest would have done the contr
 from __future__ import annotations
 
 import base64
+import ssl
 from typing import Any, Final
 
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
@@ -38,6 +39,7 @@ __all__ = [
     "SCHEDULER_NAME",
     "TLS_SECRET",
     "WORKLOADSPREAD_NAMESPACE_LABEL",
+    "ca_bundle_problem",
     "manifests",
     "render",
     "webhook_components",
@@ -653,6 +655,27 @@ def webhook_configurations(
 
 
 # --- everything --------------------------------------------------------------------------------------------
+
+
+def ca_bundle_problem(data: bytes) -> str | None:
+    """Why ``data`` cannot be a webhook's caBundle (None when it can): it must be PEM text
+    holding at least one X.509 certificate, each one that OpenSSL can read, and no private key
+    (a caBundle is public: it is written into the webhook configuration for anyone to read).
+    The API server takes any bytes here and only fails on the first call, with a TLS error."""
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return "not PEM text (binary data: convert DER with `openssl x509 -inform der`)"
+    if "PRIVATE KEY-----" in text:
+        return "holds a private key: a caBundle must hold the CA's certificate only"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        context.load_verify_locations(cadata=text)
+    except (ssl.SSLError, ValueError) as e:
+        return f"not a PEM certificate ({getattr(e, 'reason', None) or e})"
+    if not context.cert_store_stats().get("x509"):
+        return "holds no certificate"
+    return None
 
 
 def manifests(
