@@ -1588,3 +1588,26 @@ def test_a_scheduler_refused_its_lease_exits_at_once_and_says_why(api: Any, tmp_
     finally:
         assert leading.terminate() == 0
     print(f"\nLease refused: exit 1 after {took:.1f}s: {refused.stderr.strip().splitlines()[-1]}")
+
+
+def test_the_webhook_with_a_refused_token_says_so_before_any_guess(tmp_path: Path) -> None:
+    """Issue 36: with a bad token the webhook logged a guessed matchLabelKeys mode ("API
+    server v1.?") before failing; now the 401 is the first and only thing it says."""
+    config = yaml.safe_load(Path(KUBECONFIG).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": "not-a-valid-token"}
+    bad = tmp_path / "bad.kubeconfig"
+    bad.write_text(yaml.safe_dump(config))
+    _, cert, key = make_certs(tmp_path)
+    tls = ["--tls-cert", str(cert), "--tls-key", str(key)]
+    quiet = ["--no-workloadspread", "--metrics-bind-address", "0", "--port", "0"]
+    ran = subprocess.run(
+        [KUBESPREAD, "webhook", "--kubeconfig", str(bad), *tls, *quiet],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    assert "401 Unauthorized: check the kubeconfig's credentials" in ran.stderr
+    assert "matchLabelKeys" not in ran.stderr and "v1.?" not in ran.stderr

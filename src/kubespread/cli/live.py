@@ -398,7 +398,11 @@ def webhook_command(
             api = connect_or_exit(kubeconfig, context)
         merge = match_label_keys is MatchLabelKeys.on
         if match_label_keys is MatchLabelKeys.auto and api is not None:
-            minor = api.server_minor_version()
+            try:
+                minor = api.server_minor_version()
+            except ApiError as e:  # refused credentials: said before any guess is logged
+                err.print(f"error: {e}", markup=False, highlight=False)
+                raise typer.Exit(1) from None
             merge = minor is not None and minor < MERGING_MINOR
             logging.getLogger("kubespread.webhook").info(
                 "API server v1.%s: matchLabelKeys merged by %s",

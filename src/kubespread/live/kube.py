@@ -371,10 +371,14 @@ class KubeApi:
         self.request("DELETE", resource_for(kind).path(ns, name), body=body, timeout=timeout)
 
     def server_minor_version(self) -> int | None:
-        """The API server's minor version (36 for v1.36), None if it does not say."""
+        """The API server's minor version (36 for v1.36), None if it does not say. Credentials
+        it refuses raise :class:`DeniedError` (every other call would be refused too: guessing
+        a version and going on would only hide that)."""
         try:
             info = self.request("GET", "/version", timeout=10.0)
-        except ApiError:
+        except ApiError as e:
+            if e.denied:
+                raise DeniedError(e, self.host) from None
             return None
         digits = "".join(ch for ch in str((info or {}).get("minor", "")) if ch.isdigit())
         return int(digits) if digits else None
