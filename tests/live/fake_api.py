@@ -365,6 +365,8 @@ class FakeApi:
         key = f"{ns or 'default'}/{name}" if res.namespaced else name
         if method == "POST" and res.kind == "Pod" and sub == "binding":
             return self._bind(ns or "default", name, body or {})
+        if method == "POST" and res.kind == "Pod" and sub == "eviction":
+            return self._evict(ns or "default", name, body or {})
         if method == "GET" and name:
             return self._get(res, key)
         if method == "GET":
@@ -380,7 +382,7 @@ class FakeApi:
         if method == "PATCH":
             return self._patch(res, key, body, sub)
         if method == "DELETE":
-            self._delete(res, key)
+            self._delete(res, key, body)
             return None
         raise ApiError(405, "MethodNotAllowed", f"{method} {path}")
 
@@ -571,7 +573,8 @@ class FakeApi:
             old = self.objects[(res.kind, key)]
             if uid and uid != old["metadata"].get("uid"):
                 raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
-            if self.graceful and res.kind == "Pod" and (old.get("spec") or {}).get("nodeName"):
+            now = (body or {}).get("gracePeriodSeconds") == 0
+            if self.graceful and not now and res.kind == "Pod" and (old.get("spec") or {}).get("nodeName"):
                 if not old["metadata"].get("deletionTimestamp"):
                     new = copy.deepcopy(old)
                     new["metadata"]["deletionTimestamp"] = _now_stamp()
@@ -611,6 +614,52 @@ class FakeApi:
                 },
             )
             return self._write("MODIFIED", "Pod", key, new)
+
+    def _evict(self, namespace: str, name: str, eviction: Mapping[str, Any]) -> Obj:
+        """policy/v1 Eviction as the API server grants it: the uid precondition (409), a
+        terminating pod deleted again without asking, several budgets 500, a budget without
+        disruptions left 429 (else its disruptionsAllowed taken and the pod listed in
+        disruptedPods), then the delete (graceful as ``graceful`` says)."""
+        key = f"{namespace}/{name}"
+        with self._cond:
+            pod = self.objects.get(("Pod", key))
+            if pod is None:
+                raise ApiError(404, "NotFound", f'pods "{name}" not found')
+            uid = ((eviction.get("deleteOptions") or {}).get("preconditions") or {}).get("uid")
+            if uid and uid != pod["metadata"]["uid"]:
+                raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            if not pod["metadata"].get("deletionTimestamp"):
+                labels = pod["metadata"].get("labels") or {}
+                budgets = [
+                    b
+                    for (kind, k), b in self.objects.items()
+                    if kind == "PodDisruptionBudget"
+                    and k.startswith(f"{namespace}/")
+                    and all(
+                        labels.get(lk) == lv
+                        for lk, lv in (
+                            ((b.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+                        ).items()
+                    )
+                ]
+                if len(budgets) > 1:
+                    raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget")
+                if budgets:
+                    budget = budgets[0]
+                    status = budget.get("status") or {}
+                    if int(status.get("disruptionsAllowed") or 0) <= 0:
+                        raise ApiError(
+                            429,
+                            "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.",
+                        )
+                    new = copy.deepcopy(budget)
+                    new.setdefault("status", {})["disruptionsAllowed"] = int(status["disruptionsAllowed"]) - 1
+                    new["status"].setdefault("disruptedPods", {})[name] = _now_stamp()
+                    bkey = f"{namespace}/{budget['metadata']['name']}"
+                    self._write("MODIFIED", "PodDisruptionBudget", bkey, new)
+            self._delete(self._resource("Pod"), key)
+            return {"kind": "Status", "apiVersion": "v1", "status": "Success"}
 
     def server_minor_version(self) -> int | None:
         self._enter("get /version")
