@@ -1611,3 +1611,211 @@ def test_the_webhook_with_a_refused_token_says_so_before_any_guess(tmp_path: Pat
     assert ran.returncode == 1, ran.stderr[-2000:]
     assert "401 Unauthorized: check the kubeconfig's credentials" in ran.stderr
     assert "matchLabelKeys" not in ran.stderr and "v1.?" not in ran.stderr
+
+
+# ---------------------------------------------------------------------------------------- rebalance --apply
+REBALANCE_LABEL = "kubespread-test/rebalance"
+_READY_SINCE = "2026-01-01T00:30:00Z"
+
+
+def rebalance_node(zone: str, i: int) -> dict[str, Any]:
+    name = f"ks-rebalance-{zone}{i}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {REBALANCE_LABEL: "true", HOSTNAME: name, ZONE: f"zone-{zone}"}},
+        "status": {
+            "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+@contextlib.contextmanager
+def skewed_workload(api: Any, namespace: str) -> Iterator[list[dict[str, Any]]]:
+    """Six 4-CPU nodes, two per zone; a ReplicaSet ``web`` of 12 pods spread by zone (maxSkew
+    1, DoNotSchedule, scheduled by kubespread) bound 0/6/6 and running; a PDB maxUnavailable 1."""
+    from kubespread.live.kube import ApiError
+
+    test_nodes = [rebalance_node(z, i) for z in "abc" for i in range(2)]
+    for m in test_nodes:
+        with contextlib.suppress(ApiError):
+            api.delete("Node", m["metadata"]["name"])
+        api.create(m)
+        api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
+    labels = {"app": "web"}
+    spec = {
+        "schedulerName": "kubespread",
+        "nodeSelector": {REBALANCE_LABEL: "true"},
+        "containers": [
+            {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": "500m"}}}
+        ],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": labels},
+            }
+        ],
+    }
+    rs = api.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "replicas": 12,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": spec},
+            },
+        }
+    )
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "web",
+        "uid": rs["metadata"]["uid"],
+        "controller": True,
+    }
+    for i in range(12):
+        name = f"web-{i:02d}"
+        api.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": labels,
+                    "ownerReferences": [owner],
+                },
+                "spec": {**spec, "nodeName": f"ks-rebalance-{'bc'[i % 2]}{i // 2 % 2}"},
+            }
+        )
+        api.patch(
+            "Pod",
+            f"{namespace}/{name}",
+            {
+                "status": {
+                    "phase": "Running",
+                    "startTime": f"2026-01-01T00:{i:02d}:00Z",
+                    "conditions": [
+                        {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:30:00Z"}
+                    ],
+                }
+            },
+            subresource="status",
+        )
+    api.create(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+        }
+    )
+    try:
+        yield test_nodes
+    finally:
+        delete_pods(api, namespace)
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+
+
+def zone_counts(api: Any, namespace: str) -> list[int]:
+    from kubespread.live.kube import ApiError
+
+    while True:
+        try:
+            nodes = {n["metadata"]["name"]: n["metadata"]["labels"].get(ZONE) for n in api.list("Node")[0]}
+            pods = api.list("Pod", namespace)[0]
+            break
+        except ApiError:
+            time.sleep(0.5)
+    running = Counter(
+        nodes.get(p["spec"]["nodeName"])
+        for p in pods
+        if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")
+    )
+    return [running.get(f"zone-{z}", 0) for z in "abc"]
+
+
+def live_planner(manifests: Any) -> Any:
+    """``kubespread rebalance``'s plan from a read of the cluster."""
+    from kubespread.plan.rebalance import rebalance
+    from kubespread.scheduler.config import default_profile
+    from kubespread.sim.placement import place
+
+    placed = place(
+        manifests, profiles={"kubespread": default_profile(), "default-scheduler": default_profile()}
+    )
+    return rebalance(placed.baseline)
+
+
+@pytest.mark.skipif(not RESTART, reason="needs KUBESPREAD_TEST_APISERVER_RESTART, a command restarting it")
+def test_rebalance_apply_evens_a_0_6_6_skew_in_waves_of_one_across_a_restart(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 36's "done when": kubespread's scheduler binding, a 0/6/6 zone skew under a PDB
+    maxUnavailable 1 becomes 4/4/4 through the Eviction API in waves of one, each eviction
+    reported; the API server restarted just after the first eviction (while its wave waits)
+    loses nothing and evicts no pod twice; a second run evicts nothing."""
+    from kubespread.live.kube import KubeApi
+    from kubespread.live.rebalance import EVICTED, EvictionRecord, WaveExecutor
+    from live.stand_ins import StandIns
+
+    with skewed_workload(api, namespace):
+        scheduler = Process(
+            ["scheduler", "--kubeconfig", KUBECONFIG, "--metrics-bind-address", "127.0.0.1:0"],
+            tmp_path / "scheduler.log",
+        )
+        stop = threading.Event()
+        others = StandIns(KubeApi.connect(KUBECONFIG), namespace, stop, every=0.1, kubelet_delay=0.5)
+        others.start()
+        restarts: list[threading.Thread] = []
+        lines: list[EvictionRecord] = []
+
+        def on_eviction(record: EvictionRecord) -> None:
+            lines.append(record)
+            if record.outcome == EVICTED and not restarts:
+                t = threading.Thread(
+                    target=subprocess.run, args=(RESTART,), kwargs={"shell": True, "check": True}
+                )
+                t.start()
+                restarts.append(t)
+
+        try:
+            wait_for("the scheduler to list the cluster", lambda: "watching" in scheduler.log(), 60)
+            assert zone_counts(api, namespace) == [0, 6, 6]
+            started = time.monotonic()
+            report = WaveExecutor(
+                KubeApi.connect(KUBECONFIG), live_planner, on_eviction=on_eviction, wave_timeout=180
+            ).run()
+            took = time.monotonic() - started
+            for t in restarts:
+                t.join(60)
+            after = zone_counts(api, namespace)
+            again = WaveExecutor(KubeApi.connect(KUBECONFIG), live_planner, wave_timeout=60).run()
+        finally:
+            stop.set()
+            others.join(5)
+            code = scheduler.terminate()
+    assert code == 0, scheduler.log()[-2000:]
+    assert report.outcome == "balanced", report.to_dict()
+    assert after == [4, 4, 4]
+    evicted = [e for e in report.evictions if e.outcome == EVICTED]
+    assert len(evicted) == 4 and len({e.uid for e in evicted}) == 4  # no pod twice
+    assert all(len(w.evicted) == 1 for w in report.waves)
+    assert restarts
+    assert again.outcome == "balanced" and not again.evictions
+    (tmp_path / "report.json").write_text(json.dumps(report.to_dict(), indent=1))
+    print(
+        f"\nrebalance --apply: 0/6/6 -> {'/'.join(map(str, after))} in {took:.1f}s, "
+        f"{len(report.waves)} waves "
+        f"({', '.join(f'{w.seconds:.2f}s' for w in report.waves)} each, eviction to replacement bound), "
+        f"{report.rounds} rounds, the API server restarted after the first eviction; "
+        f"a second run: {again.outcome}, {len(again.evictions)} evictions"
+    )
