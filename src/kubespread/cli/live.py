@@ -490,6 +490,7 @@ class Component(StrEnum):
     webhook = "webhook"
     controller = "controller"
     scheduler = "scheduler"
+    rebalancer = "rebalancer"
 
 
 def _print_manifests(
@@ -538,7 +539,8 @@ def manifests_command(
         typer.Option(
             "--component",
             metavar="NAME",
-            help="webhook, controller or scheduler; repeat for several (default: all three).",
+            help="webhook, controller, scheduler or rebalancer; repeat for several "
+            "(default: the first three; the rebalancer evicts pods, so it is asked for).",
         ),
     ] = None,
     namespace: ManifestsNamespaceOption = "kubespread-system",
@@ -551,7 +553,8 @@ def manifests_command(
 ) -> None:
     """Print what deploys kubespread: the namespace, the WorkloadSpread CRD, each component's
     ServiceAccount, ClusterRole and Deployment, the webhook's Service and configurations."""
-    chosen = [c.value for c in Component if c in (component or list(Component))]
+    default = [c for c in Component if c is not Component.rebalancer]
+    chosen = [c.value for c in Component if c in (component or default)]
     if "webhook" in chosen and "controller" not in chosen:
         err.print(
             "warning: the webhook is called only in namespaces the controller labels: run the controller too",

@@ -27,7 +27,12 @@ from typing import Any, Final
 
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.io import dump_yaml
-from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
+from kubespread.live.ports import (
+    CONTROLLER_METRICS_PORT,
+    REBALANCER_METRICS_PORT,
+    SCHEDULER_METRICS_PORT,
+    WEBHOOK_METRICS_PORT,
+)
 
 __all__ = [
     "APP_NAME",
@@ -35,7 +40,9 @@ __all__ = [
     "COMPONENTS_NAMESPACE",
     "CONTROLLER_NAME",
     "CRD_NAME",
+    "DEFAULT_COMPONENTS",
     "HARD_ANTI_AFFINITY_MODES",
+    "REBALANCER_NAME",
     "SCHEDULER_NAME",
     "TLS_SECRET",
     "WORKLOADSPREAD_NAMESPACE_LABEL",
@@ -51,7 +58,12 @@ APP_NAME: Final = "kubespread-webhook"
 CONTROLLER_NAME: Final = "kubespread-controller"
 SCHEDULER_NAME: Final = "kubespread-scheduler"
 #: what ``kubespread manifests --component`` takes, in apply order
-COMPONENTS: Final = ("webhook", "controller", "scheduler")
+COMPONENTS: Final = ("webhook", "controller", "scheduler", "rebalancer")
+#: what ``kubespread manifests`` prints without --component (the rebalancer evicts: asked for)
+DEFAULT_COMPONENTS: Final = ("webhook", "controller", "scheduler")
+REBALANCER_NAME: Final = "kubespread-rebalancer"
+#: how often the printed rebalancer runs (the descheduler's usual interval is minutes)
+REBALANCE_EVERY: Final = "10m"
 HARD_ANTI_AFFINITY_MODES: Final = ("off", "design", "strict")
 #: where ``kubespread manifests`` puts the components (their accounts, the scheduler's Lease
 #: and its Role), and so the scheduler's default --leader-elect-namespace: the two agree
@@ -279,6 +291,20 @@ def _scheduler_rules() -> list[dict[str, Any]]:
     ]
 
 
+def _rebalancer_rules() -> list[dict[str, Any]]:
+    """What ``rebalance --kubeconfig --apply`` reads (the whole cluster, as ``schedule
+    --kubeconfig``) and its one write: evictions (never a plain delete: budgets are asked)."""
+    return [
+        _rule([""], ["nodes", "namespaces", "pods", "services"], list(_READ)),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], list(_READ)),
+        _rule(["apps"], ["deployments", "replicasets", "statefulsets"], list(_READ)),
+        _rule(["batch"], ["jobs"], list(_READ)),
+        _rule([KRUISE_GROUP], ["clonesets", "workloadspreads"], list(_READ)),
+        _rule(["policy"], ["poddisruptionbudgets"], list(_READ)),
+        _rule([""], ["pods/eviction"], ["create"]),
+    ]
+
+
 def _lease_rules() -> list[dict[str, Any]]:
     return [_rule(["coordination.k8s.io"], ["leases"], ["get", "create", "update"])]
 
@@ -461,6 +487,25 @@ def _scheduler_deployment(namespace: str, image: str) -> dict[str, Any]:
     }
     deployment = _deployment(SCHEDULER_NAME, namespace, container, replicas=2)
     return with_metrics(deployment, SCHEDULER_METRICS_PORT)
+
+
+def _rebalancer_deployment(namespace: str, image: str) -> dict[str, Any]:
+    container = {
+        "name": "rebalancer",
+        "image": image,
+        "command": [
+            "kubespread",
+            "rebalance",
+            "--apply",
+            "--every",
+            REBALANCE_EVERY,
+            "--leader-elect",
+            "--leader-elect-namespace",
+            namespace,
+        ],
+    }
+    deployment = _deployment(REBALANCER_NAME, namespace, container, replicas=1, recreate=True)
+    return with_metrics(deployment, REBALANCER_METRICS_PORT)
 
 
 def _service(namespace: str) -> dict[str, Any]:
@@ -679,7 +724,7 @@ def ca_bundle_problem(data: bytes) -> str | None:
 
 
 def manifests(
-    components: tuple[str, ...] | list[str] = COMPONENTS,
+    components: tuple[str, ...] | list[str] = DEFAULT_COMPONENTS,
     *,
     namespace: str = COMPONENTS_NAMESPACE,
     image: str = "kubespread:latest",
@@ -729,6 +774,10 @@ def manifests(
         out += _account(SCHEDULER_NAME, namespace, _scheduler_rules())
         out += _namespaced_role(SCHEDULER_NAME, namespace, _lease_rules())
         out.append(_scheduler_deployment(namespace, image))
+    if "rebalancer" in wanted:
+        out += _account(REBALANCER_NAME, namespace, _rebalancer_rules())
+        out += _namespaced_role(REBALANCER_NAME, namespace, _lease_rules())
+        out.append(_rebalancer_deployment(namespace, image))
     return out + configurations
 
 
