@@ -290,3 +290,51 @@ def test_an_api_server_away_between_rounds_is_waited_for(stop: threading.Event, 
 def test_an_eviction_error_is_api_error() -> None:
     assert issubclass(live_rebalance.EvictionStopped, Exception)
     assert ApiError(429, "TooManyRequests", "x").status == 429
+
+
+def test_every_runs_again_on_a_timer_and_reports_to_its_metrics(stop: threading.Event, live: Any) -> None:
+    """``--every``: the first run evens the skew, the next ones find nothing to do; the
+    metrics count the evictions and the runs, and the loop beats while it waits."""
+    from kubespread.live.metrics import RebalancerMetrics
+    from kubespread.live.rebalance import Rebalancer
+
+    api = skewed_cluster()
+    live(api)
+    metrics = RebalancerMetrics()
+    loop = Rebalancer(lambda: executor(api, stop, []), every=0.1, stop=stop, metrics=metrics)
+    runner = threading.Thread(target=loop.run, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 20
+    while len(loop.reports) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    runner.join(5)
+    assert not runner.is_alive()
+    first, second, *_ = loop.reports
+    assert first.evicted == 4 and first.outcome == "balanced"
+    assert second.outcome == "balanced" and not second.evictions
+    sample = metrics.registry.get_sample_value
+    assert sample("kubespread_rebalance_pods_evicted_total", {"result": "evicted", "namespace": NS}) == 4
+    assert sample("kubespread_rebalance_runs_total", {"outcome": "balanced"}) == len(loop.reports)
+    assert sample("kubespread_rebalance_wave_duration_seconds_count") == 4
+    assert sample("kubespread_rebalance_runs_total", {"outcome": "stopped"}) == 0
+    assert zones(api) == [4, 4, 4]
+
+
+def test_every_waits_for_the_lease(stop: threading.Event) -> None:
+    from kubespread.live.rebalance import Rebalancer
+
+    class NotLeading:
+        leading = threading.Event()
+        lost = threading.Event()
+
+    made: list[int] = []
+    loop = Rebalancer(lambda: made.append(1) or None, every=0.01, stop=stop)  # type: ignore[func-returns-value]
+    leader = NotLeading()
+    runner = threading.Thread(target=loop.run, args=(leader,), daemon=True)
+    runner.start()
+    time.sleep(0.3)
+    assert not made  # no run without the Lease
+    leader.lost.set()
+    runner.join(2)
+    assert not runner.is_alive()

@@ -26,6 +26,8 @@ The names, labels and buckets follow the components kubespread stands in for:
   ``ScoreExtensionNormalize``;
 - :class:`WebhookMetrics`: ``kubespread_webhook_*``, in the style of kube-apiserver's
   ``apiserver_admission_webhook_*``;
+- :class:`RebalancerMetrics`: ``kubespread_rebalance_*``, as the descheduler reports its
+  evictions and loop;
 - :class:`ControllerMetrics`: controller-runtime's ``controller_runtime_reconcile_*``, as
   OpenKruise's WorkloadSpread controller (a controller-runtime one) reports them.
 """
@@ -75,6 +77,7 @@ __all__ = [
     "MetricsServer",
     "ObservedController",
     "ObservedScheduler",
+    "RebalancerMetrics",
     "SchedulerMetrics",
     "WebhookMetrics",
     "exponential_buckets",
@@ -591,3 +594,60 @@ class ControllerMetrics:
         if result == "error":
             self.errors.labels(controller).inc()
         self.time.labels(controller).observe(seconds)
+
+
+# --- the rebalancer --------------------------------------------------------------------------------------
+
+#: how a run of ``rebalance --apply`` ended, as the runs counter labels it (its report's outcome
+#: up to the first colon: the reason after it is logged, not a label)
+REBALANCE_OUTCOMES: Final = (
+    "balanced",
+    "nothing the plan can move",
+    "rounds exhausted",
+    "max evictions reached",
+    "stopped",
+)
+
+
+class RebalancerMetrics:
+    """``rebalance --apply --every``'s metrics, in the descheduler's manner (it exports
+    ``descheduler_pods_evicted_total`` and ``descheduler_loop_duration_seconds``), prefixed
+    ``kubespread_rebalance_``: evictions by result and namespace, runs by outcome, each run's
+    and each wave's duration (a wave: its first eviction to its replacements bound)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None, health: Health | None = None) -> None:
+        self.registry = registry if registry is not None else _registry()
+        self.health = health if health is not None else Health()
+        r = self.registry
+        self.evictions = Counter(
+            "kubespread_rebalance_pods_evicted",
+            "Planned evictions by result (evicted, gone, skipped) and namespace",
+            ["result", "namespace"],
+            registry=r,
+        )
+        self.runs = Counter(
+            "kubespread_rebalance_runs", "Runs of the rebalancer, by how they ended", ["outcome"], registry=r
+        )
+        for outcome in REBALANCE_OUTCOMES:
+            self.runs.labels(outcome)
+        self.run_duration = Histogram(
+            "kubespread_rebalance_loop_duration_seconds",
+            "Time taken by one run: reading, planning, its waves",
+            buckets=exponential_buckets(0.1, 2, 14),
+            registry=r,
+        )
+        self.wave_duration = Histogram(
+            "kubespread_rebalance_wave_duration_seconds",
+            "From a wave's first eviction to its replacements bound",
+            buckets=exponential_buckets(0.1, 2, 14),
+            registry=r,
+        )
+
+    def evicted(self, result: str, namespace: str) -> None:
+        self.evictions.labels(result, namespace).inc()
+
+    def ran(self, outcome: str, seconds: float, waves: Iterable[float]) -> None:
+        self.runs.labels(outcome.split(":", 1)[0]).inc()
+        self.run_duration.observe(seconds)
+        for w in waves:
+            self.wave_duration.observe(w)

@@ -23,6 +23,10 @@ before anything is sent again: gone, terminating or replaced means the eviction 
 ``stop`` (Ctrl-C) is looked at between evictions and between waves; the report says what was
 done. Each eviction is handed to ``on_eviction`` as it is decided (the command prints it as a
 JSON line), with its time and outcome.
+
+:class:`Rebalancer` runs an executor every ``every`` seconds (``--every``), as the descheduler
+runs, only while it leads (a Lease, when given a :class:`~kubespread.live.leader.LeaderElector`),
+reporting to :class:`~kubespread.live.metrics.RebalancerMetrics`.
 """
 
 from __future__ import annotations
@@ -34,18 +38,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from kubespread.api.selectors import Selector
 from kubespread.io.loader import Manifests
 from kubespread.live.kube import ApiError, KubeApi, LiveError
 from kubespread.live.source import read_from
 
+if TYPE_CHECKING:
+    from kubespread.live.leader import LeaderElector
+    from kubespread.live.metrics import RebalancerMetrics
+
 __all__ = [
     "ApplyReport",
     "EvictionRecord",
     "EvictionStopped",
     "PlanLike",
+    "Rebalancer",
     "WaveExecutor",
     "WaveRecord",
 ]
@@ -509,3 +518,68 @@ def _as_planned(
         node_labels = labels.get(node, {})
         got[tuple(sorted((k, node_labels.get(k, "")) for k in keys))] += 1
     return all(got[d] >= n for d, n in expected.items())
+
+
+class Rebalancer:
+    """``rebalance --apply --every``: a fresh :class:`WaveExecutor` (``make_executor``) every
+    ``every`` seconds until ``stop``, only while leading when a ``leader`` is given; each run
+    logged and counted. A run that stops on an eviction the API server will not grant is
+    logged and the next run tries again (the cluster may have changed)."""
+
+    def __init__(
+        self,
+        make_executor: Callable[[], WaveExecutor],
+        *,
+        every: float,
+        stop: threading.Event,
+        metrics: RebalancerMetrics | None = None,
+    ) -> None:
+        self.make_executor = make_executor
+        self.every = every
+        self.stop = stop
+        self.metrics = metrics
+        self.reports: list[ApplyReport] = []
+
+    def _beat(self) -> None:
+        if self.metrics is not None:
+            self.metrics.health.beat()
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep ``seconds`` (True when stopped meanwhile), beating: a long interval is not a
+        stuck loop."""
+        deadline = time.monotonic() + seconds
+        while not self.stop.is_set():
+            self._beat()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.stop.wait(min(left, 1.0))
+        return True
+
+    def run(self, leader: LeaderElector | None = None) -> None:
+        while not self.stop.is_set():
+            self._beat()
+            if leader is not None and not leader.leading.is_set():
+                if leader.lost.is_set():
+                    return
+                leader.leading.wait(0.5)
+                continue
+            started = time.monotonic()
+            report = self.make_executor().run()
+            seconds = time.monotonic() - started
+            self.reports.append(report)
+            if self.metrics is not None:
+                for e in report.evictions:
+                    self.metrics.evicted(e.outcome, e.pod.split("/", 1)[0])
+                self.metrics.ran(report.outcome, seconds, [w.seconds for w in report.waves])
+            log.info(
+                "run %d: %s; %d evicted in %d waves, %.1fs; next in %.0fs",
+                len(self.reports),
+                report.outcome,
+                report.evicted,
+                len(report.waves),
+                seconds,
+                self.every,
+            )
+            if self._wait(self.every):
+                return
