@@ -1759,14 +1759,15 @@ def live_planner(manifests: Any) -> Any:
 def test_rebalance_apply_evens_a_0_6_6_skew_in_waves_of_one_across_a_restart(
     api: Any, namespace: str, tmp_path: Path
 ) -> None:
-    """Issue 36's "done when": kubespread's scheduler binding, a 0/6/6 zone skew under a PDB
-    maxUnavailable 1 becomes 4/4/4 through the Eviction API in waves of one, each eviction
-    reported; the API server restarted just after the first eviction (while its wave waits)
-    loses nothing and evicts no pod twice; a second run evicts nothing."""
+    """Issue 36's "done when": ``kubespread rebalance --kubeconfig ... --apply`` with
+    kubespread's scheduler binding: a 0/6/6 zone skew under a PDB maxUnavailable 1 becomes
+    4/4/4 through the Eviction API in waves of one, one JSON line per eviction; the API server
+    restarted just after the first eviction (while its wave waits for the replacement) loses
+    nothing and evicts no pod twice; a second run evicts nothing."""
     from kubespread.live.kube import KubeApi
-    from kubespread.live.rebalance import EVICTED, EvictionRecord, WaveExecutor
     from live.stand_ins import StandIns
 
+    apply = ["rebalance", "--kubeconfig", KUBECONFIG, "--apply"]
     with skewed_workload(api, namespace):
         scheduler = Process(
             ["scheduler", "--kubeconfig", KUBECONFIG, "--metrics-bind-address", "127.0.0.1:0"],
@@ -1775,47 +1776,44 @@ def test_rebalance_apply_evens_a_0_6_6_skew_in_waves_of_one_across_a_restart(
         stop = threading.Event()
         others = StandIns(KubeApi.connect(KUBECONFIG), namespace, stop, every=0.1, kubelet_delay=0.5)
         others.start()
-        restarts: list[threading.Thread] = []
-        lines: list[EvictionRecord] = []
-
-        def on_eviction(record: EvictionRecord) -> None:
-            lines.append(record)
-            if record.outcome == EVICTED and not restarts:
-                t = threading.Thread(
-                    target=subprocess.run, args=(RESTART,), kwargs={"shell": True, "check": True}
-                )
-                t.start()
-                restarts.append(t)
-
         try:
             wait_for("the scheduler to list the cluster", lambda: "watching" in scheduler.log(), 60)
             assert zone_counts(api, namespace) == [0, 6, 6]
             started = time.monotonic()
-            report = WaveExecutor(
-                KubeApi.connect(KUBECONFIG), live_planner, on_eviction=on_eviction, wave_timeout=180
-            ).run()
+            first = subprocess.Popen(
+                [KUBESPREAD, *apply], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            assert first.stdout is not None
+            lines = [first.stdout.readline()]  # the first eviction, as it is made
+            restart = subprocess.run(RESTART, shell=True, capture_output=True, text=True, check=False)
+            rest, errors = first.communicate(timeout=300)
             took = time.monotonic() - started
-            for t in restarts:
-                t.join(60)
+            lines += rest.splitlines()
             after = zone_counts(api, namespace)
-            again = WaveExecutor(KubeApi.connect(KUBECONFIG), live_planner, wave_timeout=60).run()
+            again = subprocess.run(
+                [KUBESPREAD, *apply], capture_output=True, text=True, timeout=120, check=False
+            )
         finally:
             stop.set()
             others.join(5)
             code = scheduler.terminate()
     assert code == 0, scheduler.log()[-2000:]
-    assert report.outcome == "balanced", report.to_dict()
+    assert restart.returncode == 0, restart.stdout + restart.stderr
+    assert first.returncode == 0, errors[-3000:]
+    evictions = [json.loads(line) for line in lines if line.strip()]
+    evicted = [e for e in evictions if e["outcome"] == "evicted"]
+    assert len(evicted) == 4 and len({e["uid"] for e in evicted}) == 4, evictions  # none twice
+    assert [e["wave"] for e in evicted] == [1, 2, 3, 4] or len(
+        {(e["round"], e["wave"]) for e in evicted}
+    ) == 4
+    assert all(e["node"].startswith(("ks-rebalance-b", "ks-rebalance-c")) for e in evicted)
+    assert "rebalance --apply: balanced; 4 evicted in 4 waves" in errors, errors[-2000:]
     assert after == [4, 4, 4]
-    evicted = [e for e in report.evictions if e.outcome == EVICTED]
-    assert len(evicted) == 4 and len({e.uid for e in evicted}) == 4  # no pod twice
-    assert all(len(w.evicted) == 1 for w in report.waves)
-    assert restarts
-    assert again.outcome == "balanced" and not again.evictions
-    (tmp_path / "report.json").write_text(json.dumps(report.to_dict(), indent=1))
+    assert again.returncode == 0 and again.stdout == "", again.stdout
+    assert "rebalance --apply: balanced; 0 evicted in 0 waves" in again.stderr
+    summary = next(line for line in errors.splitlines() if line.startswith("rebalance --apply:"))
     print(
-        f"\nrebalance --apply: 0/6/6 -> {'/'.join(map(str, after))} in {took:.1f}s, "
-        f"{len(report.waves)} waves "
-        f"({', '.join(f'{w.seconds:.2f}s' for w in report.waves)} each, eviction to replacement bound), "
-        f"{report.rounds} rounds, the API server restarted after the first eviction; "
-        f"a second run: {again.outcome}, {len(again.evictions)} evictions"
+        f"\nrebalance --apply: 0/6/6 -> {'/'.join(map(str, after))} in {took:.1f}s (the API server "
+        f"restarted after the first eviction); {summary}; a second run: "
+        f"{again.stderr.strip().splitlines()[-1]}"
     )
