@@ -41,3 +41,12 @@ def test_apply_without_a_reachable_cluster_says_so() -> None:
     result = CliRunner().invoke(app, ["rebalance", *NOWHERE, "--apply"])
     assert result.exit_code == 1
     assert "/nonexistent/kubeconfig" in result.output
+
+
+def test_capacity_takes_the_cluster_from_kubeconfig_and_the_template_from_f(tmp_path: Path) -> None:
+    template = tmp_path / "t.yaml"
+    template.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: t}\nspec: {containers: [{name: c}]}\n")
+    alone = CliRunner().invoke(app, ["capacity", "-f", str(template)])
+    assert alone.exit_code == 2 and "--kubeconfig FILE -f TEMPLATE" in alone.output
+    live = CliRunner().invoke(app, ["capacity", *NOWHERE, "-f", str(template)])
+    assert live.exit_code == 1 and "/nonexistent/kubeconfig" in live.output  # it tried to read it

@@ -1817,3 +1817,108 @@ def test_rebalance_apply_evens_a_0_6_6_skew_in_waves_of_one_across_a_restart(
         f"restarted after the first eviction); {summary}; a second run: "
         f"{again.stderr.strip().splitlines()[-1]}"
     )
+
+
+def test_capacity_reads_a_live_cluster_and_answers_as_from_its_dump(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 3: ``capacity --kubeconfig -f TEMPLATE`` reads the cluster once and
+    answers what ``capacity -f DUMP -f TEMPLATE`` answers on the same objects; nothing is
+    written."""
+    from kubespread.live.kube import ApiError
+
+    label = "kubespread-test/capacity"
+    test_nodes = []
+    for zone in "abc":
+        node = rebalance_node(zone, 9)
+        node["metadata"]["name"] = f"ks-capacity-{zone}"
+        node["metadata"]["labels"] = {label: "true", HOSTNAME: f"ks-capacity-{zone}", ZONE: f"zone-{zone}"}
+        test_nodes.append(node)
+    try:
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+            api.create(m)
+            api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
+        for i in range(2):
+            api.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"busy-{i}", "namespace": namespace, "labels": {"app": "busy"}},
+                    "spec": {
+                        "nodeName": "ks-capacity-a",
+                        "containers": [
+                            {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1500m"}}}
+                        ],
+                    },
+                }
+            )
+        template = tmp_path / "template.yaml"
+        template.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": "more", "namespace": namespace},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": {"app": "more"}},
+                        "template": {
+                            "metadata": {"labels": {"app": "more"}},
+                            "spec": {
+                                "nodeSelector": {label: "true"},
+                                "containers": [
+                                    {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1"}}}
+                                ],
+                                "topologySpreadConstraints": [
+                                    {
+                                        "maxSkew": 1,
+                                        "topologyKey": ZONE,
+                                        "whenUnsatisfiable": "DoNotSchedule",
+                                        "labelSelector": {"matchLabels": {"app": "more"}},
+                                    }
+                                ],
+                            },
+                        },
+                    },
+                }
+            )
+        )
+        before = api.list("Pod")[0]
+        ran = subprocess.run(
+            [KUBESPREAD, "capacity", "--kubeconfig", KUBECONFIG, "-f", str(template), "-o", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        dump = tmp_path / "dump.yaml"
+        items = [
+            {**o, "apiVersion": o.get("apiVersion", "v1"), "kind": kind}
+            for kind in ("Namespace", "Node", "Pod")
+            for o in api.list(kind)[0]
+        ]
+        dump.write_text(yaml.safe_dump_all(items))
+        offline = subprocess.run(
+            [KUBESPREAD, "capacity", "-f", str(dump), "-f", str(template), "-o", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        after = api.list("Pod")[0]
+    finally:
+        delete_pods(api, namespace)
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+    assert ran.returncode == 0, ran.stderr
+    assert offline.returncode == 0, offline.stderr
+    live, dumped = json.loads(ran.stdout), json.loads(offline.stdout)
+    # 4 CPU a node, zone a holds 3 CPU already: 1 there, and the spread (maxSkew 1) lets b
+    # and c take 2 each
+    assert live["greedy"] == dumped["greedy"] and live["maximum"] == dumped["maximum"]
+    assert live["maximum"] == 5
+    assert len(after) == len(before)  # nothing was created
+    print(f"\ncapacity --kubeconfig: greedy {live['greedy']}, maximum {live['maximum']} (as from the dump)")
