@@ -313,7 +313,8 @@ def test_only_what_needs_the_webhook_calls_it_and_only_bookings_fail_closed() ->
         assert not {
             r for r in rules_of(hook) if r[1] == "pods/status" or (r[1] == "pods" and r[2] == "UPDATE")
         }
-        assert hook["timeoutSeconds"] == 5
+        # the deletions one: the API server calls it up to 3 times a delete (issue 36)
+        assert hook["timeoutSeconds"] == (1 if hook is gone else 5)
         assert hook["admissionReviewVersions"] == ["v1"]
         assert hook["clientConfig"]["service"]["namespace"] == "spread"
         assert hook["clientConfig"]["service"]["name"] == "kubespread-webhook"
