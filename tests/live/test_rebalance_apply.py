@@ -338,3 +338,11 @@ def test_every_waits_for_the_lease(stop: threading.Event) -> None:
     leader.lost.set()
     runner.join(2)
     assert not runner.is_alive()
+
+
+def test_one_round_still_says_whether_it_is_balanced(stop: threading.Event, live: Any) -> None:
+    """--rounds 1: the plan's waves are carried out, and one more read says balanced."""
+    api = skewed_cluster()
+    live(api)
+    report = executor(api, stop, [], rounds=1).run()
+    assert report.outcome == "balanced" and report.rounds == 1 and report.evicted == 4

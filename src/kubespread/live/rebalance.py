@@ -251,7 +251,8 @@ class WaveExecutor:
         run = _Run()
         outcome, balanced, rounds = "rounds exhausted", False, 0
         try:
-            for round_no in range(1, self.rounds + 1):
+            # one read more than the rounds: the last one only says whether it is balanced
+            for round_no in range(1, self.rounds + 2):
                 if self.stop.is_set():
                     outcome = "stopped"
                     break
@@ -265,13 +266,13 @@ class WaveExecutor:
                     balanced = plan.balanced
                     outcome = "balanced" if balanced else "nothing the plan can move"
                     break
-                rounds = round_no
-                uids = _uids(manifests)
-                outcome = self._round(run, round_no, plan, uids)
-                if outcome != "diverged":
-                    if outcome == "planned waves done":
-                        continue  # read again: the next round confirms balance or plans more
+                if round_no > self.rounds:
+                    outcome = "rounds exhausted"
                     break
+                rounds = round_no
+                outcome = self._round(run, round_no, plan, _uids(manifests))
+                if outcome not in ("diverged", "planned waves done"):
+                    break  # stopped, or --max-evictions reached
         except EvictionStopped as e:
             outcome = f"stopped: {e}"
         return ApplyReport(tuple(run.evictions), tuple(run.waves), rounds, outcome, balanced)
@@ -425,30 +426,30 @@ class WaveExecutor:
         return (pod.get("metadata") or {}).get("uid") != uid or _terminating(pod)
 
     # ------------------------------------------------------------------ waiting for the wave
-    def _pods_by_uid(self) -> dict[str, dict[str, Any]]:
+    def _list(self, kind: str) -> list[dict[str, Any]]:
+        """Every object of ``kind``; while the API server is away (a restart), listed again
+        until it is back, for at most ``wave_timeout`` ([] when stopped meanwhile)."""
+        deadline = time.monotonic() + self.wave_timeout
         while True:
             try:
-                items, _ = self.api.list("Pod")
-                return {(p.get("metadata") or {}).get("uid", ""): p for p in items}
+                items, _ = self.api.list(kind)
+                return items
             except ApiError as e:
                 if e.denied:
-                    raise EvictionStopped(e.advice("listing pods")) from None
+                    raise EvictionStopped(e.advice(f"listing {kind}")) from None
+                if time.monotonic() > deadline:
+                    raise EvictionStopped(f"listing {kind}: {e}") from None
                 if self.stop.wait(POLL_SECONDS * 4):
-                    return {}
+                    return []
+
+    def _pods_by_uid(self) -> dict[str, dict[str, Any]]:
+        return {(p.get("metadata") or {}).get("uid", ""): p for p in self._list("Pod")}
 
     def _node_labels(self) -> dict[str, dict[str, str]]:
-        while True:
-            try:
-                items, _ = self.api.list("Node")
-                return {
-                    (n.get("metadata") or {}).get("name", ""): (n.get("metadata") or {}).get("labels") or {}
-                    for n in items
-                }
-            except ApiError as e:
-                if e.denied:
-                    raise EvictionStopped(e.advice("listing nodes")) from None
-                if self.stop.wait(POLL_SECONDS * 4):
-                    return {}
+        return {
+            (n.get("metadata") or {}).get("name", ""): (n.get("metadata") or {}).get("labels") or {}
+            for n in self._list("Node")
+        }
 
     def _wait_for_replacements(
         self, evicted: Sequence[MoveLike], uids: Mapping[str, str], before: Mapping[str, Mapping[str, Any]]
