@@ -346,3 +346,33 @@ def test_one_round_still_says_whether_it_is_balanced(stop: threading.Event, live
     live(api)
     report = executor(api, stop, [], rounds=1).run()
     assert report.outcome == "balanced" and report.rounds == 1 and report.evicted == 4
+
+
+def test_the_command_prints_a_json_line_per_eviction_and_a_summary(
+    stop: threading.Event, live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kubespread rebalance --kubeconfig ... --apply`` end to end on the in-memory API: the
+    command's planner (its settle and plan_rebalance), its JSON lines and its summary."""
+    import json
+    import signal
+
+    from typer.testing import CliRunner
+
+    from kubespread.cli.app import app
+    from kubespread.live.kube import KubeApi
+
+    api = skewed_cluster()
+    live(api)
+    monkeypatch.setattr(KubeApi, "connect", classmethod(lambda cls, kubeconfig=None, context=None: api))
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        result = CliRunner().invoke(app, ["rebalance", "--kubeconfig", "fake", "--apply"])
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [e["outcome"] for e in lines] == ["evicted"] * 4
+    assert {e["workload"] for e in lines} == {"default/ReplicaSet/web"}
+    assert "rebalance --apply: balanced; 4 evicted in 4 waves" in result.stderr
+    assert zones(api) == [4, 4, 4]
