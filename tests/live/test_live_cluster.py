@@ -2030,3 +2030,103 @@ def test_a_hung_deletions_webhook_holds_a_delete_at_most_3_seconds(api: Any, tmp
     print("\nhung deletions webhook (timeoutSeconds 1):")
     for what, (seconds, calls) in timings.items():
         print(f"  {what}: {seconds:.2f}s, {calls} calls")
+
+
+def test_simulate_starts_from_a_live_cluster_and_writes_nothing(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 36 item 3: a scenario whose ``cluster`` is ``{kubeconfig: ...}`` (or ``simulate
+    --kubeconfig``) reads the cluster once and runs its steps offline on it: the new
+    Deployment's pods land on the live nodes, beside the pods running there; the API server
+    is left as it was."""
+    from kubespread.live.kube import ApiError
+
+    label = "kubespread-test/simulate"
+    test_nodes = []
+    for zone in "abc":
+        node = rebalance_node(zone, 8)
+        node["metadata"]["name"] = f"ks-simulate-{zone}"
+        node["metadata"]["labels"] = {label: "true", HOSTNAME: f"ks-simulate-{zone}", ZONE: f"zone-{zone}"}
+        test_nodes.append(node)
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "sim", "namespace": namespace},
+        "spec": {
+            "replicas": 6,
+            "selector": {"matchLabels": {"app": "sim"}},
+            "template": {
+                "metadata": {"labels": {"app": "sim"}},
+                "spec": {
+                    "nodeSelector": {label: "true"},
+                    "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1"}}}],
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": ZONE,
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "sim"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+    scenario = {
+        "apiVersion": "kubespread.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "from-live"},
+        "cluster": {"kubeconfig": KUBECONFIG},
+        "steps": [{"apply": deployment}, {"advance": "30s"}],
+    }
+    inline = tmp_path / "from-live.yaml"
+    inline.write_text(yaml.safe_dump(scenario))
+    flagged = tmp_path / "flagged.yaml"
+    flagged.write_text(yaml.safe_dump({k: v for k, v in scenario.items() if k != "cluster"}))
+    try:
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+            api.create(m)
+            api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
+        busy = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "busy", "namespace": namespace},
+            "spec": {
+                "nodeName": "ks-simulate-a",
+                "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "3500m"}}}],
+            },
+        }
+        api.create(busy)
+        before = sorted((p["metadata"]["name"], p["metadata"]["resourceVersion"]) for p in api.list("Pod")[0])
+        results = []
+        for args in (["simulate", str(inline)], ["simulate", str(flagged), "--kubeconfig", KUBECONFIG]):
+            ran = subprocess.run(
+                [KUBESPREAD, *args, "-o", "json", "--output-form", "full"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert ran.returncode == 0, ran.stderr
+            results.append(json.loads(ran.stdout))
+        after = sorted((p["metadata"]["name"], p["metadata"]["resourceVersion"]) for p in api.list("Pod")[0])
+        deployments = api.list("Deployment", namespace)[0]
+    finally:
+        delete_pods(api, namespace)
+        for m in test_nodes:
+            with contextlib.suppress(ApiError):
+                api.delete("Node", m["metadata"]["name"])
+    assert after == before and not deployments  # nothing written
+    placed = []
+    for result in results:
+        pods = result["final"]["pods"]
+        mine = {p["name"]: p["node"] for p in pods if p["namespace"] == namespace}
+        assert mine["busy"] == "ks-simulate-a"  # the live pod stays where it runs
+        sim = sorted(node for name, node in mine.items() if name.startswith("sim-") and node)
+        placed.append(sim)
+    # zone a has 0.5 CPU left: no replica there; the spread (maxSkew 1, counting a) lets b and
+    # c take 1 each, the other 4 wait
+    assert placed[0] == placed[1] == ["ks-simulate-b", "ks-simulate-c"]
+    print(f"\nsimulate from a live cluster (cluster: {{kubeconfig}} and --kubeconfig): placed {placed[0]}")
