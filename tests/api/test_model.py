@@ -449,3 +449,17 @@ def test_built_objects_read_back_equal() -> None:
     twin.spec.containers[0].name = "other"
     assert pod.spec.containers[0].name == "app"
     assert twin.to_dict()["topLevelFuture"] == {"a": [1, 2]}
+
+
+def test_a_field_without_omitempty_is_written_at_its_zero_value() -> None:
+    """Kruise's WorkloadSpreadSubsetStatus writes name, replicas and missingReplicas always (no
+    omitempty); the optional members stay out at their zero value."""
+    from kubespread.api.kruise import WorkloadSpreadSubsetStatus
+
+    assert WorkloadSpreadSubsetStatus(name="a").to_dict() == {
+        "name": "a",
+        "replicas": 0,
+        "missingReplicas": 0,
+    }
+    back = WorkloadSpreadSubsetStatus.from_dict({"name": "b", "missingReplicas": 0, "creatingPods": {}})
+    assert back.to_dict() == {"name": "b", "missingReplicas": 0, "creatingPods": {}, "replicas": 0}

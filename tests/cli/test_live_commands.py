@@ -56,9 +56,25 @@ def test_a_missing_certificate_is_named(tmp_path: Path) -> None:
     assert f"TLS certificate file {tmp_path / 'nope.crt'}: not found" in output
 
 
+#: a self-signed P-256 certificate (a test CA's; its key was thrown away)
+CA_PEM = """\
+-----BEGIN CERTIFICATE-----
+MIIBkDCCATWgAwIBAgIUTZ1ZzeaMGCqySPiD7s1JDTilsX8wCgYIKoZIzj0EAwIw
+HTEbMBkGA1UEAwwSa3ViZXNwcmVhZC10ZXN0LWNhMB4XDTI2MTEyODA3MzU0MVoX
+DTM2MTEyNTA3MzU0MVowHTEbMBkGA1UEAwwSa3ViZXNwcmVhZC10ZXN0LWNhMFkw
+EwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEUnUEhuKxAhTganS9361xl8ULKC+yVjmS
+aFa8GSFpZPmWytI8byrB9k5NbPWuOo+6uyh0R0QcgG4I5lb/Ztu7+KNTMFEwHQYD
+VR0OBBYEFK31Dx4WvTxi9/k67Vwog/PKvyMLMB8GA1UdIwQYMBaAFK31Dx4WvTxi
+9/k67Vwog/PKvyMLMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSQAwRgIh
+AOLcaAj0UIPuAaJUN2GtPP2fcDd5JM6Ajq45QS6hsMm2AiEAgWnxKHGY9bB+pMQL
+CEC3NbFcce3m3XkyaCxdBC6jjJI=
+-----END CERTIFICATE-----
+"""
+
+
 def test_manifests_need_no_cluster_and_point_at_the_url_given(tmp_path: Path) -> None:
     ca = tmp_path / "ca.crt"
-    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    ca.write_text(CA_PEM)
     code, output = run("webhook", "manifests", "--url", "https://10.0.0.5:9443", "--ca-bundle", str(ca))
     assert code == 0
     docs = [d for d in yaml.safe_load_all(output) if d]
@@ -68,6 +84,27 @@ def test_manifests_need_no_cluster_and_point_at_the_url_given(tmp_path: Path) ->
         "https://10.0.0.5:9443/validate-pods",
         "https://10.0.0.5:9443/validate-workloadspreads",
     }
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"not a certificate\n", "not a PEM certificate"),
+        (b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", "not a PEM certificate"),
+        (b"\x30\x82\x01\x90\xff", "not PEM text"),
+        (CA_PEM.encode() + b"-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n", "private key"),
+    ],
+)
+def test_a_ca_bundle_that_is_not_a_pem_certificate_is_refused(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    """Issue 36: the API server takes any bytes as caBundle and fails only on the first call."""
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(content)
+    code, output = run("webhook", "manifests", "--url", "https://10.0.0.5:9443", "--ca-bundle", str(ca))
+    assert code == 1
+    assert f"error: --ca-bundle {ca}: " in output and problem in output
+    assert "WebhookConfiguration" not in output and "Traceback" not in output
 
 
 def deployments(output: str) -> set[str]:

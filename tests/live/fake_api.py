@@ -20,6 +20,9 @@ What the tests steer:
 - :meth:`lose_answer_next`: the next matching calls are served, then raise ApiError(0) (the
   write was applied, its answer lost in a restart);
 - ``missing_kinds``: kinds whose CRD is not installed (404 on every request);
+- ``graceful = True``: deleting a pod bound to a node only marks it Terminating
+  (deletionTimestamp), as an API server does until the node's kubelet is done; the test
+  ends it with :meth:`remove`;
 - :meth:`put`, :meth:`remove`, :meth:`bind`: writes that bypass faults (another client),
   logged so watches see them; :meth:`stored` is the live dict, edits to it are silent.
 
@@ -146,6 +149,7 @@ class FakeApi:
         self._held_answers: list[tuple[str, Held]] = []
         self._compacted = 0
         self._names = 0
+        self.graceful = False
 
     # ------------------------------------------------------------------ steering
     @property
@@ -361,6 +365,8 @@ class FakeApi:
         key = f"{ns or 'default'}/{name}" if res.namespaced else name
         if method == "POST" and res.kind == "Pod" and sub == "binding":
             return self._bind(ns or "default", name, body or {})
+        if method == "POST" and res.kind == "Pod" and sub == "eviction":
+            return self._evict(ns or "default", name, body or {})
         if method == "GET" and name:
             return self._get(res, key)
         if method == "GET":
@@ -376,7 +382,7 @@ class FakeApi:
         if method == "PATCH":
             return self._patch(res, key, body, sub)
         if method == "DELETE":
-            self._delete(res, key)
+            self._delete(res, key, body)
             return None
         raise ApiError(405, "MethodNotAllowed", f"{method} {path}")
 
@@ -553,14 +559,28 @@ class FakeApi:
                 new["metadata"]["generation"] = old["metadata"]["generation"] + 1
             return self._write("MODIFIED", res.kind, key, new)
 
-    def delete(self, kind: str, key: str, *, body: Mapping[str, Any] | None = None) -> None:
+    def delete(
+        self, kind: str, key: str, *, body: Mapping[str, Any] | None = None, timeout: float = 30.0
+    ) -> None:
         self._enter(f"delete {kind} {key}")
-        self._delete(self._resource(kind), key)
+        self._delete(self._resource(kind), key, body)
 
-    def _delete(self, res: Resource, key: str) -> None:
+    def _delete(self, res: Resource, key: str, body: Mapping[str, Any] | None = None) -> None:
         with self._cond:
             if (res.kind, key) not in self.objects:
                 raise self._not_found(res, key)
+            uid = ((body or {}).get("preconditions") or {}).get("uid")
+            old = self.objects[(res.kind, key)]
+            if uid and uid != old["metadata"].get("uid"):
+                raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            now = (body or {}).get("gracePeriodSeconds") == 0
+            if self.graceful and not now and res.kind == "Pod" and (old.get("spec") or {}).get("nodeName"):
+                if not old["metadata"].get("deletionTimestamp"):
+                    new = copy.deepcopy(old)
+                    new["metadata"]["deletionTimestamp"] = _now_stamp()
+                    new["metadata"]["deletionGracePeriodSeconds"] = 30
+                    self._write("MODIFIED", res.kind, key, new)
+                return
             self._write("DELETED", res.kind, key, None)
 
     def _bind(self, namespace: str, name: str, binding: Mapping[str, Any]) -> Obj:
@@ -594,6 +614,52 @@ class FakeApi:
                 },
             )
             return self._write("MODIFIED", "Pod", key, new)
+
+    def _evict(self, namespace: str, name: str, eviction: Mapping[str, Any]) -> Obj:
+        """policy/v1 Eviction as the API server grants it: the uid precondition (409), a
+        terminating pod deleted again without asking, several budgets 500, a budget without
+        disruptions left 429 (else its disruptionsAllowed taken and the pod listed in
+        disruptedPods), then the delete (graceful as ``graceful`` says)."""
+        key = f"{namespace}/{name}"
+        with self._cond:
+            pod = self.objects.get(("Pod", key))
+            if pod is None:
+                raise ApiError(404, "NotFound", f'pods "{name}" not found')
+            uid = ((eviction.get("deleteOptions") or {}).get("preconditions") or {}).get("uid")
+            if uid and uid != pod["metadata"]["uid"]:
+                raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            if not pod["metadata"].get("deletionTimestamp"):
+                labels = pod["metadata"].get("labels") or {}
+                budgets = [
+                    b
+                    for (kind, k), b in self.objects.items()
+                    if kind == "PodDisruptionBudget"
+                    and k.startswith(f"{namespace}/")
+                    and all(
+                        labels.get(lk) == lv
+                        for lk, lv in (
+                            ((b.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+                        ).items()
+                    )
+                ]
+                if len(budgets) > 1:
+                    raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget")
+                if budgets:
+                    budget = budgets[0]
+                    status = budget.get("status") or {}
+                    if int(status.get("disruptionsAllowed") or 0) <= 0:
+                        raise ApiError(
+                            429,
+                            "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.",
+                        )
+                    new = copy.deepcopy(budget)
+                    new.setdefault("status", {})["disruptionsAllowed"] = int(status["disruptionsAllowed"]) - 1
+                    new["status"].setdefault("disruptedPods", {})[name] = _now_stamp()
+                    bkey = f"{namespace}/{budget['metadata']['name']}"
+                    self._write("MODIFIED", "PodDisruptionBudget", bkey, new)
+            self._delete(self._resource("Pod"), key)
+            return {"kind": "Status", "apiVersion": "v1", "status": "Success"}
 
     def server_minor_version(self) -> int | None:
         self._enter("get /version")

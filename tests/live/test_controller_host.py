@@ -148,6 +148,9 @@ def test_a_sync_writes_the_status_through_the_status_subresource(stop: threading
     stored = api.stored("WorkloadSpread", WS_KEY)
     assert stored["status"]["observedGeneration"] == 1
     assert stored["spec"] == workload_spread()["spec"]  # a status write leaves the spec alone
+    # a full subset says so: missingReplicas 0 is written, as Kruise writes it (no omitempty)
+    full = next(s for s in stored["status"]["subsetStatuses"] if s["name"] == "subset-a")
+    assert full["missingReplicas"] == 0 and full["replicas"] == 2
 
 
 @pytest.mark.slow

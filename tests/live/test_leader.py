@@ -187,3 +187,45 @@ def test_a_candidate_that_cannot_reach_the_server_does_not_lead(stop: threading.
     api.unreachable = False
     assert a.leading.wait(2.0)
     ended(a)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_lease_the_account_may_not_touch_ends_the_election_at_once(
+    stop: threading.Event, status: int
+) -> None:
+    """Issue 36: with a Role in another namespace the Lease answers 403 forever: retrying
+    (a warning every 2 s, nothing scheduled, ready all along) helps nobody. The election ends
+    on the first refusal and says why."""
+    api = FakeApi()
+    api.fail_next(1, status=status, only="get Lease")
+    a = elector(api, "a", stop, retry_period=0.5)
+    a.start()
+    assert a.lost.wait(1.0)
+    a.join(1.0)
+    assert not a.is_alive() and not a.leading.is_set()
+    assert a.refused is not None and a.refused.status == status
+    assert len(api.calls_matching("Lease")) == 1  # no retry
+
+
+def test_the_default_lease_namespace_is_where_the_printed_role_grants_it() -> None:
+    """The scheduler's --leader-elect-namespace default and the Role `kubespread manifests`
+    prints by default name the same namespace."""
+    import inspect
+
+    from kubespread.cli.live import scheduler_command
+    from kubespread.live.manifests import COMPONENTS_NAMESPACE, manifests
+
+    default = inspect.signature(scheduler_command).parameters["lease_namespace"].default
+    role = next(d for d in manifests(["scheduler"]) if d["kind"] == "Role")
+    assert default == role["metadata"]["namespace"] == COMPONENTS_NAMESPACE
+    assert any("leases" in rule["resources"] for rule in role["rules"])
+
+
+def test_a_lease_namespace_that_does_not_exist_ends_the_election(stop: threading.Event) -> None:
+    api = FakeApi()
+    api.fail_next(1, status=404, only="create Lease")
+    a = elector(api, "a", stop, retry_period=0.5)
+    a.start()
+    assert a.lost.wait(1.0)
+    assert a.refused is not None and "namespace kube-system does not exist" in a.refused.message
+    ended(a)

@@ -13,7 +13,7 @@ from kubespread.admission.framework import AdmissionOptions
 from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
 from kubespread.live.kube import resource_for
 from kubespread.live.leader import LeaderElector
-from kubespread.live.manifests import manifests
+from kubespread.live.manifests import DEFAULT_COMPONENTS, manifests
 from kubespread.live.scheduler import SecondaryScheduler
 from kubespread.live.webhook import AdmissionHandlers
 from kubespread.live.workloadspread import LiveWorkloadSpreadClient
@@ -61,7 +61,7 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
 
 def rules_of(account: str) -> list[dict[str, Any]]:
     """The ClusterRole's rules and the Role's (in the components' namespace) of ``account``."""
-    docs = manifests()
+    docs = manifests([*DEFAULT_COMPONENTS, "rebalancer"])
     return [
         rule
         for d in docs
@@ -140,3 +140,22 @@ def test_every_call_of_the_webhook_is_allowed_by_its_role(stop: threading.Event)
     assert ("apps.kruise.io", "workloadspreads/status", "update") in needed
     assert ("", "pods", "get") in needed
     assert missing == []
+
+
+def test_every_call_of_the_rebalancer_is_allowed_by_the_printed_role(stop: threading.Event) -> None:
+    """rebalance --apply: the reads of a whole cluster, an eviction, the wait for its
+    replacement (none comes here: no scheduler runs; the wave times out)."""
+    from kubespread.live.rebalance import WaveExecutor
+    from live.test_rebalance_apply import planner, skewed_cluster
+
+    api = skewed_cluster()
+    api.patch(
+        "PodDisruptionBudget", "default/web", {"status": {"disruptionsAllowed": 1}}, subresource="status"
+    )
+    since = len(api.calls)
+    ran = WaveExecutor(api, planner, stop=stop, max_evictions=1, wave_timeout=0.3, eviction_timeout=1).run()
+    needed, missing = missing_rules(api, since, "kubespread-rebalancer")
+    assert ("", "pods/eviction", "create") in needed and ran.evicted == 1
+    assert not missing
+    rules = rules_of("kubespread-rebalancer")
+    assert not allowed(rules, "", "pods", "delete")  # evictions only: budgets are asked

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from kubespread.api.core import PodTemplateSpec, PreferredSchedulingTerm
 from kubespread.api.meta import KubeObject
-from kubespread.api.model import IntOrStr, Model, model
+from kubespread.api.model import IntOrStr, Model, always, model
 from kubespread.api.selectors import LabelSelector, NodeSelectorTerm
 from kubespread.api.taints import Toleration
 
@@ -77,9 +77,11 @@ class WorkloadSpreadSubsetUnscheduledStatus(Model):
 
 @model
 class WorkloadSpreadSubsetStatus(Model):
-    name: str = ""
-    replicas: int = 0
-    missing_replicas: int = 0
+    # name, replicas and missingReplicas have no omitempty in Kruise: 0 is written, and read
+    # (missingReplicas 0: the subset is full)
+    name: str = always(default="")
+    replicas: int = always(default=0)
+    missing_replicas: int = always(default=0)
     creating_pods: dict[str, str] = field(default_factory=dict)
     deleting_pods: dict[str, str] = field(default_factory=dict)
     conditions: list[SubsetCondition] = field(default_factory=list)

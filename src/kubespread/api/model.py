@@ -14,7 +14,8 @@ A model class is declared as a plain annotated class decorated with :func:`model
 
 Python names are snake_case; the manifest name is their camelCase unless a field gives
 ``json_name(...)``. Fields absent from the input take their default and are not dumped back
-unless they changed.
+unless they changed, except those declared with :func:`always` (a Go field without
+``omitempty``: written even at its zero value).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform, overl
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
-__all__ = ["DecodeError", "IntOrStr", "Model", "gc_paused", "json_name", "model"]
+__all__ = ["DecodeError", "IntOrStr", "Model", "always", "gc_paused", "json_name", "model"]
 
 M = TypeVar("M", bound="Model")
 T = TypeVar("T")
@@ -41,6 +42,13 @@ IntOrStr: TypeAlias = int | str
 
 
 _NAME_KEY = "kubespread_json_name"
+_ALWAYS_KEY = "kubespread_always"
+
+
+def always(*, default: T) -> T:
+    """A field dumped even at its default: what Go writes for a field without ``omitempty``
+    (a status counter at 0 is a value readers rely on, not an absence)."""
+    return dataclasses.field(default=default, metadata={_ALWAYS_KEY: True})
 
 
 @overload
@@ -265,11 +273,14 @@ def _enc_model(m: Model) -> dict[str, Any]:
 
 
 class _Field:
-    __slots__ = ("attr", "dec", "default", "enc", "factory", "key")
+    __slots__ = ("always", "attr", "dec", "default", "enc", "factory", "key")
 
-    def __init__(self, attr: str, key: str, dec: Decoder, enc: Encoder, default: Any, factory: Any):
+    def __init__(
+        self, attr: str, key: str, dec: Decoder, enc: Encoder, default: Any, factory: Any, always: bool
+    ):
         self.attr, self.key, self.dec, self.enc = attr, key, dec, enc
         self.default, self.factory = default, factory
+        self.always = always
 
     def default_value(self) -> Any:
         return self.factory() if self.factory is not None else self.default
@@ -328,7 +339,7 @@ class Model:
             if f.key in out or f.key in keys:
                 continue
             v = getattr(self, f.attr)
-            if v is None or v == f.default_value():
+            if v is None or (v == f.default_value() and not f.always):
                 continue
             out[f.key] = f.enc(v)
         for k, v in extra.items():
@@ -431,7 +442,7 @@ def model(cls: type[M]) -> type[M]:
         dec, enc = _codec_for(hints[f.name])
         factory = None if f.default_factory is dataclasses.MISSING else f.default_factory
         default = None if f.default is dataclasses.MISSING else f.default
-        fld = _Field(f.name, key, dec, enc, default, factory)
+        fld = _Field(f.name, key, dec, enc, default, factory, bool(f.metadata.get(_ALWAYS_KEY)))
         by_key[key] = fld
         by_attr[f.name] = fld
     dc._fields_ = by_key

@@ -28,7 +28,9 @@ from kubespread.cli.common import (
     table,
 )
 from kubespread.cli.options import (
+    ContextOption,
     FilesOption,
+    KubeconfigOption,
     OutputOption,
     SchedulerConfigOption,
     ValidateOption,
@@ -79,6 +81,8 @@ def _table(answer: CapacityAnswer) -> None:
 
 def capacity_command(
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     output: OutputOption = Output.table,
     max_count: MaxOption = 1000,
     time_limit: TimeLimitOption = 10.0,
@@ -90,13 +94,18 @@ def capacity_command(
     template (a Pod, or a Deployment/ReplicaSet/StatefulSet: its pod template); the others
     are the cluster, settled as ``schedule`` settles it (its workloads run their pods, its
     pending pods are placed), whose pods (the workload's replicas among them) stay where
-    they are."""
-    if len(files) < 2:
-        err.print("error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE")
+    they are. With --kubeconfig (or --context) the cluster is read once from the API server
+    (nothing is written) and -f TEMPLATE alone is the template."""
+    live = kubeconfig is not None or context is not None
+    if len(files) < (1 if live else 2):
+        err.print(
+            "error: give the cluster and the template: -f CLUSTER [-f CLUSTER ...] -f TEMPLATE, "
+            "or --kubeconfig FILE -f TEMPLATE"
+        )
         raise typer.Exit(2)
     from kubespread.plan.capacity import CapacityError, CapacityRequest, capacity
 
-    cluster_manifests = load_or_exit(files[:-1], validate=validate)
+    cluster_manifests = load_or_exit(files[:-1], kubeconfig=kubeconfig, context=context, validate=validate)
     require_nodes(cluster_manifests, "capacity")
     template_manifests = load_or_exit(files[-1:], validate=validate)
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)

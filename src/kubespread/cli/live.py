@@ -7,141 +7,31 @@ at the default level.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
-import threading
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
 from kubespread.cli.common import err, scheduler_profiles_or_exit
 from kubespread.cli.options import ContextOption
+from kubespread.cli.runtime import (
+    KubeconfigOption,
+    LogLevel,
+    LogLevelOption,
+    connect_or_exit,
+    metrics_option,
+    metrics_served,
+    parse_metrics_address_or_exit,
+    require_live_extra,
+    setup_logging,
+    stop_on_signals,
+)
+from kubespread.live.manifests import COMPONENTS_NAMESPACE
 from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
-if TYPE_CHECKING:
-    from kubespread.live.kube import KubeApi
-    from kubespread.live.metrics import ControllerMetrics, SchedulerMetrics, WebhookMetrics
-
-__all__ = ["controller_command", "manifests_command", "scheduler_command", "stop_on_signals", "webhook_app"]
-
-
-class LogLevel(StrEnum):
-    debug = "debug"
-    info = "info"
-    warning = "warning"
-    error = "error"
-
-
-KubeconfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--kubeconfig",
-        metavar="FILE",
-        help="The kubeconfig to connect with (default: $KUBECONFIG, ~/.kube/config, or in a pod its "
-        "service account).",
-    ),
-]
-LogLevelOption = Annotated[
-    LogLevel, typer.Option("--log-level", metavar="LEVEL", help="Least severe level logged.")
-]
-
-
-def metrics_option(default_port: int) -> Any:
-    """``--metrics-bind-address``: where /metrics, /healthz and /readyz are served over HTTP."""
-    return typer.Option(
-        "--metrics-bind-address",
-        metavar="ADDRESS",
-        help=f"HOST:PORT of /metrics, /healthz and /readyz, plain HTTP (default port {default_port}; "
-        "port 0: any free port, logged; 0: off).",
-    )
-
-
-def parse_metrics_address_or_exit(text: str) -> tuple[str, int] | None:
-    """The bind address, or exit 2 saying what is wrong with it (before anything connects)."""
-    from kubespread.live.metrics import MetricsConfigError, parse_bind_address
-
-    try:
-        return parse_bind_address(text)
-    except MetricsConfigError as e:
-        err.print(f"error: --metrics-bind-address {e}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
-
-
-@contextlib.contextmanager
-def metrics_served(
-    metrics: SchedulerMetrics | ControllerMetrics | WebhookMetrics,
-    address: tuple[str, int] | None,
-    component: str,
-) -> Iterator[None]:
-    """Serve ``metrics`` (its registry and health probes) while the block runs (every way out
-    of it shuts the server down), or exit 1 when the address cannot be bound (a port in use,
-    an address not of this host)."""
-    from kubespread.live.metrics import MetricsConfigError, serve_metrics
-
-    try:
-        server = serve_metrics(metrics.registry, metrics.health, address)
-    except MetricsConfigError as e:
-        err.print(f"error: --metrics-bind-address: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-    if server is not None:
-        logging.getLogger(f"kubespread.{component}").info(
-            "serving /metrics, /healthz, /readyz on http://%s:%d", server.host, server.port
-        )
-    try:
-        yield
-    finally:
-        if server is not None:
-            server.shutdown()
-
-
-def setup_logging(level: LogLevel) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.value.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        force=True,
-    )
-
-
-def stop_on_signals() -> threading.Event:
-    """An event set by SIGTERM or SIGINT: the loops check it and wind down."""
-    stop = threading.Event()
-
-    def handler(signum: int, frame: object) -> None:
-        logging.getLogger("kubespread").info("signal %d: stopping", signum)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
-    return stop
-
-
-def require_live_extra() -> None:
-    """The live commands need the optional extra: say so instead of a traceback."""
-    import importlib.util
-
-    missing = [
-        m for m in ("kubernetes", "jsonpatch", "prometheus_client") if importlib.util.find_spec(m) is None
-    ]
-    if missing:
-        err.print(
-            f"error: {', '.join(missing)} not installed: live clusters need the optional extra: "
-            "pip install 'kubespread\\[live]'",
-        )
-        raise typer.Exit(1)
-
-
-def connect_or_exit(kubeconfig: Path | None, context: str | None) -> KubeApi:
-    from kubespread.live.kube import KubeApi, LiveError
-
-    try:
-        return KubeApi.connect(kubeconfig, context)
-    except LiveError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        raise typer.Exit(1) from None
+__all__ = ["controller_command", "manifests_command", "scheduler_command", "webhook_app"]
 
 
 def scheduler_command(
@@ -171,8 +61,13 @@ def scheduler_command(
         bool, typer.Option("--leader-elect", help="Run only while holding a coordination.k8s.io Lease.")
     ] = False,
     lease_namespace: Annotated[
-        str, typer.Option("--leader-elect-namespace", metavar="NAMESPACE", help="Namespace of the Lease.")
-    ] = "kube-system",
+        str,
+        typer.Option(
+            "--leader-elect-namespace",
+            metavar="NAMESPACE",
+            help="Namespace of the Lease (the one `kubespread manifests` gives the Lease's Role).",
+        ),
+    ] = COMPONENTS_NAMESPACE,
     metrics_bind_address: Annotated[
         str, metrics_option(SCHEDULER_METRICS_PORT)
     ] = f"0.0.0.0:{SCHEDULER_METRICS_PORT}",
@@ -211,6 +106,18 @@ def scheduler_command(
             raise typer.Exit(1) from None
         sched.run(leader)
         stop.set()
+        refused = leader.refused if leader is not None else None
+        if refused is not None:
+            # a Lease it may not touch: it cannot lead, now or later; say so and stop
+            sched.shutdown(bind_timeout=0.0, event_timeout=0.0)
+            where = f"leader election: Lease {lease_namespace}/{leader.lease_name}" if leader else ""
+            err.print(
+                f"error: {refused.advice(where)}; the printed Role grants it in the components' "
+                f"namespace ({COMPONENTS_NAMESPACE} by default: --leader-elect-namespace)",
+                markup=False,
+                highlight=False,
+            )
+            raise typer.Exit(1)
         # binds in flight finish, buffered Events are written (each within a deadline); a
         # scheduler that lost its Lease binds nothing more: another one schedules those pods
         lost = leader is not None and leader.lost.is_set()
@@ -380,7 +287,11 @@ def webhook_command(
             api = connect_or_exit(kubeconfig, context)
         merge = match_label_keys is MatchLabelKeys.on
         if match_label_keys is MatchLabelKeys.auto and api is not None:
-            minor = api.server_minor_version()
+            try:
+                minor = api.server_minor_version()
+            except ApiError as e:  # refused credentials: said before any guess is logged
+                err.print(f"error: {e}", markup=False, highlight=False)
+                raise typer.Exit(1) from None
             merge = minor is not None and minor < MERGING_MINOR
             logging.getLogger("kubespread.webhook").info(
                 "API server v1.%s: matchLabelKeys merged by %s",
@@ -468,6 +379,7 @@ class Component(StrEnum):
     webhook = "webhook"
     controller = "controller"
     scheduler = "scheduler"
+    rebalancer = "rebalancer"
 
 
 def _print_manifests(
@@ -481,7 +393,7 @@ def _print_manifests(
     merge_match_label_keys: bool,
     hard_anti_affinity: HardAntiAffinityLimit,
 ) -> None:
-    from kubespread.live.manifests import manifests, render
+    from kubespread.live.manifests import ca_bundle_problem, manifests, render
 
     bundle = None
     if ca_bundle is not None:
@@ -490,6 +402,10 @@ def _print_manifests(
         except OSError as e:
             err.print(f"error: {ca_bundle}: {e.strerror}", markup=False, highlight=False)
             raise typer.Exit(1) from None
+        problem = ca_bundle_problem(bundle)
+        if problem is not None:
+            err.print(f"error: --ca-bundle {ca_bundle}: {problem}", markup=False, highlight=False)
+            raise typer.Exit(1)
     if failure_policy not in ("Fail", "Ignore"):
         err.print(f"error: --failure-policy: must be Fail or Ignore, not {failure_policy!r}", markup=False)
         raise typer.Exit(2)
@@ -512,7 +428,8 @@ def manifests_command(
         typer.Option(
             "--component",
             metavar="NAME",
-            help="webhook, controller or scheduler; repeat for several (default: all three).",
+            help="webhook, controller, scheduler or rebalancer; repeat for several "
+            "(default: the first three; the rebalancer evicts pods, so it is asked for).",
         ),
     ] = None,
     namespace: ManifestsNamespaceOption = "kubespread-system",
@@ -525,7 +442,8 @@ def manifests_command(
 ) -> None:
     """Print what deploys kubespread: the namespace, the WorkloadSpread CRD, each component's
     ServiceAccount, ClusterRole and Deployment, the webhook's Service and configurations."""
-    chosen = [c.value for c in Component if c in (component or list(Component))]
+    default = [c for c in Component if c is not Component.rebalancer]
+    chosen = [c.value for c in Component if c in (component or default)]
     if "webhook" in chosen and "controller" not in chosen:
         err.print(
             "warning: the webhook is called only in namespaces the controller labels: run the controller too",

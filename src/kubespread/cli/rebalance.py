@@ -1,7 +1,13 @@
 """``kubespread rebalance -f CLUSTER``: the fewest evictions that restore every spread
 constraint, in PodDisruptionBudget-safe waves, replayed through the scheduler before they
 are shown (``kubespread.plan.rebalance``); ``--strategy descheduler`` replays the
-descheduler's RemovePodsViolatingTopologySpreadConstraint instead, ``compare`` both."""
+descheduler's RemovePodsViolatingTopologySpreadConstraint instead, ``compare`` both.
+
+``--apply`` carries the plan out on the live cluster (``kubespread.live.rebalance``): read,
+plan, evict wave by wave through the Eviction API, re-plan on divergence; one JSON line per
+eviction on stdout, a summary on stderr. ``--every`` does so on a timer, leader-elected and
+with metrics, as the descheduler runs. Without ``--apply`` (``--dry-run``) nothing is
+written: the plan is printed."""
 
 from __future__ import annotations
 
@@ -21,12 +27,26 @@ from kubespread.cli.options import (
     SchedulerConfigOption,
     SeedOption,
     ValidateOption,
+    at_least_one,
     not_negative,
     positive_seconds,
 )
 from kubespread.cli.render.workload import workload_label
+from kubespread.cli.runtime import (
+    LogLevel,
+    LogLevelOption,
+    connect_or_exit,
+    metrics_option,
+    metrics_served,
+    parse_metrics_address_or_exit,
+    require_live_extra,
+    setup_logging,
+    stop_on_signals,
+)
 from kubespread.cluster.workloads import WorkloadRef
 from kubespread.io.loader import Validation
+from kubespread.live.manifests import COMPONENTS_NAMESPACE
+from kubespread.live.ports import REBALANCER_METRICS_PORT
 from kubespread.report.plots import short_key
 
 if TYPE_CHECKING:
@@ -177,9 +197,90 @@ def rebalance_command(
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
     validate: ValidateOption = Validation.STRICT,
+    apply: Annotated[
+        bool,
+        typer.Option(
+            "--apply",
+            help="Carry the plan out on the cluster (--kubeconfig, or in a pod its account) through the "
+            "Eviction API, wave by wave.",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what --apply would do; write nothing (the default).")
+    ] = False,
+    max_evictions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-evictions", metavar="N", callback=not_negative, help="--apply: evict at most N pods."
+        ),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", metavar="NS", help="--apply: evict only pods of this namespace."),
+    ] = None,
+    selector: Annotated[
+        str | None,
+        typer.Option(
+            "--selector", "-l", metavar="SELECTOR", help="--apply: evict only pods these labels select."
+        ),
+    ] = None,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            "--rounds",
+            metavar="N",
+            callback=at_least_one,
+            help="--apply: plan again from the live state at most N times (a wave landed elsewhere).",
+        ),
+    ] = 3,
+    every: Annotated[
+        str | None,
+        typer.Option(
+            "--every", metavar="DURATION", help="--apply again and again, this long apart (10m, 1h)."
+        ),
+    ] = None,
+    leader_elect: Annotated[
+        bool, typer.Option("--leader-elect", help="--every: run only while holding a Lease.")
+    ] = False,
+    lease_namespace: Annotated[
+        str, typer.Option("--leader-elect-namespace", metavar="NAMESPACE", help="Namespace of the Lease.")
+    ] = COMPONENTS_NAMESPACE,
+    metrics_bind_address: Annotated[
+        str, metrics_option(REBALANCER_METRICS_PORT)
+    ] = f"0.0.0.0:{REBALANCER_METRICS_PORT}",
+    log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Plan the fewest evictions that bring every topology spread constraint back within
-    maxSkew, in waves no PodDisruptionBudget forbids, and replay them through the scheduler."""
+    maxSkew, in waves no PodDisruptionBudget forbids, and replay them through the scheduler;
+    --apply carries them out on the cluster."""
+    if apply or every is not None:
+        _check_apply_usage(apply, dry_run, files, strategy, apply_scenario, output, every)
+        _apply(
+            kubeconfig=kubeconfig,
+            context=context,
+            constraints=constraints,
+            max_moves=max_moves,
+            time_limit=time_limit,
+            scheduler_config=scheduler_config,
+            seed=seed,
+            validate=validate,
+            max_evictions=max_evictions,
+            namespace=namespace,
+            selector=selector,
+            rounds=rounds,
+            every=every,
+            leader_elect=leader_elect,
+            lease_namespace=lease_namespace,
+            metrics_bind_address=metrics_bind_address,
+            log_level=log_level,
+        )
+        return
+    if leader_elect or any(v is not None for v in (max_evictions, namespace, selector)):
+        err.print(
+            "error: --max-evictions, --namespace, --selector and --leader-elect bound --apply: add --apply",
+            markup=False,
+        )
+        raise typer.Exit(2)
     from kubespread.plan.rebalance import (
         ALL,
         HARD,
@@ -235,3 +336,170 @@ def rebalance_command(
         print_data(answer.to_dict(), output)
     if any(p.cannot for p in plans if p.strategy == "kubespread"):
         raise typer.Exit(3)
+
+
+# ------------------------------------------------------------------ --apply
+
+
+def _usage(message: str) -> None:
+    err.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(2)
+
+
+def _check_apply_usage(
+    apply: bool,
+    dry_run: bool,
+    files: list[Path],
+    strategy: Strategy,
+    apply_scenario: Path | None,
+    output: Output,
+    every: str | None,
+) -> None:
+    """--apply reads the live cluster and carries out kubespread's own plan: what does not go
+    with it is a usage error (exit 2), said before anything connects."""
+    if not apply:
+        _usage("--every repeats --apply: add --apply")
+    if dry_run:
+        _usage("--apply and --dry-run: choose one")
+    if files:
+        _usage("--apply plans from the live cluster (--kubeconfig), not from -f files")
+    if strategy is not Strategy.kubespread:
+        _usage(f"--apply carries out kubespread's plan, not --strategy {strategy.value}")
+    if apply_scenario is not None:
+        _usage("--apply-scenario writes the replay of a plan: run it without --apply")
+    if output is not Output.table:
+        _usage("--apply writes one JSON line per eviction on stdout already: leave -o out")
+    if every is not None:
+        from kubespread.api.duration import parse_duration
+
+        seconds = parse_duration(every)
+        if seconds is None or seconds <= 0:
+            _usage(f"--every {every!r}: not a duration (10m, 1h30m, 90s)")
+
+
+def _apply(
+    *,
+    kubeconfig: Path | None,
+    context: str | None,
+    constraints: Constraints,
+    max_moves: int | None,
+    time_limit: float,
+    scheduler_config: Path | None,
+    seed: int,
+    validate: Validation,
+    max_evictions: int | None,
+    namespace: str | None,
+    selector: str | None,
+    rounds: int,
+    every: str | None,
+    leader_elect: bool,
+    lease_namespace: str,
+    metrics_bind_address: str,
+    log_level: LogLevel,
+) -> None:
+    """Carry kubespread's plan out on the live cluster (once, or ``--every``)."""
+    import json
+    import sys
+
+    require_live_extra()
+    from kubespread.api.duration import parse_duration
+    from kubespread.api.selectors import parse_selector
+    from kubespread.cli.common import scheduler_profiles_or_exit
+    from kubespread.io.loader import Manifests
+    from kubespread.live.leader import LeaderElector
+    from kubespread.live.metrics import RebalancerMetrics
+    from kubespread.live.rebalance import (
+        ApplyReport,
+        EvictionRecord,
+        EvictionStopped,
+        Rebalancer,
+        WaveExecutor,
+    )
+    from kubespread.live.scheduler import instance_name
+    from kubespread.plan.rebalance import ALL, HARD, RebalancePlan, RebalanceRequest, plan_rebalance
+    from kubespread.sim.placement import PlacementError, place
+
+    chosen = None
+    if selector is not None:
+        try:
+            chosen = parse_selector(selector)
+        except ValueError as e:
+            _usage(f"--selector {selector!r}: {e}")
+    setup_logging(log_level)
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    interval = parse_duration(every) if every is not None else None
+    address = parse_metrics_address_or_exit(metrics_bind_address) if interval is not None else None
+    api = connect_or_exit(kubeconfig, context)
+    stop = stop_on_signals()
+
+    def planner(manifests: Manifests) -> RebalancePlan:
+        try:
+            placed = place(manifests, profiles=profiles, seed=seed)
+        except PlacementError as e:
+            raise EvictionStopped(f"the cluster as read cannot be placed: {e.problems[0]}") from None
+        answer = plan_rebalance(
+            RebalanceRequest(
+                placed.baseline,
+                constraints=ALL if constraints is Constraints.all else HARD,
+                max_moves=max_moves,
+                time_limit=time_limit,
+                seed=seed,
+            )
+        )
+        assert isinstance(answer, RebalancePlan)
+        return answer
+
+    def print_line(record: EvictionRecord) -> None:
+        sys.stdout.write(json.dumps(record.to_dict(), separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+    def executor() -> WaveExecutor:
+        return WaveExecutor(
+            api,
+            planner,
+            rounds=rounds,
+            max_evictions=max_evictions,
+            namespace=namespace,
+            selector=chosen,
+            stop=stop,
+            on_eviction=print_line,
+        )
+
+    def summary(report: ApplyReport) -> str:
+        waves = ", ".join(f"{w.seconds:.1f}s" for w in report.waves)
+        return (
+            f"rebalance --apply: {report.outcome}; {report.evicted} evicted in {len(report.waves)} waves"
+            + (f" ({waves})" if waves else "")
+            + f", {report.rounds} rounds"
+        )
+
+    if interval is None:
+        report = executor().run()
+        err.print(summary(report), markup=False, highlight=False)
+        if report.outcome.startswith("stopped: "):
+            raise typer.Exit(1)
+        return
+    metrics = RebalancerMetrics()
+    with metrics_served(metrics, address, "rebalance"):
+        leader = None
+        if leader_elect:
+            leader = LeaderElector(
+                api,
+                namespace=lease_namespace,
+                name="kubespread-rebalancer",
+                identity=instance_name(),
+                stop=stop,
+            )
+            leader.start()
+        loop = Rebalancer(executor, every=interval, stop=stop, metrics=metrics)
+        loop.run(leader)
+        stop.set()
+        if leader is not None:
+            leader.join(timeout=5)
+            if leader.refused is not None:
+                where = f"leader election: Lease {lease_namespace}/kubespread-rebalancer"
+                err.print(f"error: {leader.refused.advice(where)}", markup=False, highlight=False)
+                raise typer.Exit(1)
+            if leader.lost.is_set():
+                raise typer.Exit(1)
+        err.print(f"rebalance --every: stopped after {len(loop.reports)} runs", markup=False, highlight=False)

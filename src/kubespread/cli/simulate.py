@@ -22,7 +22,14 @@ from kubespread.cli.common import (
     short_ns,
     table,
 )
-from kubespread.cli.options import MaxPodsOption, OutputOption, ValidateOption, at_least_one
+from kubespread.cli.options import (
+    ContextOption,
+    KubeconfigOption,
+    MaxPodsOption,
+    OutputOption,
+    ValidateOption,
+    at_least_one,
+)
 from kubespread.cli.render.placement import print_preemptions
 from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cli.render.workload import workload_label
@@ -293,13 +300,18 @@ def simulate_command(
             "the API server generates draw from it too.",
         ),
     ] = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted.
     With --runs N, replay it N times with the scheduler's ties drawn at random and show per
     step what every run agrees on and what differs between runs.
 
-    SCENARIO is a scenario file (kind: Scenario)."""
+    SCENARIO is a scenario file (kind: Scenario). With --kubeconfig (or --context), or the
+    scenario's ``cluster: {kubeconfig: FILE, context: NAME}``, the cluster is read once from
+    that API server (before the scenario's own cluster objects) and the steps run offline on
+    it: nothing is written to it."""
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.api.duration import parse_duration
     from kubespread.controllers.workloadspread import FLAVOURS, WorkloadSpreadOptions
@@ -333,6 +345,18 @@ def simulate_command(
         raise typer.Exit(1) from None
     for w in loaded.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
+    if kubeconfig is not None or context is not None or loaded.live is not None:
+        from kubespread.live.kube import LiveError
+        from kubespread.live.source import read_cluster
+
+        if kubeconfig is None and context is None and loaded.live is not None:
+            kubeconfig, context = loaded.live.kubeconfig, loaded.live.context
+        try:  # read once, then simulated offline: a snapshot of what runs, as -f files would be
+            cluster = read_cluster(kubeconfig, context)
+        except LiveError as e:
+            err.print(f"error: {e}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        loaded.cluster = [*cluster.objects, *loaded.cluster]
     request = SimulateRequest(
         loaded,
         runs=runs,

@@ -113,6 +113,7 @@ RESOURCES: Final[Mapping[str, Resource]] = {
         Resource("ReplicaSet", "apps/v1", "replicasets"),
         Resource("StatefulSet", "apps/v1", "statefulsets"),
         Resource("Job", "batch/v1", "jobs"),
+        Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets"),
         Resource("CloneSet", "apps.kruise.io/v1alpha1", "clonesets"),
         Resource("WorkloadSpread", "apps.kruise.io/v1alpha1", "workloadspreads"),
         Resource("Lease", "coordination.k8s.io/v1", "leases"),
@@ -363,15 +364,21 @@ class KubeApi:
             timeout=timeout,
         )
 
-    def delete(self, kind: str, key: str, *, body: Mapping[str, Any] | None = None) -> None:
+    def delete(
+        self, kind: str, key: str, *, body: Mapping[str, Any] | None = None, timeout: float = 30.0
+    ) -> None:
         ns, name = _key_parts(key)
-        self.request("DELETE", resource_for(kind).path(ns, name), body=body)
+        self.request("DELETE", resource_for(kind).path(ns, name), body=body, timeout=timeout)
 
     def server_minor_version(self) -> int | None:
-        """The API server's minor version (36 for v1.36), None if it does not say."""
+        """The API server's minor version (36 for v1.36), None if it does not say. Credentials
+        it refuses raise :class:`DeniedError` (every other call would be refused too: guessing
+        a version and going on would only hide that)."""
         try:
             info = self.request("GET", "/version", timeout=10.0)
-        except ApiError:
+        except ApiError as e:
+            if e.denied:
+                raise DeniedError(e, self.host) from None
             return None
         digits = "".join(ch for ch in str((info or {}).get("minor", "")) if ch.isdigit())
         return int(digits) if digits else None

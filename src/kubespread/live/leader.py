@@ -4,7 +4,10 @@ Only the leader works; the others wait and take the Lease over once its holder h
 it for ``lease_seconds``. Every write carries the resourceVersion read, so two candidates
 racing for an expired Lease cannot both win (one gets 409 Conflict). A leader that cannot renew
 within ``renew_deadline`` stops leading (the caller exits, as kube-scheduler does); on a clean
-stop it releases the Lease so a successor need not wait.
+stop it releases the Lease so a successor need not wait. A Lease the API server will not let
+it read or write (401, 403: RBAC, or a namespace its Role does not cover) ends the election at
+once (``refused``, ``lost``): retrying cannot help, and a candidate that can never lead must
+not look healthy while scheduling nothing.
 """
 
 from __future__ import annotations
@@ -59,11 +62,18 @@ class LeaderElector(threading.Thread):
         self.retry_period = retry_period
         self.leading = threading.Event()
         self.lost = threading.Event()
+        #: the 401/403 that ended the election (None while it runs)
+        self.refused: ApiError | None = None
 
     def run(self) -> None:
         last_renew = 0.0
         while not self.stop.is_set():
             ok = self._try_acquire_or_renew()
+            if self.refused is not None:
+                log.error("leader election: %s", self.refused.advice(f"Lease {self.key}"))
+                self.leading.clear()
+                self.lost.set()
+                return
             now = time.monotonic()
             if ok:
                 last_renew = now
@@ -95,14 +105,7 @@ class LeaderElector(threading.Thread):
             except ApiError as e:
                 if e.status != 404:
                     raise
-                self.api.create(
-                    {
-                        "apiVersion": "coordination.k8s.io/v1",
-                        "kind": "Lease",
-                        "metadata": {"name": self.lease_name, "namespace": self.namespace},
-                        "spec": self._spec(0, micro_time()),
-                    }
-                )
+                self._create()
                 return True
             spec = lease.get("spec") or {}
             holder = spec.get("holderIdentity") or ""
@@ -118,9 +121,30 @@ class LeaderElector(threading.Thread):
             self.api.replace(lease)
             return True
         except ApiError as e:
-            if e.status != 409:
+            if e.denied:
+                self.refused = e
+            elif e.status != 409:
                 log.warning("leader election: %s", e)
             return False
+
+    def _create(self) -> None:
+        """The first candidate creates the Lease; a namespace that does not exist will not
+        appear by waiting: that ends the election as a refusal does."""
+        try:
+            self.api.create(
+                {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": self.lease_name, "namespace": self.namespace},
+                    "spec": self._spec(0, micro_time()),
+                }
+            )
+        except ApiError as e:
+            if e.status == 404:
+                self.refused = ApiError(
+                    404, "NotFound", f"namespace {self.namespace} does not exist: {e.message}"
+                )
+            raise
 
     def _release(self) -> None:
         try:

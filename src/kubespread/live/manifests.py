@@ -22,21 +22,31 @@ WorkloadSpread's validation fail closed; what the rest would have done the contr
 from __future__ import annotations
 
 import base64
+import ssl
 from typing import Any, Final
 
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.io import dump_yaml
-from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
+from kubespread.live.ports import (
+    CONTROLLER_METRICS_PORT,
+    REBALANCER_METRICS_PORT,
+    SCHEDULER_METRICS_PORT,
+    WEBHOOK_METRICS_PORT,
+)
 
 __all__ = [
     "APP_NAME",
     "COMPONENTS",
+    "COMPONENTS_NAMESPACE",
     "CONTROLLER_NAME",
     "CRD_NAME",
+    "DEFAULT_COMPONENTS",
     "HARD_ANTI_AFFINITY_MODES",
+    "REBALANCER_NAME",
     "SCHEDULER_NAME",
     "TLS_SECRET",
     "WORKLOADSPREAD_NAMESPACE_LABEL",
+    "ca_bundle_problem",
     "manifests",
     "render",
     "webhook_components",
@@ -48,8 +58,16 @@ APP_NAME: Final = "kubespread-webhook"
 CONTROLLER_NAME: Final = "kubespread-controller"
 SCHEDULER_NAME: Final = "kubespread-scheduler"
 #: what ``kubespread manifests --component`` takes, in apply order
-COMPONENTS: Final = ("webhook", "controller", "scheduler")
+COMPONENTS: Final = ("webhook", "controller", "scheduler", "rebalancer")
+#: what ``kubespread manifests`` prints without --component (the rebalancer evicts: asked for)
+DEFAULT_COMPONENTS: Final = ("webhook", "controller", "scheduler")
+REBALANCER_NAME: Final = "kubespread-rebalancer"
+#: how often the printed rebalancer runs (the descheduler's usual interval is minutes)
+REBALANCE_EVERY: Final = "10m"
 HARD_ANTI_AFFINITY_MODES: Final = ("off", "design", "strict")
+#: where ``kubespread manifests`` puts the components (their accounts, the scheduler's Lease
+#: and its Role), and so the scheduler's default --leader-elect-namespace: the two agree
+COMPONENTS_NAMESPACE: Final = "kubespread-system"
 #: the label the controller keeps on namespaces holding a WorkloadSpread: the pod webhooks'
 #: namespaceSelector, so pods elsewhere never wait for (or on) the webhook
 WORKLOADSPREAD_NAMESPACE_LABEL: Final = LABEL_WORKLOADSPREAD_NAMESPACE
@@ -64,6 +82,12 @@ FAILURE_POLICIES: Final = ("Fail", "Ignore")
 
 #: a webhook call's deadline: the API server waits this long at most before the failurePolicy
 WEBHOOK_TIMEOUT_SECONDS: Final = 5
+#: the deletions webhook's deadline: the API server calls it up to three times for one
+#: deletion (measured on v1.36: an unbound pod's delete twice, a terminating pod's final
+#: delete three times; an eviction once), so a hung webhook would hold a delete 15 s at 5 s a
+#: call. Its answer only gives a subset's place back sooner (Ignore: the controller recounts
+#: anyway), and it answers in milliseconds: 1 s a call bounds a delete at 3 s
+DELETE_WEBHOOK_TIMEOUT_SECONDS: Final = 1
 
 
 def _labels(app: str = APP_NAME) -> dict[str, str]:
@@ -261,10 +285,29 @@ def _controller_rules() -> list[dict[str, Any]]:
 def _scheduler_rules() -> list[dict[str, Any]]:
     return [
         _rule([""], ["nodes", "namespaces", "pods"], list(_READ)),
+        # preemption weighs the budgets its victims would break
+        _rule(["policy"], ["poddisruptionbudgets"], list(_READ)),
+        # preemption's victims are deleted (gracefully: a plain delete, not an eviction)
+        _rule([""], ["pods"], ["delete"]),
         _rule([""], ["pods/binding"], ["create"]),
-        # the PodScheduled=False condition (UpdatePodCondition patches status)
+        # the PodScheduled=False condition and nominatedNodeName (UpdatePodCondition patches
+        # status); a victim's DisruptionTarget condition
         _rule([""], ["pods/status"], ["patch"]),
         _rule(["events.k8s.io"], ["events"], ["create", "patch"]),
+    ]
+
+
+def _rebalancer_rules() -> list[dict[str, Any]]:
+    """What ``rebalance --kubeconfig --apply`` reads (the whole cluster, as ``schedule
+    --kubeconfig``) and its one write: evictions (never a plain delete: budgets are asked)."""
+    return [
+        _rule([""], ["nodes", "namespaces", "pods", "services"], list(_READ)),
+        _rule(["scheduling.k8s.io"], ["priorityclasses"], list(_READ)),
+        _rule(["apps"], ["deployments", "replicasets", "statefulsets"], list(_READ)),
+        _rule(["batch"], ["jobs"], list(_READ)),
+        _rule([KRUISE_GROUP], ["clonesets", "workloadspreads"], list(_READ)),
+        _rule(["policy"], ["poddisruptionbudgets"], list(_READ)),
+        _rule([""], ["pods/eviction"], ["create"]),
     ]
 
 
@@ -452,6 +495,25 @@ def _scheduler_deployment(namespace: str, image: str) -> dict[str, Any]:
     return with_metrics(deployment, SCHEDULER_METRICS_PORT)
 
 
+def _rebalancer_deployment(namespace: str, image: str) -> dict[str, Any]:
+    container = {
+        "name": "rebalancer",
+        "image": image,
+        "command": [
+            "kubespread",
+            "rebalance",
+            "--apply",
+            "--every",
+            REBALANCE_EVERY,
+            "--leader-elect",
+            "--leader-elect-namespace",
+            namespace,
+        ],
+    }
+    deployment = _deployment(REBALANCER_NAME, namespace, container, replicas=1, recreate=True)
+    return with_metrics(deployment, REBALANCER_METRICS_PORT)
+
+
 def _service(namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -478,6 +540,7 @@ def _webhook(
     failure_policy: str,
     side_effects: str,
     workload_spread_namespaces: bool | None,
+    timeout: int = WEBHOOK_TIMEOUT_SECONDS,
 ) -> dict[str, Any]:
     """One webhook. ``workload_spread_namespaces``: True, only namespaces the controller
     labelled; False, only the others; None, every namespace. kube-system and kubespread's own
@@ -503,7 +566,7 @@ def _webhook(
         "rules": rules,
         "admissionReviewVersions": ["v1"],
         "sideEffects": side_effects,
-        "timeoutSeconds": WEBHOOK_TIMEOUT_SECONDS,
+        "timeoutSeconds": timeout,
         "failurePolicy": failure_policy,
         "matchPolicy": "Equivalent",
         "namespaceSelector": {"matchExpressions": expressions},
@@ -522,7 +585,7 @@ def _pod_rule(operations: list[str], resource: str) -> dict[str, Any]:
 
 def webhook_configurations(
     *,
-    namespace: str = "kubespread-system",
+    namespace: str = COMPONENTS_NAMESPACE,
     url: str | None = None,
     ca_bundle: bytes | None = None,
     failure_policy: str = "Fail",
@@ -595,6 +658,7 @@ def webhook_configurations(
             failure_policy="Ignore",
             side_effects="NoneOnDryRun",
             workload_spread_namespaces=True,
+            timeout=DELETE_WEBHOOK_TIMEOUT_SECONDS,
             **common,
         ),
         _webhook(
@@ -646,10 +710,31 @@ def webhook_configurations(
 # --- everything --------------------------------------------------------------------------------------------
 
 
+def ca_bundle_problem(data: bytes) -> str | None:
+    """Why ``data`` cannot be a webhook's caBundle (None when it can): it must be PEM text
+    holding at least one X.509 certificate, each one that OpenSSL can read, and no private key
+    (a caBundle is public: it is written into the webhook configuration for anyone to read).
+    The API server takes any bytes here and only fails on the first call, with a TLS error."""
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return "not PEM text (binary data: convert DER with `openssl x509 -inform der`)"
+    if "PRIVATE KEY-----" in text:
+        return "holds a private key: a caBundle must hold the CA's certificate only"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        context.load_verify_locations(cadata=text)
+    except (ssl.SSLError, ValueError) as e:
+        return f"not a PEM certificate ({getattr(e, 'reason', None) or e})"
+    if not context.cert_store_stats().get("x509"):
+        return "holds no certificate"
+    return None
+
+
 def manifests(
-    components: tuple[str, ...] | list[str] = COMPONENTS,
+    components: tuple[str, ...] | list[str] = DEFAULT_COMPONENTS,
     *,
-    namespace: str = "kubespread-system",
+    namespace: str = COMPONENTS_NAMESPACE,
     image: str = "kubespread:latest",
     url: str | None = None,
     ca_bundle: bytes | None = None,
@@ -697,6 +782,10 @@ def manifests(
         out += _account(SCHEDULER_NAME, namespace, _scheduler_rules())
         out += _namespaced_role(SCHEDULER_NAME, namespace, _lease_rules())
         out.append(_scheduler_deployment(namespace, image))
+    if "rebalancer" in wanted:
+        out += _account(REBALANCER_NAME, namespace, _rebalancer_rules())
+        out += _namespaced_role(REBALANCER_NAME, namespace, _lease_rules())
+        out.append(_rebalancer_deployment(namespace, image))
     return out + configurations
 
 

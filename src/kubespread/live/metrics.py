@@ -26,6 +26,8 @@ The names, labels and buckets follow the components kubespread stands in for:
   ``ScoreExtensionNormalize``;
 - :class:`WebhookMetrics`: ``kubespread_webhook_*``, in the style of kube-apiserver's
   ``apiserver_admission_webhook_*``;
+- :class:`RebalancerMetrics`: ``kubespread_rebalance_*``, as the descheduler reports its
+  evictions and loop;
 - :class:`ControllerMetrics`: controller-runtime's ``controller_runtime_reconcile_*``, as
   OpenKruise's WorkloadSpread controller (a controller-runtime one) reports them.
 """
@@ -58,7 +60,7 @@ from kubespread.scheduler.timings import NORMALIZE_SCORE
 
 if TYPE_CHECKING:
     from kubespread.live.informer import ClusterCache, Reflector
-    from kubespread.scheduler.loop import SchedulingLoop
+    from kubespread.scheduler.loop import PreparedPreemption, SchedulingLoop
     from kubespread.scheduler.queue import SchedulingQueue
     from kubespread.scheduler.scheduler import Decision
 
@@ -75,6 +77,7 @@ __all__ = [
     "MetricsServer",
     "ObservedController",
     "ObservedScheduler",
+    "RebalancerMetrics",
     "SchedulerMetrics",
     "WebhookMetrics",
     "exponential_buckets",
@@ -366,8 +369,10 @@ class SchedulerMetrics:
     :meth:`attach` hooks it in: it observes every Decision of the scheduling loop (the cycle's
     extension points and plugins, the attempt of a pod found unschedulable), is told of every
     binding (the ``Bind`` extension point, ``DefaultBinder``, and the attempt, scheduled or
-    error), and counts the queue's pods at each scrape. Preemption metrics are left out: the
-    live scheduler computes DefaultPreemption's answer but does not evict or nominate."""
+    error), and counts the queue's pods at each scrape. Preemption: every cycle that ran
+    DefaultPreemption's PostFilter is an attempt (kube counts in PostFilter, candidate or not);
+    each preemption carried out observes its candidate's victims (terminating ones included),
+    when it is prepared, as v1.35 does in both its sync and async paths."""
 
     def __init__(self, registry: CollectorRegistry | None = None, health: Health | None = None) -> None:
         self.registry = registry if registry is not None else _registry()
@@ -409,6 +414,18 @@ class SchedulerMetrics:
             registry=r,
         )
 
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
+
     # ------------------------------------------------------------------ hooking in
     def attach(self, scheduler: ObservedScheduler) -> None:
         """Observe ``scheduler``'s loop; count its queue at each scrape; ready once its watch
@@ -433,9 +450,15 @@ class SchedulerMetrics:
                     status = statuses.get(plugin, "Success")
                     self._child(self.plugin_duration, (plugin, label, status)).observe(ns / 1e9)
             self.algorithm_duration.observe(t.cycle_ns / 1e9)
+        if decision.preemption is not None:
+            self.preemption_attempts.inc()
         if decision.selected is None:
             errored = t is not None and "Error" in t.point_status.values()
             self._attempt("error" if errored else "unschedulable", profile, _cycle_seconds(decision))
+
+    def preempting(self, prepared: PreparedPreemption) -> None:
+        """A preemption is carried out: its candidate's victims."""
+        self.preemption_victims.observe(len(prepared.result.victims))
 
     def bound(self, decision: Decision, started_ns: int, ok: bool) -> None:
         """The binding POSTed at ``started_ns`` (perf_counter_ns) answered: ``ok`` or an error
@@ -571,3 +594,60 @@ class ControllerMetrics:
         if result == "error":
             self.errors.labels(controller).inc()
         self.time.labels(controller).observe(seconds)
+
+
+# --- the rebalancer --------------------------------------------------------------------------------------
+
+#: how a run of ``rebalance --apply`` ended, as the runs counter labels it (its report's outcome
+#: up to the first colon: the reason after it is logged, not a label)
+REBALANCE_OUTCOMES: Final = (
+    "balanced",
+    "nothing the plan can move",
+    "rounds exhausted",
+    "max evictions reached",
+    "stopped",
+)
+
+
+class RebalancerMetrics:
+    """``rebalance --apply --every``'s metrics, in the descheduler's manner (it exports
+    ``descheduler_pods_evicted_total`` and ``descheduler_loop_duration_seconds``), prefixed
+    ``kubespread_rebalance_``: evictions by result and namespace, runs by outcome, each run's
+    and each wave's duration (a wave: its first eviction to its replacements bound)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None, health: Health | None = None) -> None:
+        self.registry = registry if registry is not None else _registry()
+        self.health = health if health is not None else Health()
+        r = self.registry
+        self.evictions = Counter(
+            "kubespread_rebalance_pods_evicted",
+            "Planned evictions by result (evicted, gone, skipped) and namespace",
+            ["result", "namespace"],
+            registry=r,
+        )
+        self.runs = Counter(
+            "kubespread_rebalance_runs", "Runs of the rebalancer, by how they ended", ["outcome"], registry=r
+        )
+        for outcome in REBALANCE_OUTCOMES:
+            self.runs.labels(outcome)
+        self.run_duration = Histogram(
+            "kubespread_rebalance_loop_duration_seconds",
+            "Time taken by one run: reading, planning, its waves",
+            buckets=exponential_buckets(0.1, 2, 14),
+            registry=r,
+        )
+        self.wave_duration = Histogram(
+            "kubespread_rebalance_wave_duration_seconds",
+            "From a wave's first eviction to its replacements bound",
+            buckets=exponential_buckets(0.1, 2, 14),
+            registry=r,
+        )
+
+    def evicted(self, result: str, namespace: str) -> None:
+        self.evictions.labels(result, namespace).inc()
+
+    def ran(self, outcome: str, seconds: float, waves: Iterable[float]) -> None:
+        self.runs.labels(outcome.split(":", 1)[0]).inc()
+        self.run_duration.observe(seconds)
+        for w in waves:
+            self.wave_duration.observe(w)

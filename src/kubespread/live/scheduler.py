@@ -22,6 +22,18 @@ kube-scheduler would:
   as the ``PodScheduled=False`` condition with reason ``Unschedulable``, written by a binder
   thread too; a pod's writes run one at a time in order, so the condition never lands after
   the same pod's later binding;
+- a pod that fits nowhere but may preempt gets kube-scheduler v1.35's prepareCandidate, with
+  the same decision and the same rules as the simulation
+  (:meth:`~kubespread.scheduler.loop.SchedulingLoop.after_failure`, which also keeps the
+  nominator): each victim not yet terminating gets the DisruptionTarget condition (reason
+  PreemptionByScheduler) by a status patch, then a graceful delete (with its uid as a
+  precondition), and a ``Preempted`` Event; the lower-priority pods nominated to that node
+  have their ``status.nominatedNodeName`` cleared; the preemptor gets
+  ``status.nominatedNodeName`` with its PodScheduled=False condition (after the victims'
+  writes, in the same per-pod order) and waits in the queue, kept in the nominator (the
+  filters hold the room for it), until the victims are gone. A victim write that fails (not
+  a 404: a victim already gone is fine) drops the nomination and sends the preemptor to
+  backoff, as kube's failed prepareCandidate does;
 - Events go through :class:`~kubespread.live.recorder.EventRecorder`'s buffer: never lost
   while the API server is away, written when it is back;
 - on stop, :meth:`SecondaryScheduler.shutdown` lets binds in flight finish and buffered
@@ -39,7 +51,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.core import Pod
@@ -48,7 +60,7 @@ from kubespread.live.informer import ClusterCache, Reflector, start_reflectors
 from kubespread.live.kube import STRATEGIC_MERGE_PATCH, ApiError, KubeApi
 from kubespread.live.leader import LeaderElector
 from kubespread.live.recorder import EventRecorder, now_stamp
-from kubespread.scheduler.loop import SchedulingLoop
+from kubespread.scheduler.loop import PreparedPreemption, SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
@@ -61,8 +73,10 @@ __all__ = ["SHUTDOWN_BIND_SECONDS", "ApiWorkers", "SchedulerStats", "SecondarySc
 log = logging.getLogger("kubespread.scheduler")
 
 #: what the scheduler watches: nodes and every pod (topology counts, resources), namespaces
-#: (namespaceSelector) and PriorityClasses are read by the API server's admission already
-WATCHED_KINDS: Final = ("Node", "Namespace", "Pod")
+#: (namespaceSelector), PodDisruptionBudgets (preemption prefers candidates that break fewer,
+#: reading their status.disruptionsAllowed as the disruption controller keeps it);
+#: PriorityClasses are read by the API server's admission already
+WATCHED_KINDS: Final = ("Node", "Namespace", "PodDisruptionBudget", "Pod")
 IDLE_WAIT_SECONDS: Final = 0.5
 #: binder threads: binds (and conditions) of this many pods can be in flight at once
 BINDERS: Final = 8
@@ -88,6 +102,10 @@ class SchedulerStats:
     unschedulable: int = 0
     bind_conflicts: int = 0
     bind_errors: int = 0
+    preemptions: int = 0
+    victims: int = 0
+    #: seconds from each preemption (its decision) to its preemptor's bind being confirmed
+    preemption_to_bind: list[float] = field(default_factory=list)
 
 
 class ApiWorkers:
@@ -216,6 +234,8 @@ class SecondaryScheduler:
         self._unanswered: dict[str, set[str]] = {}
         #: pod uid -> binds failed in a row: its backoff doubles with each, as the queue's does
         self._bind_failures: dict[str, int] = {}
+        #: preemptor uid -> when its preemption was decided (monotonic), until it is bound
+        self._preempted_at: dict[str, float] = {}
         self._last_leftover_sweep = 0.0
         self.cache.cluster.subscribe(self._on_event)
         #: kube-scheduler's metrics and the health probes (live.metrics), when served
@@ -239,11 +259,20 @@ class SecondaryScheduler:
             return
         pod: Pod = ev.obj
         uid = pod.metadata.uid
+        if (
+            ev.type is EventType.ADDED  # listed: an echo of our own writes never re-adds it
+            and pod.status.nominated_node_name
+            and not pod.spec.node_name
+            and self.loop.wanted(pod)
+            and not self.loop.nominated_node(pod.key)
+        ):
+            self.loop.keep_nomination(pod)  # nominated before this scheduler (re)started
         if ev.type in (EventType.DELETED, EventType.BOUND):
             self._conditions.pop(uid, None)
         if ev.type is EventType.DELETED:
             self._unanswered.pop(uid, None)
             self._bind_failures.pop(uid, None)
+            self._preempted_at.pop(uid, None)
         elif (
             ev.type is EventType.BOUND
             and uid in self._unanswered
@@ -321,17 +350,38 @@ class SecondaryScheduler:
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
         """Under the cache lock: the pod waits for a change; the FailedScheduling Event is
-        buffered and the condition written by a binder thread."""
+        buffered; a binder thread makes the preemption's writes, if any, then the condition
+        (and the nomination) in that order."""
         key = pod.key
         message = decision.fit_error or "no nodes available"
         self.stats.attempts += 1
         self.stats.unschedulable += 1
+        outcome = self.loop.after_failure(pod, decision, self.cache.cluster)
         if key in self.queue:
             self.queue.failed(key, time.monotonic())
         log.info("%s is unschedulable: %s", key, message)
         self.recorder.record(pod, "Warning", "FailedScheduling", "Scheduling", message)
-        if self._conditions.get(pod.metadata.uid or key) != message:
-            self.binding.submit(key, functools.partial(self._set_condition, pod, message))
+        prepared = outcome.preemption
+        if prepared is not None:
+            self.stats.preemptions += 1
+            self.stats.victims += len(prepared.victims)
+            self._preempted_at.setdefault(pod.metadata.uid or key, time.monotonic())
+            if self.metrics is not None:
+                self.metrics.preempting(prepared)
+            log.info(
+                "preempting %d pods on %s for %s: %s",
+                len(prepared.victims),
+                prepared.node,
+                key,
+                ", ".join(v.key for v in prepared.victims) or "(all terminating already)",
+            )
+            self.binding.submit(key, functools.partial(self._preempt, prepared))
+            for lower in prepared.cleared:
+                self.binding.submit(lower.key, functools.partial(self._clear_nomination, lower))
+        nominated = outcome.nominated_node_name
+        held = self._conditions.get(pod.metadata.uid or key)
+        if held != message or (nominated is not None and nominated != pod.status.nominated_node_name):
+            self.binding.submit(key, functools.partial(self._set_condition, pod, message, nominated))
 
     # ------------------------------------------------------------------ binder threads
     def _bind(self, pod: Pod, decision: Decision) -> None:
@@ -372,6 +422,11 @@ class SecondaryScheduler:
         """Under the cache lock: the pod is bound to ``node`` by us."""
         self.stats.bound += 1
         self._bind_failures.pop(pod.metadata.uid, None)
+        preempted_at = self._preempted_at.pop(pod.metadata.uid or pod.key, None)
+        if preempted_at is not None:
+            waited = time.monotonic() - preempted_at
+            self.stats.preemption_to_bind.append(waited)
+            how = ", ".join(filter(None, (how, f"{waited:.3f}s after its preemption")))
         log.info("bound %s to %s%s", pod.key, node, f" ({how})" if how else "")
         note = f"Successfully assigned {pod.key} to {node}"
         self.recorder.record(pod, "Normal", "Scheduled", "Binding", note)
@@ -443,19 +498,23 @@ class SecondaryScheduler:
         self.queue.errored(pod.key, now)
         self.cache.changed.set()
 
-    def _set_condition(self, pod: Pod, message: str) -> None:
-        """PodScheduled=False with the FitError (a binder thread), unless the pod carries that
-        message already, is gone, or was assumed or bound since."""
+    def _set_condition(self, pod: Pod, message: str, nominated: str | None = None) -> None:
+        """PodScheduled=False with the FitError (a binder thread), and status.nominatedNodeName
+        when the failure's outcome set or cleared it (None: left as it is), unless the pod is
+        gone or was assumed or bound since, or carries both already. A nomination the
+        nominator dropped meanwhile (a failed preemption, a higher preemptor) is written as
+        cleared."""
         key = pod.key
         uid = pod.metadata.uid or key
         with self.cache.lock:
             current = self.cache.cluster.pods.get(key)
-            if (
-                current is None
-                or (current.metadata.uid or key) != uid
-                or current.spec.node_name
-                or self._conditions.get(uid) == message
-            ):
+            if current is None or (current.metadata.uid or key) != uid or current.spec.node_name:
+                return
+            if nominated and self.loop.nominated_node(key) != nominated:
+                nominated = ""
+            if nominated is not None and nominated == (current.status.nominated_node_name or ""):
+                nominated = None
+            if self._conditions.get(uid) == message and nominated is None:
                 return
         # UpdatePodCondition: the transition time moves only when the status does
         held = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
@@ -468,11 +527,14 @@ class SecondaryScheduler:
             "lastProbeTime": None,
             "lastTransitionTime": since or now_stamp(),
         }
+        status: dict[str, Any] = {"conditions": [condition]}
+        if nominated is not None:
+            status["nominatedNodeName"] = nominated or None
         try:
             self.api.patch(
                 "Pod",
                 key,
-                {"status": {"conditions": [condition]}},
+                {"status": status},
                 subresource="status",
                 content_type=STRATEGIC_MERGE_PATCH,
                 timeout=BIND_TIMEOUT_SECONDS,
@@ -483,3 +545,87 @@ class SecondaryScheduler:
         with self.cache.lock:
             if key in self.cache.cluster.pods:
                 self._conditions[uid] = message
+
+    # ------------------------------------------------------------------ preemption's writes
+    def _preempt(self, prepared: PreparedPreemption) -> None:
+        """prepareCandidate's API writes (a binder thread, under the preemptor's key): each
+        victim is marked and deleted, with its Preempted Event. A write refused for another
+        reason than the victim being gone stops the preemption: the nomination is dropped and
+        the preemptor backs off (it is tried again, and may preempt again)."""
+        preemptor = prepared.preemptor
+        for victim in prepared.victims:
+            try:
+                self._preempt_victim(prepared, victim)
+            except ApiError as e:
+                log.warning("preempting %s for %s failed: %s", victim.key, preemptor.key, e)
+                with self.cache.lock:
+                    self.loop.forget_nomination(preemptor.key)
+                    self._preempted_at.pop(preemptor.metadata.uid or preemptor.key, None)
+                    if preemptor.key in self.queue:
+                        self.queue.errored(preemptor.key, time.monotonic())
+                        self.cache.changed.set()
+                return
+
+    def _preempt_victim(self, prepared: PreparedPreemption, victim: Pod) -> None:
+        """One victim: the DisruptionTarget condition (status patch, unless it carries it
+        already), a graceful delete that names its uid (a pod recreated under the name is not
+        touched), the Preempted Event. A victim gone (404, or its uid no longer there: 409) is
+        skipped."""
+        key = victim.key
+        marked = any(
+            c.type == "DisruptionTarget" and c.status == "True" and c.reason == prepared.reason
+            for c in victim.status.conditions
+        )
+        try:
+            if not marked:
+                condition = {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": prepared.reason,
+                    "message": prepared.condition_message,
+                    "lastTransitionTime": now_stamp(),
+                }
+                self.api.patch(
+                    "Pod",
+                    key,
+                    {"status": {"conditions": [condition]}},
+                    subresource="status",
+                    content_type=STRATEGIC_MERGE_PATCH,
+                    timeout=BIND_TIMEOUT_SECONDS,
+                )
+            self.api.delete(
+                "Pod", key, body={"preconditions": {"uid": victim.metadata.uid}}, timeout=BIND_TIMEOUT_SECONDS
+            )
+        except ApiError as e:
+            if e.status in (404, 409):
+                log.info("victim %s is gone already (%s)", key, e.message)
+                return
+            raise
+        log.info("preempted %s on %s for %s", key, prepared.node, prepared.preemptor.key)
+        self.recorder.record(victim, "Normal", "Preempted", "Preempting", prepared.event_message)
+
+    def _clear_nomination(self, pod: Pod) -> None:
+        """A lower-priority pod nominated where a preemptor now is: its nominatedNodeName is
+        cleared (it may no longer fit there), unless the nominator gave it one again."""
+        key = pod.key
+        with self.cache.lock:
+            current = self.cache.cluster.pods.get(key)
+            if (
+                current is None
+                or current.metadata.uid != pod.metadata.uid
+                or current.spec.node_name
+                or self.loop.nominated_node(key)
+                or not current.status.nominated_node_name
+            ):
+                return
+        try:
+            self.api.patch(
+                "Pod",
+                key,
+                {"status": {"nominatedNodeName": None}},
+                subresource="status",
+                content_type=STRATEGIC_MERGE_PATCH,
+                timeout=BIND_TIMEOUT_SECONDS,
+            )
+        except ApiError as e:
+            log.warning("could not clear the nominatedNodeName of %s: %s", key, e)

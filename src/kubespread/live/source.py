@@ -14,7 +14,7 @@ from typing import Final
 from kubespread.io.loader import Manifests, load_data
 from kubespread.live.kube import ApiError, KubeApi, LiveError
 
-__all__ = ["SOURCE_KINDS", "read_cluster"]
+__all__ = ["SOURCE_KINDS", "read_cluster", "read_from"]
 
 #: what a cluster contributes, in the order a dump lists it (namespaces and nodes first)
 SOURCE_KINDS: Final = (
@@ -28,6 +28,7 @@ SOURCE_KINDS: Final = (
     "CloneSet",
     "WorkloadSpread",
     "Service",
+    "PodDisruptionBudget",
     "Pod",
 )
 #: kinds that live only where their CustomResourceDefinition is installed
@@ -37,7 +38,12 @@ OPTIONAL_KINDS: Final = frozenset({"CloneSet", "WorkloadSpread"})
 def read_cluster(kubeconfig: Path | str | None = None, context: str | None = None) -> Manifests:
     """Everything kubespread models, listed once. Raises LiveError (a message for the user)
     when the cluster cannot be reached or read."""
-    api = KubeApi.connect(kubeconfig, context)
+    return read_from(KubeApi.connect(kubeconfig, context))
+
+
+def read_from(api: KubeApi) -> Manifests:
+    """:func:`read_cluster` through a client already connected (a command that reads the
+    cluster again and again: ``rebalance --apply`` before each round)."""
     source = f"cluster {api.context or api.host}"
     items = []
     for kind in SOURCE_KINDS:

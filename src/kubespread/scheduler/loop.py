@@ -24,20 +24,63 @@ the binder applies it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Final, Protocol
 
 from kubespread.api.core import Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
-from kubespread.scheduler.framework import Code
+from kubespread.scheduler.framework import Code, PreemptionResult
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import QueuedPodInfo, Registrations, SchedulingQueue, follow_cluster_event
 from kubespread.scheduler.queueing import ALL_EVENTS, EventRegistration
 from kubespread.scheduler.scheduler import Decision, schedule_one, tie_break_rng
 from kubespread.scheduler.selection import NodeOrder
 
-__all__ = ["Binder", "SchedulingLoop", "profile_registrations", "rejecting_plugins"]
+__all__ = [
+    "REASON_PREEMPTION_BY_SCHEDULER",
+    "Binder",
+    "FailureOutcome",
+    "PreparedPreemption",
+    "SchedulingLoop",
+    "profile_registrations",
+    "rejecting_plugins",
+]
+
+#: the DisruptionTarget reason of a pod the scheduler preempts (v1.PodReasonPreemptionByScheduler)
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+
+
+@dataclass(frozen=True)
+class PreparedPreemption:
+    """What prepareCandidate does for one preemption, decided once for every binder (the
+    simulation applies it to its API server at once; the live scheduler sends it to the API
+    server from a binder thread): the victims not yet terminating get the DisruptionTarget
+    condition (``reason``, ``condition_message``) and a graceful delete (a plain delete, not an
+    eviction: PodDisruptionBudgets are not asked), each with a ``Preempted`` event
+    (``event_message``); the lower-priority pods nominated to the node lose their nomination
+    (``cleared``; the nominator has already dropped them)."""
+
+    preemptor: Pod
+    node: str
+    result: PreemptionResult
+    victims: tuple[Pod, ...]
+    cleared: tuple[Pod, ...]
+    condition_message: str
+    event_message: str
+    reason: str = REASON_PREEMPTION_BY_SCHEDULER
+
+
+@dataclass(frozen=True)
+class FailureOutcome:
+    """What follows a pod found unschedulable, beyond its FailedScheduling event and
+    PodScheduled=False condition: the preemption to carry out (None when none was made) and
+    the pod's status.nominatedNodeName to write (None: leave it; "": clear it; a node: the one
+    it waits for)."""
+
+    preemption: PreparedPreemption | None = None
+    nominated_node_name: str | None = None
 
 
 def rejecting_plugins(decision: Decision) -> tuple[frozenset[str], frozenset[str]]:
@@ -195,6 +238,17 @@ class SchedulingLoop:
         self._nominated_node[pod.key] = node
         return lower
 
+    def keep_nomination(self, pod: Pod) -> None:
+        """A pending pod already carrying status.nominatedNodeName that the nominator does
+        not know (a scheduler that restarted, another instance's preemption): it is held there
+        as kube's informer handler does (addNominatedPod), without touching the others."""
+        node = pod.status.nominated_node_name
+        if not node or self._nominated_node.get(pod.key) == node:
+            return
+        self.forget_nomination(pod.key)
+        self.nominated.setdefault(node, []).append(pod)
+        self._nominated_node[pod.key] = node
+
     def forget_nomination(self, key: str) -> None:
         """DeleteNominatedPodIfExists."""
         node = self._nominated_node.pop(key, None)
@@ -205,6 +259,47 @@ class SchedulingLoop:
             self.nominated[node] = rest
         else:
             self.nominated.pop(node, None)
+
+    def after_failure(self, pod: Pod, decision: Decision, cluster: ClusterState) -> FailureOutcome:
+        """handleSchedulingFailure's nominating, one rule for every binder: when
+        DefaultPreemption nominated a node, the preemption is prepared (:meth:`prepare_candidate`)
+        and the pod is nominated there; when preemption found no candidate, an earlier
+        nomination is cleared; when the pod may not preempt (its victims are still
+        terminating), it is kept."""
+        result = decision.preemption
+        if result is not None and result.nominated_node:
+            prepared = self.prepare_candidate(pod, result, cluster)
+            return FailureOutcome(prepared, prepared.node)
+        if result is not None and result.eligible and pod.status.nominated_node_name:
+            self.forget_nomination(pod.key)
+            return FailureOutcome(None, "")
+        return FailureOutcome()
+
+    def prepare_candidate(
+        self, pod: Pod, result: PreemptionResult, cluster: ClusterState
+    ) -> PreparedPreemption:
+        """prepareCandidate's decisions (see :class:`PreparedPreemption`), and the nominator
+        updated: the pod is nominated to the node (the filters keep the room for it), the
+        lower-priority pods nominated there are not. Victims already terminating are left
+        alone (their deletion is under way)."""
+        node = result.nominated_node
+        assert node is not None
+        victims = []
+        for victim in result.victims:
+            current = cluster.pods.get(victim.key)
+            if current is not None and not current.is_terminating:
+                victims.append(current)
+        cleared = tuple(lower for lower in self.nominate(pod, node) if lower.key in cluster.pods)
+        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+        return PreparedPreemption(
+            preemptor=pod,
+            node=node,
+            result=result,
+            victims=tuple(victims),
+            cleared=tuple(cluster.pods[p.key] for p in cleared),
+            condition_message=f"{scheduler}: preempting to accommodate a higher priority pod",
+            event_message=f"Preempted by pod {pod.metadata.uid} on node {node}",
+        )
 
     # ------------------------------------------------------------------ deciding
     def next_pod(self, cluster: ClusterState) -> tuple[Pod, Profile] | None:

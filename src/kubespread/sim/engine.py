@@ -35,15 +35,13 @@ from typing import Any, Final
 from kubespread.admission.chain import AdmissionChain
 from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Pod, PodCondition
-from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import EPOCH, timestamp, virtual_seconds
 from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller, ControllerHost
-from kubespread.scheduler.framework import PreemptionResult
-from kubespread.scheduler.loop import SchedulingLoop
+from kubespread.scheduler.loop import PreparedPreemption, SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
 from kubespread.scheduler.scheduler import Decision
@@ -66,8 +64,6 @@ __all__ = [
     "virtual_seconds",
 ]
 
-#: the DisruptionTarget reason of a pod the scheduler preempts (v1.PodReasonPreemptionByScheduler)
-REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 #: a step that needs more loop turns than this is taken for a livelock (controllers fighting)
 MAX_TURNS: Final = 2_000_000
 
@@ -379,19 +375,15 @@ class Simulation:
 
     def unschedulable(self, pod: Pod, decision: Decision) -> None:
         """FailedScheduling: the Event, the PodScheduled=False condition, and the pod waits.
-        When DefaultPreemption nominated a node, its victims are deleted there first and the
-        pod gets status.nominatedNodeName (see :meth:`preempt`); when preemption found no
-        candidate, an earlier nomination is cleared; when the pod may not preempt (its
+        The loop's :meth:`~kubespread.scheduler.loop.SchedulingLoop.after_failure` says what
+        else: when DefaultPreemption nominated a node, its victims are deleted there first
+        and the pod gets status.nominatedNodeName (see :meth:`preempt`); when preemption found
+        no candidate, an earlier nomination is cleared; when the pod may not preempt (its
         victims are still terminating), it is kept."""
         key = pod.key
-        nominated: str | None = None
-        result = decision.preemption
-        if result is not None and result.nominated_node:
-            self.preempt(pod, result)
-            nominated = result.nominated_node
-        elif result is not None and result.eligible and pod.status.nominated_node_name:
-            self.scheduling.forget_nomination(key)
-            nominated = ""
+        outcome = self.scheduling.after_failure(pod, decision, self.cluster)
+        if outcome.preemption is not None:
+            self.preempt(outcome.preemption)
         message = decision.fit_error or "no nodes available"
         self.pending_reasons[key] = message
         self.record(pod, "FailedScheduling", message, type="Warning")
@@ -401,38 +393,28 @@ class Simulation:
             conditions=[
                 PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message=message)
             ],
-            nominated_node_name=nominated,
+            nominated_node_name=outcome.nominated_node_name,
         )
         if self.scheduling.failed(key, self.now) is not None:
             self._failed_at[key] = self._changes
             self.after(MAX_UNSCHEDULABLE_SECONDS, functools.partial(self._flush_leftover, key))
 
-    def preempt(self, pod: Pod, result: PreemptionResult) -> None:
-        """prepareCandidate: each victim not yet terminating gets the DisruptionTarget
-        condition (PreemptionByScheduler) and is deleted gracefully (its
-        terminationGracePeriodSeconds on the virtual clock), with a Preempted event; scheduler
-        preemption is a plain delete, not an eviction, so PodDisruptionBudgets are not
-        asked. The lower-priority pods nominated to that node lose their nomination; the pod
-        is nominated there (the nominator: the filters keep the room for it)."""
-        node = result.nominated_node
-        assert node is not None
+    def preempt(self, prepared: PreparedPreemption) -> None:
+        """prepareCandidate, applied at once (the rules are the loop's,
+        :meth:`~kubespread.scheduler.loop.SchedulingLoop.prepare_candidate`, shared with the
+        live scheduler): each victim gets the DisruptionTarget condition and is deleted
+        gracefully (its terminationGracePeriodSeconds on the virtual clock), with a Preempted
+        event; the lower-priority pods nominated to that node lose their nomination."""
+        pod = prepared.preemptor
         self._waiting_preemptors[pod.key] = len(self.preemptions)
-        self.preemptions.append(preemption_entry(pod, result, self.cluster).made_at(self.now))
+        self.preemptions.append(preemption_entry(pod, prepared.result, self.cluster).made_at(self.now))
         self._preemption_marks.append([len(self.events), -1])
-        scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
-        why = f"{scheduler}: preempting to accommodate a higher priority pod"
-        for victim in result.victims:
-            current = self.cluster.pods.get(victim.key)
-            if current is None or current.is_terminating:
-                continue
-            self.update(current.with_disruption_target(REASON_PREEMPTION_BY_SCHEDULER, why))
+        for victim in prepared.victims:
+            self.update(victim.with_disruption_target(prepared.reason, prepared.condition_message))
             self.delete_pod(victim.key)
-            self.record(current, "Preempted", f"Preempted by pod {pod.metadata.uid} on node {node}")
-        for lower in self.scheduling.nominate(pod, node):
-            if lower.key in self.cluster.pods:
-                self.set_pod_status(
-                    lower.key, self.cluster.pods[lower.key].status.phase or "Pending", nominated_node_name=""
-                )
+            self.record(victim, "Preempted", prepared.event_message)
+        for lower in prepared.cleared:
+            self.set_pod_status(lower.key, lower.status.phase or "Pending", nominated_node_name="")
 
     def preemptions_since(self, first_event: int) -> list[Preemption]:
         """The preemptions made, or whose preemptor was scheduled, since

@@ -25,6 +25,7 @@ from kubespread.api.core import Node, Pod
 from kubespread.api.errors import DecodeError
 from kubespread.api.keys import (
     ANNOTATION_POD_DELETION_COST,
+    DEFAULT_SCHEDULER_NAME,
     TAINT_NOT_READY,
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
@@ -281,6 +282,19 @@ def _workload_spread_rows(sim: Simulation) -> list[WorkloadSpreadRow]:
     return rows
 
 
+def untried_reason(sim: Simulation, pod: Pod) -> str:
+    """Why a pending pod has no FailedScheduling message: no scheduler here has a profile for
+    its schedulerName (kube leaves it pending, silently), its scheduling gates (kube's
+    SchedulingGated condition), or it has not been tried yet."""
+    name = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+    if name not in sim.profiles:
+        return f'not scheduled: no scheduler profile for schedulerName "{name}"'
+    gates = [g.name for g in pod.spec.scheduling_gates]
+    if gates:
+        return f"Scheduling is blocked due to non-empty scheduling gates: {', '.join(gates)}"
+    return "not tried yet"
+
+
 def snapshot(sim: Simulation) -> Snapshot:
     """The state worth showing: every pod, the spread of each workload (per ReplicaSet, so the
     revisions of a rollout show apart) per constraint as the scheduler counts it, with the raw
@@ -289,7 +303,7 @@ def snapshot(sim: Simulation) -> Snapshot:
     distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
     reasons = sim.pending_reasons
     pending = [
-        PendingPod(p.namespace, p.metadata.name, reasons.get(key, ""))
+        PendingPod(p.namespace, p.metadata.name, reasons.get(key) or untried_reason(sim, p))
         for key, p in sorted(cluster.unbound_pods.items())
         if not p.is_terminating and not p.is_finished
     ]

@@ -7,7 +7,8 @@
     metadata: {name: rollout}
     seed: 1
     scheduler: scheduler-config.yaml     # optional KubeSchedulerConfiguration (path or inline)
-    cluster: [nodes.yaml]                # paths and/or inline objects
+    cluster: [nodes.yaml]                # paths and/or inline objects; or a live cluster,
+                                         # read once: {kubeconfig: kc.yaml, context: prod}
     steps:
     - apply: deployment.yaml             # path, inline object, or a list of them
     - scale: {kind: Deployment, namespace: default, name: web, replicas: 6}
@@ -54,6 +55,7 @@ __all__ = [
     "NODE_ACTIONS",
     "STEP_KINDS",
     "TAINT_ACTIONS",
+    "LiveSource",
     "Scenario",
     "ScenarioError",
     "Step",
@@ -142,6 +144,16 @@ def _key(a: Mapping[str, Any]) -> str:
     return f"{a.get('namespace') or 'default'}/{a.get('name', '')}"
 
 
+@dataclass(frozen=True)
+class LiveSource:
+    """A scenario's ``cluster: {kubeconfig: FILE, context: NAME}``: the cluster is read once
+    from that API server (by the command: sim never connects) and the steps run offline on
+    it. ``kubeconfig`` None: the default one ($KUBECONFIG, ~/.kube/config)."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+
+
 @dataclass
 class Scenario:
     name: str
@@ -152,6 +164,8 @@ class Scenario:
     source: str = ""
     #: what loading let through with a warning (``--validate=warn``), to print
     warnings: list[str] = field(default_factory=list)
+    #: the live cluster ``cluster`` stands for, to read before running (then ``cluster`` is empty)
+    live: LiveSource | None = None
 
 
 # ------------------------------------------------------------------ loading
@@ -454,7 +468,8 @@ def parse_scenario(
         seed = 0
     profiles = _profiles(doc.get("scheduler"), base, problems, source)
     cluster_value = doc.get("cluster") or []
-    cluster = _objects(cluster_value, "cluster", base, problems, source)
+    live = _live_source(cluster_value, base, problems, source)
+    cluster = [] if live is not None else _objects(cluster_value, "cluster", base, problems, source)
     problems.extend(creation_problems(cluster))
     raw_steps = doc.get("steps") or []
     if not isinstance(raw_steps, list):
@@ -463,7 +478,30 @@ def parse_scenario(
     steps = [s for i, raw in enumerate(raw_steps) if (s := _step(raw, i, base, problems, source)) is not None]
     if problems:
         raise ScenarioError(list(problems))
-    return Scenario(str(name), seed, profiles, cluster, steps, source, problems.warnings)
+    return Scenario(str(name), seed, profiles, cluster, steps, source, problems.warnings, live)
+
+
+def _live_source(value: Any, base: Path, problems: _Problems, source: str) -> LiveSource | None:
+    """``cluster: {kubeconfig: ..., context: ...}`` (a mapping that is not an object: no
+    apiVersion/kind), its path relative to the scenario file; None for files and objects."""
+    if not isinstance(value, dict) or not ({"kubeconfig", "context"} & value.keys()):
+        return None
+    if "kind" in value or "apiVersion" in value:
+        return None
+    for key in sorted(value.keys() - {"kubeconfig", "context"}):
+        problems.add(f"{source}: cluster.{key}", "unknown field: a live cluster takes kubeconfig and context")
+    kubeconfig, context = value.get("kubeconfig"), value.get("context")
+    path = None
+    if kubeconfig is not None:
+        if not isinstance(kubeconfig, str) or not kubeconfig:
+            problems.add(f"{source}: cluster.kubeconfig", "must be a path")
+        else:
+            path = Path(kubeconfig).expanduser()
+            path = path if path.is_absolute() else base / path
+    if context is not None and (not isinstance(context, str) or not context):
+        problems.add(f"{source}: cluster.context", "must be a context name")
+        context = None
+    return LiveSource(path, context)
 
 
 def load_scenario(path: str | Path, *, validation: Validation = Validation.STRICT) -> Scenario:
