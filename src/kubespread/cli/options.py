@@ -26,6 +26,7 @@ __all__ = [
     "at_least_one",
     "not_negative",
     "positive_seconds",
+    "split_files",
 ]
 
 
@@ -50,13 +51,27 @@ def positive_seconds(value: float) -> float:
     return value
 
 
+def split_files(paths: list[Path] | None) -> list[Path]:
+    """kubectl's ways of naming several files: ``-f a.yaml,b.yaml`` (split at commas) and
+    ``-f=a.yaml`` (a short option's ``=`` kept by the parser, dropped here)."""
+    out: list[Path] = []
+    for p in paths or []:
+        text = str(p)
+        if text.startswith("="):
+            text = text[1:]
+        out += [Path(part) for part in text.split(",") if part] if "," in text else [Path(text)]
+    return out
+
+
 FilesOption = Annotated[
     list[Path],
     typer.Option(
         "-f",
         "--filename",
         metavar="FILE",
-        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. Repeatable.",
+        callback=split_files,
+        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. "
+        "Repeatable; a,b for several.",
     ),
 ]
 OutputOption = Annotated[
