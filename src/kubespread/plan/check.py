@@ -359,7 +359,7 @@ def _apply_change(sim: Simulation, change: _Change) -> list[Finding]:
     obj = change.obj
     errors = creation_errors(obj)
     if errors:
-        return [change.finding(ADMISSION, f"{fe.body()}", at=fe.field or None) for fe in errors]
+        return [change.finding(ADMISSION, str(fe), at=fe.field or None) for fe in errors]
     before = _revision(sim.cluster.get(obj.KIND, obj.key))
     try:
         refused = run_step(sim, Step(change.index, "apply", objects=[obj.copy()]))
@@ -700,6 +700,10 @@ def _failure_survival(
     lost in turn (``plan.audit``'s runs)."""
     key = request.failure_domains
     policy = request.policy.failure
+    if not any(key in node.metadata.labels for node in sim.cluster.nodes.values()):
+        # nothing to lose: said on each changed workload, not a failure of the gate
+        message = f"no node carries the label {key}: no domain loss was simulated"
+        return [_case(FAILURE, c, [c.finding(FAILURE, message, severity=WARNING)]) for c in workloads]
     try:
         result = audit_settled(
             sim, domains=[key], after=policy.after_seconds, config=request.config, seed=request.seed

@@ -124,11 +124,16 @@ class _Reader:
 
     def __init__(self, source: str, line: int, lines: FieldLines) -> None:
         self.source, self.line, self.lines = source, line, lines
-        self.problems: list[str] = []
+        self._found: list[tuple[int, str]] = []
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem, in the order of the file's lines."""
+        return [message for _, message in sorted(self._found, key=lambda p: p[0])]
 
     def add(self, path: str, message: str) -> None:
         at = self.lines.line(self.line, path) or self.line
-        self.problems.append(f"{self.source}:{at}: {path}: {message}")
+        self._found.append((at, f"{self.source}:{at}: {path}: {message}"))
 
     def mapping(self, data: Any, path: str, allowed: tuple[str, ...]) -> dict[str, Any]:
         if data is None:
