@@ -5,9 +5,12 @@ policy file, and the CI example's committed dump."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+import yaml
 from junitparser import Failure, JUnitXml
 from typer.testing import CliRunner
 
@@ -76,7 +79,7 @@ def test_a_zone_loss_that_breaks_a_budget_exits_3(tmp_path: Path) -> None:
     )
     assert r.exit_code == 3, r.output
     assert "error: failureSurvival: pdb/ha: losing topology.kubernetes.io/zone=zone-a" in r.stdout
-    assert "FAILED: 1 of 5 checks failed (3 errors, 3 warnings)" in r.stdout
+    assert "error: 1 of 5 checks failed (1 error, 1 warning)" in r.stderr
     xml = JUnitXml.fromfile(str(junit))
     failed = [(s.name, c.name) for s in xml for c in s if c.is_failure]
     assert failed == [("failureSurvival", "PodDisruptionBudget default/ha")]
@@ -89,7 +92,7 @@ def test_warnings_fail_with_strict() -> None:
     args = ("--cluster", NODES_3_ZONES, "-f", str(DATA / "ha.yaml"))
     assert run(*args).exit_code == 0
     r = run(*args, "--strict")
-    assert r.exit_code == 3 and "(--strict: warnings fail)" in r.stdout
+    assert r.exit_code == 3 and "(--strict: warnings fail)" in r.stderr
 
 
 def test_a_deployment_that_can_create_no_pod_exits_3() -> None:
@@ -177,3 +180,41 @@ def test_the_ci_example_fails_on_its_rollout_and_its_budget() -> None:
     }
     (rollout,) = [f for f in doc["findings"] if f["check"] == "rollout"]
     assert (rollout["suggestion"]["maxSurge"], rollout["suggestion"]["maxUnavailable"]) == (0, 1)
+
+
+def _argv(command: str) -> list[str]:
+    """A shell command line's words after ``kubespread``."""
+    words = shlex.split(command)
+    assert words[:2] == ["kubespread", "check"], command
+    return words[1:]
+
+
+def test_the_pre_commit_hook_runs_check_on_the_changed_manifests(monkeypatch: Any) -> None:
+    config = yaml.safe_load((CI / "pre-commit-config.yaml").read_text())
+    (hook,) = config["repos"][0]["hooks"]
+    assert hook["pass_filenames"] is True
+    monkeypatch.chdir(ROOT)
+    changed = sorted(
+        str(p.relative_to(ROOT))
+        for p in (CI / "manifests").iterdir()
+        if re.search(hook["files"], str(p.relative_to(ROOT)))
+    )
+    assert changed  # the hook's pattern matches the example's manifests
+    r = CliRunner().invoke(app, [*_argv(hook["entry"]), *changed])
+    assert r.exit_code == 3, r.output
+    assert "rollout          deploy/shop/api" in r.stdout
+
+
+def test_the_github_workflow_runs_check_with_annotations_and_junit(monkeypatch: Any, tmp_path: Path) -> None:
+    workflow = yaml.safe_load((CI / "github-workflow.yaml").read_text())
+    step = next(s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "kubespread check")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    files = ",".join(f"examples/ci/manifests/{name}" for name in ("api.yaml", "api-pdb.yaml"))
+    command = step["run"].replace('"${{ steps.changed.outputs.files }}"', files)
+    r = CliRunner().invoke(app, _argv(command))
+    assert r.exit_code == 3, r.output
+    annotations = [x for x in r.stdout.splitlines() if x.startswith("::error ")]
+    assert any(x.startswith("::error file=examples/ci/manifests/api.yaml,line=12,") for x in annotations)
+    xml = JUnitXml.fromfile(str(tmp_path / "reports" / "kubespread-check.xml"))
+    assert xml.failures == 3

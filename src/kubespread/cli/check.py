@@ -129,8 +129,9 @@ def _print_table(result: object) -> None:
             ),
             soft_wrap=False,
         )
-    out.print()
-    out.print(Text(_summary(result), style="bold"))
+    if not result.failed:  # a failure's summary is the error line on stderr
+        out.print()
+        out.print(Text(_summary(result), style="bold"))
 
 
 def _summary(result: object) -> str:
@@ -143,7 +144,7 @@ def _summary(result: object) -> str:
     counts = f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
     strict = " (--strict: warnings fail)" if result.strict else ""
     if failed:
-        return f"FAILED: {failed} of {len(result.cases)} checks failed ({counts}){strict}"
+        return f"{failed} of {len(result.cases)} checks failed ({counts}){strict}"
     return f"passed: {len(result.cases)} checks ({counts}){strict}"
 
 

@@ -711,65 +711,60 @@ def _failure_survival(
     except AuditError as e:
         raise CheckError([f"failure survival: {e}"]) from None
     located = _locator(request, changes)
-    by_budget: dict[str, list[Finding]] = {}
-    for name in sorted(sim.cluster.objects(PodDisruptionBudget.KIND)):
-        by_budget[name] = []
-    by_workload: dict[str, list[Finding]] = {_workload_ref(c.obj).key: [] for c in workloads}
     changed = {_workload_ref(c.obj).key: c for c in workloads}
+    # per object: (severity, what the loss does) -> the domain values that do it, so that a
+    # verdict every zone shares is said once
+    seen: dict[str, dict[tuple[str, str], list[str]]] = {
+        **{name: {} for name in sorted(sim.cluster.objects(PodDisruptionBudget.KIND))},
+        **{wl: {} for wl in changed},
+    }
     for record in sorted(result.failures, key=lambda r: r.value):
         for budget in record.pdbs_broken:
-            ref = _budget_ref(budget.name)
-            file, line = located(PodDisruptionBudget.KIND, budget.name)
-            by_budget.setdefault(budget.name, []).append(
-                Finding(
-                    FAILURE,
-                    ERROR,
-                    ref,
-                    file,
-                    line,
-                    f"losing {record.domain} ({len(record.nodes)} node(s)) leaves {budget.current_healthy} "
-                    f"healthy pod(s) where the budget needs {budget.desired_healthy}",
-                )
+            what = (
+                f"leaves {budget.current_healthy} healthy pod(s) where the budget needs "
+                f"{budget.desired_healthy}"
             )
+            seen.setdefault(budget.name, {}).setdefault((ERROR, what), []).append(record.value)
         for outcome in record.workloads:
-            change = changed.get(outcome.workload)
-            if change is None:
+            if outcome.workload not in changed:
                 continue
+            verdicts = seen[outcome.workload]
             if policy.min_available is not None:
                 need = _required(policy.min_available, outcome.desired)
                 if outcome.running < need:
-                    by_workload[outcome.workload].append(
-                        change.finding(
-                            FAILURE,
-                            f"losing {record.domain} leaves {outcome.running} of {outcome.desired} "
-                            f"replica(s) running; the policy's minAvailable {policy.min_available} "
-                            f"needs {need}",
-                        )
+                    what = (
+                        f"leaves {outcome.running} of {outcome.desired} replica(s) running; the policy's "
+                        f"minAvailable {policy.min_available} needs {need}"
                     )
+                    verdicts.setdefault((ERROR, what), []).append(record.value)
             for reason in outcome.pending_reasons:
-                by_workload[outcome.workload].append(
-                    change.finding(
-                        FAILURE,
-                        f"losing {record.domain} leaves {len(reason.pods)} replica(s) pending: "
-                        f"{short_reason(reason.message)}",
-                        severity=WARNING,
-                    )
-                )
+                what = f"leaves {len(reason.pods)} replica(s) pending: {short_reason(reason.message)}"
+                verdicts.setdefault((WARNING, what), []).append(record.value)
+
+    def findings(
+        obj: str, file: str | None, line: int | None, verdicts: dict[tuple[str, str], list[str]]
+    ) -> tuple[Finding, ...]:
+        return tuple(
+            Finding(FAILURE, severity, obj, file, line, f"losing {key}={_either(values)} {what}")
+            for (severity, what), values in verdicts.items()
+        )
+
     cases = []
-    for name, findings in by_budget.items():
+    for name in sorted(sim.cluster.objects(PodDisruptionBudget.KIND)):
         file, line = located(PodDisruptionBudget.KIND, name)
         cases.append(
-            Case(
-                FAILURE,
-                _budget_ref(name),
-                file,
-                line,
-                tuple(findings),
-            )
+            Case(FAILURE, _budget_ref(name), file, line, findings(_budget_ref(name), file, line, seen[name]))
         )
     for c in workloads:
-        cases.append(_case(FAILURE, c, by_workload[_workload_ref(c.obj).key]))
+        cases.append(
+            _case(FAILURE, c, findings(c.ref, c.lo.source, c.lo.line, seen[_workload_ref(c.obj).key]))
+        )
     return cases
+
+
+def _either(values: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} or {values[-1]}"
 
 
 def _budget_ref(key: str) -> str:
