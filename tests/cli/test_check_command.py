@@ -190,7 +190,7 @@ def _argv(command: str) -> list[str]:
 
 
 def test_the_pre_commit_hook_runs_check_on_the_changed_manifests(monkeypatch: Any) -> None:
-    config = yaml.safe_load((CI / "pre-commit-config.yaml").read_text())
+    config = yaml.safe_load((CI / "pre-commit-config.yaml.example").read_text())
     (hook,) = config["repos"][0]["hooks"]
     assert hook["pass_filenames"] is True
     monkeypatch.chdir(ROOT)
@@ -206,7 +206,7 @@ def test_the_pre_commit_hook_runs_check_on_the_changed_manifests(monkeypatch: An
 
 
 def test_the_github_workflow_runs_check_with_annotations_and_junit(monkeypatch: Any, tmp_path: Path) -> None:
-    workflow = yaml.safe_load((CI / "github-workflow.yaml").read_text())
+    workflow = yaml.safe_load((CI / "github-workflow.yaml.example").read_text())
     step = next(s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "kubespread check")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "examples").symlink_to(ROOT / "examples")
