@@ -11,6 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from kubespread import __version__
+from kubespread.cli.pipe import closed_pipe, is_closed_pipe, quiet_on_closed_pipe
 from kubespread.cli.progname import prog_name
 
 
@@ -39,6 +40,10 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except typer.BadParameter as e:
             e.message = plain_message(e.message)
+            raise
+        except OSError as e:  # before Click makes a closed pipe a silent exit 1
+            if is_closed_pipe(e):
+                closed_pipe()
             raise
 
 
@@ -138,4 +143,4 @@ def main() -> None:
     under the program name ``kubespread.cli.main`` gives it (this module has imported Typer and
     the commands already, so ``--version`` is answered by the app's own option, in the same
     words)."""
-    app(prog_name=prog_name(sys.argv[0], sys.argv[1:]))
+    quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))

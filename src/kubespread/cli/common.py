@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.table import Table
 
+from kubespread.cli.pipe import closed_pipe
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.cluster.workloads import short_kind
 from kubespread.io import Manifests, dump_data, load
@@ -75,6 +76,11 @@ class _Console(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         text = super()._render_buffer(buffer)
         return text if self.is_terminal else _TRAILING_BLANKS.sub("", text)
+
+    def on_broken_pipe(self) -> None:
+        """The reader closed the pipe (``| head``): end as kubectl does (rich's own exits 1)."""
+        self.quiet = True
+        closed_pipe()
 
 
 _TRAILING_BLANKS = re.compile(r"[ \t]+$", re.MULTILINE)
