@@ -1,5 +1,6 @@
-"""``validate`` of a scenario file checks it as ``simulate`` reads it: the same problems, in
-the same words, and exit 1; a valid one counts the objects it holds."""
+"""``validate`` of a scenario file checks it as ``simulate`` reads it (the same problems, in
+the same words, and exit 1; a valid one counts the objects it holds), and a CheckPolicy as
+``check --policy`` reads it."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def test_a_valid_scenario_counts_its_objects() -> None:
 
 def test_a_check_policy_is_validated_as_check_reads_it(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
-    path.write_text("apiVersion: kubespread.io/v1alpha1\nkind: CheckPolicy\nchecks:\n  rollout: {maxTrials: x}\n")
+    path.write_text(
+        "apiVersion: kubespread.io/v1alpha1\nkind: CheckPolicy\nchecks:\n  rollout: {maxTrials: x}\n"
+    )
     r = CliRunner().invoke(app, ["validate", "-f", str(path)])
     assert r.exit_code == 1
     assert r.stdout.splitlines() == [f"{path}:4: checks.rollout.maxTrials: must be an integer, got a string"]
