@@ -514,6 +514,8 @@ def _is_complete(obj: KubeObject | None) -> bool:
             and st.get("observedGeneration", 0) >= obj.metadata.generation
         )
     if isinstance(obj, StatefulSet):
+        if _get(obj.spec.update_strategy, "type") == "OnDelete":
+            return True  # its pods take the new template when someone deletes them
         want = _desired(obj)
         partition = int(_get(_get(obj.spec.update_strategy, "rollingUpdate"), "partition") or 0)
         return bool(
@@ -572,6 +574,8 @@ def _stuck(sim: Simulation, obj: KubeObject | None) -> str:
     else:
         failed = _failed_creates(sim, ref)
         head = f"{step}: no new pod can be created" + (f" ({failed[-1]})" if failed else "")
+    if isinstance(obj, Deployment) and _recreates(obj):
+        return f"{head}; Recreate took every old pod down first"
     if isinstance(obj, Deployment):
         _, unavailable = resolve_fenceposts(obj)
         available = int(st.get("availableReplicas", 0))
@@ -584,6 +588,10 @@ def _stuck(sim: Simulation, obj: KubeObject | None) -> str:
             )
         return f"{head}; {why}"
     return f"{head}; the StatefulSet waits for it before replacing the next pod"
+
+
+def _recreates(obj: Deployment) -> bool:
+    return obj.spec.strategy is not None and obj.spec.strategy.type == "Recreate"
 
 
 def _is_new(sim: Simulation, obj: KubeObject, pod: Pod) -> bool:
@@ -607,12 +615,14 @@ def _rollout(
     if outcome.complete:
         return []
     suggestion = None
-    if policy.rollout.suggest:
+    # a Recreate rollout has no maxSurge/maxUnavailable to change
+    search = policy.rollout.suggest and not (isinstance(change.obj, Deployment) and _recreates(change.obj))
+    if search:
         suggestion = _search(base, changes, change, policy)
     message = f"rollout {outcome.stuck}"
     if suggestion is not None:
         message += f"; {suggestion.describe()} completes (simulated, {suggestion.seconds:g}s)"
-    elif policy.rollout.suggest:
+    elif search:
         message += "; no maxSurge/maxUnavailable tried completes"
     return [change.finding(ROLLOUT, message, at="spec.strategy", suggestion=suggestion)]
 
