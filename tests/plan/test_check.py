@@ -256,3 +256,16 @@ def test_a_policy_of_another_kind_is_refused() -> None:
         "p.yaml:1: apiVersion: must be kubespread.io/v1alpha1, got 'v1'",
         "p.yaml:2: kind: must be CheckPolicy, got 'ConfigMap'",
     ]
+
+
+def test_a_change_asking_for_more_pods_than_a_run_holds_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    huge = tmp_path / "huge.yaml"
+    huge.write_text((DATA / "spread.yaml").read_text().replace("replicas: 3", "replicas: 1000000000"))
+    with pytest.raises(CheckError) as e:
+        run([NODES_3_ZONES], [huge])
+    assert e.value.problems == [
+        f"{huge}:5: Deployment default/spread: spec.replicas: Invalid value: 1000000000: more pods than the "
+        "run may hold (--max-pods 200,000)"
+    ]

@@ -62,7 +62,7 @@ from kubespread.scheduler.views import spread_rows
 from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation
 from kubespread.sim.run import StepError, run_step
-from kubespread.sim.scenario import Step
+from kubespread.sim.scenario import Step, pod_limit_problems
 
 __all__ = [
     "ADMISSION",
@@ -297,6 +297,9 @@ def check(request: CheckRequest, *, on_progress: Progress | None = None) -> Chec
     say = on_progress or (lambda _what: None)
     policy = request.policy
     profiles = profiles_from_config(request.config) if request.config is not None else None
+    too_many = pod_limit_problems(list(request.changes), request.max_pods)
+    if too_many:  # refused before anything runs, as settle refuses a new object's
+        raise CheckError(too_many)
     say("settling the cluster")
     try:
         base = settle(request.cluster, profiles=profiles, seed=request.seed, max_pods=request.max_pods)
@@ -670,15 +673,18 @@ def _search(
     for surge, unavailable in _candidates(change.obj)[: policy.rollout.max_trials]:
         trials += 1
         sim = base.fork().sim
-        for earlier in changes[: change.index]:
-            if earlier.applied:
-                run_step(sim, Step(earlier.index, "apply", objects=[earlier.obj.copy()]))
-        started = sim.now
         trial = _with_strategy(change.obj, surge, unavailable)
-        if run_step(sim, Step(change.index, "apply", objects=[trial])):
+        try:
+            for earlier in changes[: change.index]:
+                if earlier.applied:
+                    run_step(sim, Step(earlier.index, "apply", objects=[earlier.obj.copy()]))
+            started = sim.now
+            if run_step(sim, Step(change.index, "apply", objects=[trial])):
+                continue
+            tried = replace(change, lo=replace(change.lo, obj=trial), findings=[])
+            outcome = _run_rollout(sim, tried, policy.rollout.timeout_seconds, started)
+        except (StepError, SimulationError):  # this strategy's run cannot go on: not a suggestion
             continue
-        tried = replace(change, lo=replace(change.lo, obj=trial), findings=[])
-        outcome = _run_rollout(sim, tried, policy.rollout.timeout_seconds, started)
         if outcome.complete and _keeps_constraints(sim, tried):
             return Suggestion(surge, unavailable, round(outcome.seconds, 1), trials)
     return None
