@@ -58,4 +58,4 @@ def test_all_namespaces_and_file_spellings() -> None:
 @pytest.mark.parametrize("resource", ["deployments", "pod/", "svc/web"])
 def test_another_type_is_a_usage_error(resource: str) -> None:
     r = run(resource, "-f", PODS)
-    assert r.exit_code == 2 and "nodes (node, no) or pods (pod, po)" in r.stderr
+    assert r.exit_code == 2 and "Invalid value for 'RESOURCE'" in r.stderr

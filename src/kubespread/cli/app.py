@@ -125,7 +125,7 @@ def _register() -> None:
         ("capacity", "How many more replicas of a pod fit", capacity_command),
         ("rebalance", "Plan the fewest evictions that bring spread within maxSkew", rebalance_command),
         ("audit", "Fail every zone, rack or node in turn and see what survives", audit_command),
-        ("check", "Gate changed manifests in CI: admission, placement, rollout, zone loss", check_command),
+        ("check", "Gate changed manifests before they merge (CI)", check_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
         ("controller", "Run the WorkloadSpread controller", controller_command),
         ("manifests", "Print what deploys the webhook, controller and scheduler", manifests_command),

@@ -152,9 +152,7 @@ def check_command(
     changed: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="[CHANGED]...",
-            help="Changed manifests, as -f (what a pre-commit hook passes).",
-            show_default=False,
+            metavar="[CHANGED]...", hidden=True, help="Changed manifests, as -f.", show_default=False
         ),
     ] = None,
     cluster: Annotated[
@@ -216,7 +214,9 @@ def check_command(
     """Check changed manifests against a cluster before they merge: admission, placement (no
     pod pending, spread within maxSkew), rollout (completes, or the deadlock and a strategy
     that completes), failure survival (every zone lost in turn; PodDisruptionBudgets hold) and,
-    when the policy asks, capacity headroom. Exit 0 when all pass, 3 when a check fails."""
+    when the policy asks, capacity headroom. Exit 0 when all pass, 3 when a check fails.
+
+    CHANGED files may also be given as arguments (what a pre-commit hook passes)."""
     from kubespread.plan.check import CheckError, CheckRequest, check
     from kubespread.plan.policy import CheckPolicy, PolicyError, load_policy
 

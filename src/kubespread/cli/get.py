@@ -56,15 +56,14 @@ class GetOutput(StrEnum):
 def resource_of(text: str) -> tuple[Resource, str | None]:
     """``pods``, ``po``, ``pod/NAME``, ... as kubectl reads a RESOURCE argument: the type and
     the name a TYPE/NAME form gives; a usage error for a type ``get`` does not list."""
-    kind, _, name = text.partition("/")
+    kind, slash, name = text.partition("/")
     resource = RESOURCE_NAMES.get(kind.lower())
-    if resource is None or (_ and not name):
-        err.print(
-            f'error: the resource type "{kind}" is not one get lists: nodes (node, no) or pods (pod, po)',
-            markup=False,
-            highlight=False,
+    if resource is None:
+        raise typer.BadParameter(
+            f"{kind!r} is not one of 'nodes', 'pods' (nor node, no, pod, po)", param_hint="'RESOURCE'"
         )
-        raise typer.Exit(2)
+    if slash and not name:
+        raise typer.BadParameter(f"{text!r}: TYPE/NAME needs a name", param_hint="'RESOURCE'")
     return resource, name or None
 
 
@@ -176,13 +175,11 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool, wide: 
 def get_command(
     resource: Annotated[
         str,
-        typer.Argument(
-            metavar="RESOURCE", help="nodes (node, no) or pods (pod, po), or TYPE/NAME (pod/web-0)."
-        ),
+        typer.Argument(metavar="RESOURCE", hidden=True, help="nodes or pods, or TYPE/NAME."),
     ],
     names: Annotated[
         list[str] | None,
-        typer.Argument(metavar="[NAME]...", help="Only these objects, by name.", show_default=False),
+        typer.Argument(metavar="[NAME]...", hidden=True, help="Only these objects.", show_default=False),
     ] = None,
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
@@ -222,7 +219,8 @@ def get_command(
 ) -> None:
     """List nodes or pods from manifests, like kubectl get.
 
-    RESOURCE is nodes or pods (node, no, pod, po), or TYPE/NAME; NAMEs list only those."""
+    RESOURCE is nodes or pods (node, no, pod, po), or TYPE/NAME (pod/web-0); NAMEs after it
+    list only those objects."""
     kind, named = resource_of(resource)
     wanted = [*([named] if named else []), *(names or [])]
     if all_namespaces:
