@@ -742,9 +742,9 @@ def _failure_survival(
             )
             seen.setdefault(budget.name, {}).setdefault((ERROR, what), []).append(record.value)
         for outcome in record.workloads:
-            if outcome.workload not in changed:
+            if outcome.owner not in changed:
                 continue
-            verdicts = seen[outcome.workload]
+            verdicts = seen[outcome.owner]
             if policy.min_available is not None:
                 need = _required(policy.min_available, outcome.desired)
                 if outcome.running < need:
