@@ -226,7 +226,8 @@ def schedule_command(
         bool,
         typer.Option(
             "--fail-on-pending",
-            help=f"Exit {EXIT_PENDING} when any pod stays pending (CI pipelines); the output is the same.",
+            help=f"Exit {EXIT_PENDING} when any pod stays pending or a workload can create no pod "
+            "(CI pipelines); the output is the same.",
         ),
     ] = False,
 ) -> None:
@@ -270,7 +271,9 @@ def schedule_command(
         n = len(result.rejections)
         err.print(f"error: the API server refused {n} object(s)", markup=False)
         raise typer.Exit(1)
-    if fail_on_pending and result.final.pending:
-        n = len(result.final.pending)
-        err.print(f"error: {n} pod(s) pending (--fail-on-pending)", markup=False, highlight=False)
+    failed = result.failed_creates  # a workload whose pods the API server refuses: none pending, none placed
+    if fail_on_pending and (result.final.pending or failed):
+        what = [f"{len(result.final.pending)} pod(s) pending"] if result.final.pending else []
+        what += [f"{len(failed)} workload(s) could not create pods"] if failed else []
+        err.print(f"error: {', '.join(what)} (--fail-on-pending)", markup=False, highlight=False)
         raise typer.Exit(EXIT_PENDING)
