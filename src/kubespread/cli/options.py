@@ -16,6 +16,7 @@ __all__ = [
     "FilesOption",
     "KubeconfigOption",
     "MaxPodsOption",
+    "NamespaceOption",
     "OutputOption",
     "ProgressOption",
     "ReportOption",
@@ -129,6 +130,16 @@ SchedulerConfigOption = Annotated[
         "--scheduler-config",
         metavar="FILE",
         help="A KubeSchedulerConfiguration file (default: v1.35's defaults).",
+    ),
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Create the manifests' objects that name no namespace in this one, as kubectl apply -n "
+        "(one naming another is an error).",
     ),
 ]
 SeedOption = Annotated[

@@ -23,6 +23,7 @@ from kubespread.cli.options import (
     FilesOption,
     KubeconfigOption,
     MaxPodsOption,
+    NamespaceOption,
     ProgressOption,
     ReportOption,
     SchedulerConfigOption,
@@ -184,6 +185,7 @@ def schedule_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    namespace: NamespaceOption = None,
     optimal: Annotated[
         bool,
         typer.Option(
@@ -206,7 +208,15 @@ def schedule_command(
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
     result = run_placement(
-        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+        files,
+        scheduler_config,
+        seed,
+        progress,
+        kubeconfig,
+        context,
+        validate,
+        max_pods=max_pods,
+        namespace=namespace,
     )
     spread = result.spread()
     solved, compared = None, []
