@@ -271,7 +271,6 @@ class _Change:
     update: bool
     applied: bool = False
     rollout: bool = False
-    findings: list[Finding] = field(default_factory=list)
 
     @property
     def obj(self) -> KubeObject:
@@ -681,7 +680,7 @@ def _search(
             started = sim.now
             if run_step(sim, Step(change.index, "apply", objects=[trial])):
                 continue
-            tried = replace(change, lo=replace(change.lo, obj=trial), findings=[])
+            tried = replace(change, lo=replace(change.lo, obj=trial))
             outcome = _run_rollout(sim, tried, policy.rollout.timeout_seconds, started)
         except (StepError, SimulationError):  # this strategy's run cannot go on: not a suggestion
             continue

@@ -16,11 +16,11 @@ never silently switches a check off::
         domains: topology.kubernetes.io/zone
         afterSeconds: 600
         minAvailable: 50%                                  # of each changed workload; or a count
-      capacity: {enabled: false, minSpareReplicas: 2}
+      capacity: {minSpareReplicas: 2}                      # on when its section is there
     strict: false                                          # warnings fail the gate too
 
-Every field may be left out (its default is above); a file with only ``apiVersion`` and
-``kind`` is the default policy.
+Every field may be left out (its default is above; capacity is off unless its section is
+given); a file with only ``apiVersion`` and ``kind`` is the default policy.
 """
 
 from __future__ import annotations
