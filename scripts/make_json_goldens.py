@@ -37,6 +37,7 @@ ZONE_FAILURE = "-f examples/scenarios/nodes-3-zones.yaml -f examples/scenarios/z
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 STATES = "-f examples/rebalance/states"
 VARY = "nodeTaintsPolicy=Ignore,Honor"
+CI = "--cluster examples/ci/cluster.yaml -f examples/ci/manifests --policy examples/ci/check-policy.yaml"
 DIFF = "-f examples/diff/nodes.yaml --before examples/diff/web.yaml --after examples/diff/web-honor.yaml"
 
 #: name -> command line (after ``kubespread``); every command with ``-o json`` but bench
@@ -66,6 +67,8 @@ CASES: dict[str, str] = {
     "audit-snapshot": f"audit {SNAPSHOT} -o json --processes 2",
     "audit-zone-failure": f"audit {ZONE_FAILURE} --domains {ZONE},{HOST} -o json --processes 2",
     "audit-vary": f"audit {ZONE_FAILURE} --domains {ZONE} --vary {VARY} -o json --processes 2",
+    "check-ci": f"check {CI} -o json --no-progress",
+    "check-snapshot": f"check --cluster examples/snapshot/cluster.yaml {CHECKOUT} -o json --no-progress",
 }
 
 #: object members whose values change from run to run or machine to machine: wall-clock

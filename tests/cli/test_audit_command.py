@@ -39,6 +39,7 @@ def test_json_has_every_zone_failure_ranked() -> None:
         "runningBefore",
         "running",
         "unavailable",
+        "lost",
         "pending",
         "pendingReasons",
         "pdbsBroken",

@@ -125,7 +125,13 @@ def test_a_zone_failure_matches_simulate_by_hand(zone_audit: AuditResult) -> Non
 def test_every_zone_is_failed_and_the_harm_adds_up(zone_audit: AuditResult) -> None:
     assert [r.domain for r in zone_audit.failures] == [f"{ZONE}=zone-{z}" for z in "abc"]
     for r in zone_audit.failures:
-        assert r.harm.to_dict() == {"unavailable": 4, "pending": 4, "pdbsBroken": 0, "unrecovered": 2}
+        assert r.harm.to_dict() == {
+            "lost": 4,
+            "unavailable": 4,
+            "pending": 4,
+            "pdbsBroken": 0,
+            "unrecovered": 2,
+        }
     assert {w.owner: w.desired for w in zone_audit.workloads} == {
         "default/Deployment/honor": 6,
         "default/Deployment/min-domains": 6,
@@ -142,7 +148,13 @@ def test_failures_are_ranked_by_harm() -> None:
     assert first.rank == 1 and first.harm.unavailable == 2 and first.harm.pending == 2
     assert "node affinity" in first.workloads[0].pending_reasons[0].message
     last = doc.failures[-1]
-    assert last.harm.to_dict() == {"unavailable": 0, "pending": 0, "pdbsBroken": 0, "unrecovered": 0}
+    assert last.harm.to_dict() == {
+        "lost": 0,
+        "unavailable": 0,
+        "pending": 0,
+        "pdbsBroken": 0,
+        "unrecovered": 0,
+    }
     assert by_workload(last)["web"].recovery_seconds == 0.0
 
 

@@ -13,11 +13,13 @@ __all__ = ["main", "prog_name"]
 def main() -> None:
     """``--version`` answers before Typer and the commands are imported (about a second of
     imports a version check should not pay); everything else runs the Typer app."""
+    from kubespread.cli.pipe import quiet_on_closed_pipe
+
     if sys.argv[1:] == ["--version"]:
         from kubespread import __version__
 
-        print(f"kubespread {__version__}")
+        quiet_on_closed_pipe(lambda: print(f"kubespread {__version__}"))
         return
     from kubespread.cli.app import app
 
-    app(prog_name=prog_name(sys.argv[0], sys.argv[1:]))
+    quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))

@@ -11,6 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from kubespread import __version__
+from kubespread.cli.pipe import closed_pipe, is_closed_pipe, quiet_on_closed_pipe
 from kubespread.cli.progname import prog_name
 
 
@@ -39,6 +40,10 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except typer.BadParameter as e:
             e.message = plain_message(e.message)
+            raise
+        except OSError as e:  # before Click makes a closed pipe a silent exit 1
+            if is_closed_pipe(e):
+                closed_pipe()
             raise
 
 
@@ -95,6 +100,7 @@ def _register() -> None:
     from kubespread.cli.audit import audit_command
     from kubespread.cli.bench import bench_command
     from kubespread.cli.capacity import capacity_command
+    from kubespread.cli.check import check_command
     from kubespread.cli.diff import diff_command
     from kubespread.cli.evaluate import evaluate_command
     from kubespread.cli.explain import explain_command
@@ -121,6 +127,7 @@ def _register() -> None:
         ("provision", "The fewest nodes to add so that nothing stays pending", provision_command),
         ("rebalance", "Plan the fewest evictions that bring spread within maxSkew", rebalance_command),
         ("audit", "Fail every zone, rack or node in turn and see what survives", audit_command),
+        ("check", "Gate changed manifests before they merge (CI)", check_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),
         ("controller", "Run the WorkloadSpread controller", controller_command),
         ("manifests", "Print what deploys the webhook, controller and scheduler", manifests_command),
@@ -138,4 +145,4 @@ def main() -> None:
     under the program name ``kubespread.cli.main`` gives it (this module has imported Typer and
     the commands already, so ``--version`` is answered by the app's own option, in the same
     words)."""
-    app(prog_name=prog_name(sys.argv[0], sys.argv[1:]))
+    quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))

@@ -68,7 +68,7 @@ def _short_workload(key: str) -> str:
 
 def _worst(record: FailureRecord) -> str:
     hurt = [w for w in record.workloads if w.unavailable or w.pending]
-    hurt.sort(key=lambda w: (-w.unavailable, -w.pending, w.owner))
+    hurt.sort(key=lambda w: (-w.lost, -w.unavailable, -w.pending, w.owner))
     shown = [f"{_short_workload(w.owner)} {w.running}/{w.desired}" for w in hurt[:WORST_SHOWN]]
     if len(hurt) > WORST_SHOWN:
         shown.append(f"+{len(hurt) - WORST_SHOWN} more")
@@ -104,7 +104,7 @@ def failures_table(doc: AuditResult, title: str = "") -> Table:
             str(r.rank),
             _short_domain(r, namers[r.key][0]),
             str(len(r.nodes)),
-            str(h.unavailable),
+            str(h.lost),
             str(h.pending),
             str(h.pdbs_broken),
             _recovery(r),
@@ -131,8 +131,8 @@ def _print_reasons(doc: AuditResult) -> None:
     for w in worst.workloads:
         for reason in w.pending_reasons:
             out.print(f"  {w.owner}: {len(reason.pods)} pending: {reason.message}", markup=False)
-            for hint in reason.hints[:2]:
-                out.print(Text(f"    hint: {hint}", style="dim"))
+            for hint in reason.hints:  # every one: the last are often the ones that fix it
+                out.print(Text(f"    hint: {hint}", style="dim"), soft_wrap=True)
 
 
 def _print_audit(doc: AuditResult) -> None:
@@ -148,7 +148,7 @@ def _print_audit(doc: AuditResult) -> None:
         out.print(Text(note, style="dim"), soft_wrap=True)
     out.print(
         Text(
-            "lost: replicas short of desired after the failure; pdbs: budgets broken; "
+            "lost: replicas that ran before the failure and not after; pdbs: budgets broken; "
             "whole: when the last replacement ran (never: still short)",
             style="dim",
         )

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.table import Table
 
+from kubespread.cli.pipe import closed_pipe
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.cluster.workloads import short_kind
 from kubespread.io import Manifests, dump_data, load
@@ -35,6 +36,7 @@ __all__ = [
     "Output",
     "WideOutput",
     "err",
+    "in_namespace",
     "input_namespaces",
     "load_or_exit",
     "missing_namespace",
@@ -78,6 +80,11 @@ class _Console(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         text = super()._render_buffer(buffer)
         return text if self.is_terminal else _TRAILING_BLANKS.sub("", text)
+
+    def on_broken_pipe(self) -> None:
+        """The reader closed the pipe (``| head``): end as kubectl does (rich's own exits 1)."""
+        self.quiet = True
+        closed_pipe()
 
 
 _TRAILING_BLANKS = re.compile(r"[ \t]+$", re.MULTILINE)
@@ -177,6 +184,30 @@ STRICT_HINT = (
     "hint: unknown and duplicate fields are refused as kubectl's default (strict) does; "
     "fix them, or pass --validate=warn to load the manifests without them"
 )
+
+
+def in_namespace(manifests: Manifests, namespace: str) -> None:
+    """``-n NAMESPACE`` as ``kubectl apply -n`` reads it: every namespaced object to create that
+    names no namespace is created in it; one that names another is an error (kubectl's words),
+    all of them printed, exit 1. What a dump holds (stored objects) keeps its namespace."""
+    from kubespread.admission.apiserver import is_stored
+
+    problems = []
+    for lo in manifests.objects:
+        obj = lo.obj
+        if not obj.NAMESPACED or is_stored(obj):
+            continue
+        if not obj.metadata.namespace:
+            obj.metadata.namespace = namespace
+        elif obj.metadata.namespace != namespace:
+            problems.append(
+                f"{lo.where('metadata.namespace')}: {lo.ref}: the namespace from the provided object "
+                f'"{obj.metadata.namespace}" does not match the namespace "{namespace}". You must pass '
+                f"'--namespace={obj.metadata.namespace}' to perform this operation."
+            )
+    if problems:
+        print_problems(problems, "in the input (-n)")
+        raise typer.Exit(1)
 
 
 def require_nodes(manifests: Manifests, command: str) -> None:
@@ -298,14 +329,18 @@ def schedule_request(
     validate: Validation = Validation.STRICT,
     max_pods: int = DEFAULT_MAX_PODS,
     command: str = "schedule",
+    namespace: str | None = None,
 ) -> ScheduleRequest:
     """The loading edge of ``schedule`` (and of what starts from it): the scheduler
-    configuration, the live cluster and every -f path loaded into a ScheduleRequest; every
-    input problem is printed and exits 1."""
+    configuration, the live cluster and every -f path loaded into a ScheduleRequest, the
+    objects to create that name no namespace put in ``namespace`` (``-n``); every input
+    problem is printed and exits 1."""
     from kubespread.sim.placement import ScheduleRequest
 
     profiles = scheduler_profiles_or_exit(scheduler_config, validate)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    if namespace is not None:
+        in_namespace(manifests, namespace)
     require_nodes(manifests, command)
     warn_assumed_namespaces(manifests)
     return ScheduleRequest(manifests, profiles, seed, max_pods)
@@ -341,6 +376,7 @@ def run_placement(
     validate: Validation = Validation.STRICT,
     max_pods: int = DEFAULT_MAX_PODS,
     command: str = "schedule",
+    namespace: str | None = None,
 ) -> PlacementResult:
     """Load (:func:`schedule_request`), then run the ``schedule`` use case
     (``kubespread.sim.placement.schedule``) with a progress bar; every input problem is
@@ -348,7 +384,7 @@ def run_placement(
     from kubespread.sim.placement import schedule
 
     request = schedule_request(
-        files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command
+        files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command, namespace
     )
     with placing(progress) as on_step:
         return schedule(request, on_step=on_step)

@@ -44,9 +44,11 @@ def _where(p: PodAt | None, short: Any) -> str:
 def _print_diff(d: PlacementDiff) -> None:
     short, note = node_namer(d.node_names)
     changed = d.changed
+    reshuffled = sum(1 for p in changed if p.change == "reshuffled")
+    traded = f" ({reshuffled} only reshuffled: traded nodes within their workload)" if reshuffled else ""
     head = (
-        f"{len(d.pods)} pod(s): {len(changed)} changed, {len(d.pods) - len(changed)} on the same "
-        f"node; pending {d.before.pending} -> {d.after.pending}"
+        f"{len(d.pods)} pod(s): {len(changed)} changed{traded}, {len(d.pods) - len(changed)} on the "
+        f"same node; pending {d.before.pending} -> {d.after.pending}"
     )
     out.print(Text(head + (f" ({note})" if note else ""), style="bold"))
     if changed:

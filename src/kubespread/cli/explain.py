@@ -164,6 +164,15 @@ def explain_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "-n",
+            "--namespace",
+            metavar="NAMESPACE",
+            help="The namespace of POD when it is given by name (kubectl get pod NAME -n NAMESPACE).",
+        ),
+    ] = None,
     timings: Annotated[
         bool,
         typer.Option(
@@ -176,10 +185,18 @@ def explain_command(
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen.
 
-    POD is namespace/name (or name, in default) of a pod in the input or created by its
-    workloads, or a Pod manifest to try (explain pod.yaml -f cluster/). With --report the cycle
-    is always timed, for the report's chart."""
-    from kubespread.sim.placement import ExplainRequest, NoProfile, PodNotFound, PodRefused, explain
+    POD is a pod in the input or created by its workloads, named as kubectl names it:
+    namespace/name, pod/NAME, or a name (in -n's namespace, else the one pod of that name in
+    any namespace); or a Pod manifest to try (explain pod.yaml -f cluster/). With --report the
+    cycle is always timed, for the report's chart."""
+    from kubespread.sim.placement import (
+        AmbiguousPod,
+        ExplainRequest,
+        NoProfile,
+        PodNotFound,
+        PodRefused,
+        explain,
+    )
 
     result = run_placement(
         files,
@@ -205,8 +222,8 @@ def explain_command(
             raise typer.Exit(2)
         target = _manifest_pod(path, validate)
     try:
-        e = explain(ExplainRequest(result, target, timed))
-    except (NoProfile, PodRefused) as x:
+        e = explain(ExplainRequest(result, target, timed, namespace))
+    except (NoProfile, PodRefused, AmbiguousPod) as x:
         err.print(f"error: {x}", markup=False)
         raise typer.Exit(1) from None
     except PodNotFound as x:

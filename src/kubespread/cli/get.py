@@ -20,7 +20,6 @@ from kubespread.cli.options import (
     FilesOption,
     KubeconfigOption,
     ValidateOption,
-    WideOutputOption,
 )
 from kubespread.io.dump import to_list_manifest
 from kubespread.io.loader import Validation
@@ -31,6 +30,41 @@ __all__ = ["get_command"]
 class Resource(StrEnum):
     nodes = "nodes"
     pods = "pods"
+
+
+#: kubectl's names of the two resource types: plural, singular and short
+RESOURCE_NAMES = {
+    "nodes": Resource.nodes,
+    "node": Resource.nodes,
+    "no": Resource.nodes,
+    "pods": Resource.pods,
+    "pod": Resource.pods,
+    "po": Resource.pods,
+}
+
+
+class GetOutput(StrEnum):
+    """``-o`` of ``get``: kubectl's table, wide, json, yaml and name (``pod/NAME``)."""
+
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+    name = "name"
+
+
+def resource_of(text: str) -> tuple[Resource, str | None]:
+    """``pods``, ``po``, ``pod/NAME``, ... as kubectl reads a RESOURCE argument: the type and
+    the name a TYPE/NAME form gives; a usage error for a type ``get`` does not list."""
+    kind, slash, name = text.partition("/")
+    resource = RESOURCE_NAMES.get(kind.lower())
+    if resource is None:
+        raise typer.BadParameter(
+            f"{kind!r} is not one of 'nodes', 'pods' (nor node, no, pod, po)", param_hint="'RESOURCE'"
+        )
+    if slash and not name:
+        raise typer.BadParameter(f"{text!r}: TYPE/NAME needs a name", param_hint="'RESOURCE'")
+    return resource, name or None
 
 
 def _zone(labels: dict[str, str]) -> str:
@@ -139,14 +173,38 @@ def pods_table(pods: list[Pod], zones: dict[str, str], show_labels: bool, wide: 
 
 
 def get_command(
-    resource: Annotated[Resource, typer.Argument(metavar="RESOURCE", hidden=True, help="nodes or pods.")],
+    resource: Annotated[
+        str,
+        typer.Argument(metavar="RESOURCE", hidden=True, help="nodes or pods, or TYPE/NAME."),
+    ],
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[NAME]...", hidden=True, help="Only these objects.", show_default=False),
+    ] = None,
     files: FilesOption = [],  # noqa: B006 - Typer reads the default
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    output: WideOutputOption = WideOutput.table,
+    output: Annotated[
+        GetOutput,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="FORMAT",
+            help="Output format: table, wide (the table with more columns), json, yaml or name "
+            "(pod/NAME, one a line).",
+        ),
+    ] = GetOutput.table,
     namespace: Annotated[
         str | None, typer.Option("-n", "--namespace", metavar="NAMESPACE", help="Only this namespace (pods).")
     ] = None,
+    all_namespaces: Annotated[
+        bool,
+        typer.Option(
+            "-A",
+            "--all-namespaces",
+            help="Pods of every namespace (what get lists without -n); wins over -n.",
+        ),
+    ] = False,
     show_labels: Annotated[bool, typer.Option("--show-labels", help="Add a LABELS column.")] = False,
     selector: Annotated[
         str | None,
@@ -161,33 +219,58 @@ def get_command(
 ) -> None:
     """List nodes or pods from manifests, like kubectl get.
 
-    RESOURCE is nodes or pods."""
+    RESOURCE is nodes or pods (node, no, pod, po), or TYPE/NAME (pod/web-0); NAMEs after it
+    list only those objects."""
+    kind, named = resource_of(resource)
+    wanted = [*([named] if named else []), *(names or [])]
+    if all_namespaces:
+        namespace = None
     try:
         sel = parse_selector(selector) if selector is not None else EVERYTHING
     except ValueError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
-    wide = output is WideOutput.wide
+    wide = output is GetOutput.wide
     all_nodes = manifests.of_kind(Node)
-    if resource is Resource.nodes:
-        nodes = [n for n in all_nodes if sel.matches(n.labels)]
-        _show(nodes, output, "nodes", lambda: nodes_table(nodes, show_labels, wide))
+    if kind is Resource.nodes:
+        nodes = [n for n in all_nodes if sel.matches(n.labels) and (not wanted or n.name in wanted)]
+        if nodes or not wanted:  # names none of which is there: only their errors
+            _show(nodes, output, "nodes", lambda: nodes_table(nodes, show_labels, wide))
+        _not_found("nodes", wanted, {n.name for n in nodes})
         return
     pods = [
         p
         for p in manifests.of_kind(Pod)
-        if (namespace is None or p.namespace == namespace) and sel.matches(p.labels)
+        if (namespace is None or p.namespace == namespace)
+        and sel.matches(p.labels)
+        and (not wanted or p.name in wanted)
     ]
     zones = {n.name: _zone(n.labels) for n in all_nodes}  # every node's zone, whatever the selector
-    _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels, wide))
+    if pods or not wanted:
+        _show(pods, output, "pods", lambda: pods_table(pods, zones, show_labels, wide))
+    _not_found("pods", wanted, {p.name for p in pods})
 
 
-def _show(objs: list[Node] | list[Pod], output: WideOutput, what: str, render: Callable[[], Table]) -> None:
-    """kubectl's three outcomes: a List for -o json|yaml, "No X found.", or the table."""
-    if not output.is_table:
-        print_data(to_list_manifest(objs), output)
+def _not_found(what: str, wanted: list[str], found: set[str]) -> None:
+    """kubectl's answer to names that are not there, after listing those that are: one line
+    each on stderr, exit 1."""
+    missing = [name for name in dict.fromkeys(wanted) if name not in found]
+    for name in missing:
+        err.print(f'Error from server (NotFound): {what} "{name}" not found', markup=False, highlight=False)
+    if missing:
+        raise typer.Exit(1)
+
+
+def _show(objs: list[Node] | list[Pod], output: GetOutput, what: str, render: Callable[[], Table]) -> None:
+    """kubectl's outcomes: a List for -o json|yaml, ``kind/name`` lines for -o name, "No X
+    found." (a table of nothing), or the table."""
+    if output in (GetOutput.json, GetOutput.yaml):
+        print_data(to_list_manifest(objs), WideOutput(output.value))
+    elif output is GetOutput.name:
+        for obj in objs:
+            out.print(f"{obj.KIND.lower()}/{obj.metadata.name}", markup=False, highlight=False)
     elif not objs:
-        out.print(f"No {what} found.")
+        out.print(f"No {what} found.", markup=False, highlight=False)
     else:
         out.print(render())

@@ -337,10 +337,38 @@ ManifestsNamespaceOption = Annotated[
     str, typer.Option("--namespace", metavar="NAMESPACE", help="Where the components run.")
 ]
 ImageOption = Annotated[str, typer.Option("--image", metavar="IMAGE", help="Container image.")]
+
+
+def webhook_url(value: str | None) -> str | None:
+    """``--url`` as kube-apiserver validates a webhook's clientConfig.url: https only, a host,
+    no user information, query or fragment (the API server would refuse the configuration)."""
+    if value is None:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme != "https":
+        raise typer.BadParameter(
+            f"{value!r}: 'https' is the only allowed URL scheme (the API server calls webhooks over TLS)"
+        )
+    if not parts.hostname:
+        raise typer.BadParameter(f"{value!r}: host must be specified")
+    if parts.username is not None or parts.password is not None:
+        raise typer.BadParameter(f"{value!r}: user information is not permitted in the URL")
+    if parts.query or value.endswith("?"):
+        raise typer.BadParameter(f"{value!r}: query parameters are not allowed")
+    if parts.fragment or "#" in value:
+        raise typer.BadParameter(f"{value!r}: fragments are not permitted")
+    return value
+
+
 UrlOption = Annotated[
     str | None,
     typer.Option(
-        "--url", metavar="URL", help="Call the webhook at this base URL instead of its in-cluster Service."
+        "--url",
+        metavar="URL",
+        callback=webhook_url,
+        help="Call the webhook at this https base URL instead of its in-cluster Service.",
     ),
 ]
 CaBundleOption = Annotated[

@@ -16,6 +16,7 @@ __all__ = [
     "FilesOption",
     "KubeconfigOption",
     "MaxPodsOption",
+    "NamespaceOption",
     "OutputOption",
     "ProgressOption",
     "ReportOption",
@@ -26,6 +27,7 @@ __all__ = [
     "at_least_one",
     "not_negative",
     "positive_seconds",
+    "split_files",
 ]
 
 
@@ -50,13 +52,27 @@ def positive_seconds(value: float) -> float:
     return value
 
 
+def split_files(paths: list[Path] | None) -> list[Path]:
+    """kubectl's ways of naming several files: ``-f a.yaml,b.yaml`` (split at commas) and
+    ``-f=a.yaml`` (a short option's ``=`` kept by the parser, dropped here)."""
+    out: list[Path] = []
+    for p in paths or []:
+        text = str(p)
+        if text.startswith("="):
+            text = text[1:]
+        out += [Path(part) for part in text.split(",") if part] if "," in text else [Path(text)]
+    return out
+
+
 FilesOption = Annotated[
     list[Path],
     typer.Option(
         "-f",
         "--filename",
         metavar="FILE",
-        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. Repeatable.",
+        callback=split_files,
+        help="Manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin. "
+        "Repeatable; a,b for several.",
     ),
 ]
 OutputOption = Annotated[
@@ -114,6 +130,16 @@ SchedulerConfigOption = Annotated[
         "--scheduler-config",
         metavar="FILE",
         help="A KubeSchedulerConfiguration file (default: v1.35's defaults).",
+    ),
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="Create the manifests' objects that name no namespace in this one, as kubectl apply -n "
+        "(one naming another is an error).",
     ),
 ]
 SeedOption = Annotated[

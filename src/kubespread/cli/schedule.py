@@ -23,6 +23,7 @@ from kubespread.cli.options import (
     FilesOption,
     KubeconfigOption,
     MaxPodsOption,
+    NamespaceOption,
     ProgressOption,
     ReportOption,
     SchedulerConfigOption,
@@ -184,6 +185,7 @@ def schedule_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    namespace: NamespaceOption = None,
     optimal: Annotated[
         bool,
         typer.Option(
@@ -197,7 +199,8 @@ def schedule_command(
         bool,
         typer.Option(
             "--fail-on-pending",
-            help=f"Exit {EXIT_PENDING} when any pod stays pending (CI pipelines); the output is the same.",
+            help=f"Exit {EXIT_PENDING} when any pod stays pending or a workload can create no pod "
+            "(CI pipelines); the output is the same.",
         ),
     ] = False,
 ) -> None:
@@ -205,7 +208,15 @@ def schedule_command(
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
     result = run_placement(
-        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+        files,
+        scheduler_config,
+        seed,
+        progress,
+        kubeconfig,
+        context,
+        validate,
+        max_pods=max_pods,
+        namespace=namespace,
     )
     spread = result.spread()
     solved, compared = None, []
@@ -243,7 +254,9 @@ def schedule_command(
         n = len(result.rejections)
         err.print(f"error: the API server refused {n} object(s)", markup=False)
         raise typer.Exit(1)
-    if fail_on_pending and result.final.pending:
-        n = len(result.final.pending)
-        err.print(f"error: {n} pod(s) pending (--fail-on-pending)", markup=False, highlight=False)
+    failed = result.failed_creates  # a workload whose pods the API server refuses: none pending, none placed
+    if fail_on_pending and (result.final.pending or failed):
+        what = [f"{len(result.final.pending)} pod(s) pending"] if result.final.pending else []
+        what += [f"{len(failed)} workload(s) could not create pods"] if failed else []
+        err.print(f"error: {', '.join(what)} (--fail-on-pending)", markup=False, highlight=False)
         raise typer.Exit(EXIT_PENDING)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Set
 from pathlib import Path
@@ -23,7 +24,7 @@ from kubespread.cli.common import (
     warn_assumed_namespaces,
 )
 from kubespread.cli.options import ContextOption, FilesOption, KubeconfigOption, OutputOption, ValidateOption
-from kubespread.io.loader import LoadedObject, LoadProblem, Validation
+from kubespread.io.loader import STDIN, LoadedObject, LoadProblem, Validation
 
 __all__ = ["validate_command"]
 
@@ -72,8 +73,56 @@ def collect_problems(
             # the Priority admission plugin's refusal (403, no field path: it is located here)
             why = f'pods "{lo.obj.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
             problems.append(_problem(lo, why, "spec.priorityClassName"))
+    for source, kind in dict.fromkeys((src, kind) for src, _, kind in manifests.own_documents):
+        if kind == "Scenario":
+            found, objects = scenario_problems(source, validate)
+            problems += found
+            per_source[source] += objects
+        else:  # a CheckPolicy, as ``check --policy`` reads it
+            problems += policy_problems(source)
+            per_source[source] += 1
     sources = list(dict.fromkeys(manifests.sources + [p.source for p in problems]))
     return problems, per_source, sources
+
+
+def policy_problems(source: str) -> list[LoadProblem]:
+    """A ``check`` policy file's problems (each at its line), as ``check --policy`` finds them."""
+    from kubespread.plan.policy import PolicyError, load_policy
+
+    if source == STDIN:
+        return [LoadProblem(source, "a policy is validated from its file (check reads no stdin)")]
+    try:
+        load_policy(source)
+    except PolicyError as e:
+        located = re.compile(rf"^{re.escape(source)}(?::(\d+))?: (.*)$", re.S)
+        found = []
+        for p in e.problems:
+            m = located.match(p)
+            found.append(
+                LoadProblem(source, m.group(2), line=int(m.group(1)) if m.group(1) else None)
+                if m
+                else LoadProblem(source, p)
+            )
+        return found
+    return []
+
+
+def scenario_problems(source: str, validate: Validation) -> tuple[list[LoadProblem], int]:
+    """A scenario file checked as ``simulate`` reads it (its fields, steps, the files it names
+    and every manifest it holds, each as creating it would be judged): the problems, each
+    worded as ``simulate`` words it, and the objects it holds. A scenario read from stdin
+    cannot name files relative to anything: it is checked from the current directory."""
+    from kubespread.sim.scenario import ScenarioError, load_scenario
+
+    if source == STDIN:
+        return [LoadProblem(source, "a scenario is validated from its file (simulate reads no stdin)")], 0
+    try:
+        scenario = load_scenario(source, validation=validate)
+    except ScenarioError as e:
+        prefix = f"{source}: "
+        return [LoadProblem(source, p.removeprefix(prefix)) for p in e.problems], 0
+    applied = sum(len(step.objects) for step in scenario.steps)
+    return [], len(scenario.cluster) + applied
 
 
 def validate_command(

@@ -101,6 +101,9 @@ class Manifests:
     objects: list[LoadedObject] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    #: kubespread's own documents met and left out (not cluster objects): (source, line, kind),
+    #: so ``validate`` can check a scenario file as ``simulate`` reads it
+    own_documents: list[tuple[str, int | None, str]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[LoadProblem]:
@@ -123,6 +126,7 @@ class Manifests:
         self.objects += other.objects
         self.problems += other.problems
         self.sources += other.sources
+        self.own_documents += other.own_documents
 
 
 def describe_ref(kind: str, namespace: str, name: str, namespaced: bool = True) -> str:
@@ -476,8 +480,11 @@ def _raw_ref(data: dict[str, Any], namespaced: bool = True) -> str:
 
 
 #: kubespread's own documents that are not cluster objects: a scenario file is ``simulate``'s
-#: input, so a directory of examples loads without a warning for each one
-_OWN_DOCUMENTS = frozenset({("kubespread.io/v1alpha1", "Scenario")})
+#: input, a CheckPolicy ``check``'s, so a directory of examples loads without a warning for
+#: each one (``validate`` checks them as their command reads them)
+_OWN_DOCUMENTS = frozenset(
+    {("kubespread.io/v1alpha1", "Scenario"), ("kubespread.io/v1alpha1", "CheckPolicy")}
+)
 
 
 def _add_object(
@@ -506,6 +513,7 @@ def _add_object(
         )
         return
     if (api_version, kind) in _OWN_DOCUMENTS:
+        out.own_documents.append((source, line, kind))
         return
     cls = class_for(api_version, kind)
     if cls is None:

@@ -157,10 +157,21 @@ def failures_of(sim: Simulation, keys: Sequence[str], *, limit: int | None = Non
             if value is not None:
                 domains.setdefault(value, []).append(name)
         if not domains:
-            raise AuditError(f"--domains: no node carries the label {key!r}")
+            raise AuditError(f"--domains: no node carries the label {key!r}{_did_you_mean(key, nodes)}")
         values = sorted(domains)[:limit] if limit is not None else sorted(domains)
         out += [Failure(key, v, tuple(domains[v])) for v in values]
     return out
+
+
+def _did_you_mean(key: str, nodes: Mapping[str, Any]) -> str:
+    """``; did you mean topology.kubernetes.io/zone?`` for ``zone``: the node label keys whose
+    name (the part after the prefix) is the key given, or that end with it."""
+    short = key.rsplit("/", 1)[-1].lower()
+    keys = sorted({k for node in nodes.values() for k in node.metadata.labels})
+    close = [k for k in keys if k.rsplit("/", 1)[-1].lower() == short] or [
+        k for k in keys if k.lower().endswith(short) and k != key
+    ]
+    return f"; did you mean {' or '.join(close[:3])}?" if close else ""
 
 
 # ------------------------------------------------------------------ the base, per process
@@ -374,6 +385,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
                 running_before=before.get(wl, 0),
                 running=have,
                 unavailable=max(want - have, 0),
+                lost=max(min(want, before.get(wl, 0)) - have, 0),
                 pending=sum(len(r.pods) for r in reasons),
                 pending_reasons=reasons,
                 pdbs_broken=tuple(sorted(b for b in budgets_of.get(wl, ()) if budgets[b].broken)),
@@ -383,6 +395,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
         )
     broken = tuple(b for b in budgets.values() if b.broken)
     harm = Harm(
+        lost=sum(w.lost for w in workloads),
         unavailable=sum(w.unavailable for w in workloads),
         pending=sum(w.pending for w in workloads),
         pdbs_broken=len(broken),
@@ -402,7 +415,15 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
 def _harm_order(record: FailureRecord, keys: Sequence[str]) -> tuple[Any, ...]:
     """Most harm first; ties in the order of the keys given, then by value."""
     h = record.harm
-    return (-h.unavailable, -h.pending, -h.pdbs_broken, -h.unrecovered, keys.index(record.key), record.value)
+    return (
+        -h.lost,
+        -h.unavailable,
+        -h.pending,
+        -h.pdbs_broken,
+        -h.unrecovered,
+        keys.index(record.key),
+        record.value,
+    )
 
 
 # ------------------------------------------------------------------ the audit

@@ -73,7 +73,9 @@ class WorkloadOutcome:
     """One workload after one failure (``owner``: its top owner, ``namespace/Kind/name``: a
     Deployment's availability spans its ReplicaSets).
     ``recovery_seconds``: virtual seconds until its last replacement was bound, None when it
-    is still short."""
+    is still short. ``unavailable``: replicas short of desired after the failure; ``lost``:
+    only those the failure took (replicas that ran before, up to desired, and do not now),
+    so a workload already short is not counted against the failure."""
 
     owner: str
     desired: int
@@ -85,6 +87,7 @@ class WorkloadOutcome:
     pdbs_broken: tuple[str, ...]
     recovery_seconds: float | None
     skew: tuple[SkewRow, ...]
+    lost: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class WorkloadOutcome:
             "runningBefore": self.running_before,
             "running": self.running,
             "unavailable": self.unavailable,
+            "lost": self.lost,
             "pending": self.pending,
             "pendingReasons": [r.to_dict() for r in self.pending_reasons],
             "pdbsBroken": list(self.pdbs_broken),
@@ -121,16 +125,18 @@ class BudgetHealth:
 
 @dataclass(frozen=True, slots=True)
 class Harm:
-    """What a failure costs, in ranking order: replicas unavailable, pods pending, budgets
-    broken, workloads not whole again."""
+    """What a failure costs, in ranking order: replicas lost (those it took), replicas
+    unavailable, pods pending, budgets broken, workloads not whole again."""
 
     unavailable: int
     pending: int
     pdbs_broken: int
     unrecovered: int
+    lost: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "lost": self.lost,
             "unavailable": self.unavailable,
             "pending": self.pending,
             "pdbsBroken": self.pdbs_broken,

@@ -67,6 +67,8 @@ class ApiServer:
         self.killer: PodKiller | None = None
         self.rng = random.Random(f"kubespread-names-{seed}")
         self._uid_rng = random.Random(f"kubespread-uids-{seed}")
+        #: the uids in use, gathered on the first one generated (see ``_new_uid``)
+        self._uids: set[str] | None = None
         self._resource_version = 0
 
     # ------------------------------------------------------------------ admission
@@ -99,10 +101,32 @@ class ApiServer:
             if self.cluster.get(kind, key) is None:
                 return name
 
+    def _new_uid(self) -> str:
+        """A uid no object of the cluster has. The draws are seeded, so a dump this simulator
+        wrote holds the very uids a simulation with the same seed draws next: taking one again
+        would make a new ReplicaSet the owner of an old one's pods (owner references match by
+        uid). The uids in use are gathered once, when the first is drawn (a dump is loaded
+        before anything is created)."""
+        if self._uids is None:
+            cluster = self.cluster
+            objs: list[KubeObject] = [
+                *cluster.namespaces.values(),
+                *cluster.nodes.values(),
+                *cluster.pods.values(),
+            ]
+            for cls in OBJECT_KINDS:
+                objs += cluster.objects(cls.KIND).values()
+            self._uids = {o.metadata.uid for o in objs if o.metadata.uid}
+        while True:
+            uid = str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
+            if uid not in self._uids:
+                self._uids.add(uid)
+                return uid
+
     def _stamp(self, obj: KubeObject) -> None:
         meta = obj.metadata
         if not meta.uid:  # random, as the API server's: scale-down breaks ties by uid (KEP-2185)
-            meta.uid = str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
+            meta.uid = self._new_uid()
         if not meta.creation_timestamp:
             meta.creation_timestamp = timestamp(self._now())
         meta.generation = meta.generation or 1

@@ -10,7 +10,7 @@ its ReplicaSet's hash changes)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from kubespread.api.keys import zone_of
@@ -29,7 +29,7 @@ __all__ = [
     "diff_placements",
 ]
 
-Change = Literal["added", "removed", "same", "placed", "pending", "moved"]
+Change = Literal["added", "removed", "same", "placed", "pending", "moved", "reshuffled"]
 
 #: a spread row's fields whose difference makes the row changed
 _SPREAD_FIELDS: Final = ("domains", "skew", "leftOutDomains", "rawDomains", "maxSkew", "whenUnsatisfiable")
@@ -243,7 +243,38 @@ def _pair(before: Sequence[_Pod], after: Sequence[_Pod]) -> list[PodMove]:
                 _change(b, a),
             )
         )
-    return moves
+    return _reshuffles(moves)
+
+
+def _reshuffles(moves: list[PodMove]) -> list[PodMove]:
+    """Moves that cancel out, said apart: within one workload, pods that only traded nodes (a
+    tie among equally good nodes broken the other way, another pod name drawn first) leave
+    every node with as many of its pods as before; only the net change per node is a real
+    move. Per workload, the moved pods whose new node gained pods (those whose old node lost
+    some first) stay ``moved``, up to the gain; the others are ``reshuffled``."""
+    delta: dict[tuple[str, str], dict[str, int]] = {}
+    for m in moves:
+        if m.change == "moved":
+            assert m.before is not None and m.after is not None and m.before.node and m.after.node
+            d = delta.setdefault((m.namespace, m.owner), {})
+            d[m.before.node] = d.get(m.before.node, 0) - 1
+            d[m.after.node] = d.get(m.after.node, 0) + 1
+    real: set[int] = set()
+    for strict in (True, False):
+        for i, m in enumerate(moves):
+            if m.change != "moved" or i in real:
+                continue
+            assert m.before is not None and m.after is not None
+            d = delta[(m.namespace, m.owner)]
+            src, dst = str(m.before.node), str(m.after.node)
+            if d[dst] > 0 and (d[src] < 0 or not strict):
+                d[dst] -= 1
+                d[src] += 1
+                real.add(i)
+    return [
+        m if m.change != "moved" or i in real else replace(m, change="reshuffled")
+        for i, m in enumerate(moves)
+    ]
 
 
 def _spread_key(row: SpreadRow) -> tuple[str, str, str]:

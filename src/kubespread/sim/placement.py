@@ -15,12 +15,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from kubespread.admission.apiserver import create as admit_create
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Pod
 from kubespread.api.keys import zone_of
+from kubespread.cluster.state import ClusterState
 from kubespread.cluster.trial import trial
 from kubespread.cluster.workloads import NO_OWNER, Ownership, WorkloadRef, ownership
 from kubespread.io.loader import LoadedObject, Manifests
@@ -43,6 +44,7 @@ from kubespread.sim.rows import FailedCreate, RefusedObject
 from kubespread.sim.run import Snapshot, StepResult, snapshot
 
 __all__ = [
+    "AmbiguousPod",
     "ExplainRequest",
     "NoProfile",
     "Placement",
@@ -56,6 +58,7 @@ __all__ = [
     "explain_pod",
     "is_existing",
     "place",
+    "pod_key",
     "report_explanation",
     "schedule",
     "snapshot_time",
@@ -330,6 +333,45 @@ class PodNotFound(KeyError):
         return f"pod {self.key} not found in the input or among the pods its workloads create"
 
 
+class AmbiguousPod(Exception):
+    """``explain``'s bare pod name is a pod of more than one namespace: kubectl would take the
+    current namespace's; kubespread asks for one (``-n`` or ``namespace/name``)."""
+
+    def __init__(self, name: str, namespaces: Sequence[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.namespaces = list(namespaces)
+
+    def __str__(self) -> str:
+        return (
+            f"pod {self.name} is in namespaces {', '.join(self.namespaces)}: give -n NAMESPACE or "
+            "NAMESPACE/NAME"
+        )
+
+
+#: kubectl's TYPE/ prefixes of a pod named as ``pod/NAME``
+_POD_PREFIXES: Final = ("pod/", "pods/", "po/")
+
+
+def pod_key(cluster: ClusterState, pod: str, namespace: str | None = None) -> str:
+    """The ``namespace/name`` key ``explain POD`` means, as kubectl reads a pod's name:
+    ``pod/NAME`` is NAME; ``namespace/name`` is that pod; a bare name is in ``namespace``
+    (``-n``) when given, else the one pod of that name in any namespace (AmbiguousPod when
+    several namespaces have one), else ``default``'s."""
+    for prefix in _POD_PREFIXES:
+        if pod.lower().startswith(prefix):
+            pod = pod[len(prefix) :]
+            break
+    if "/" in pod:
+        return pod
+    if namespace is not None:
+        return f"{namespace}/{pod}"
+    found = sorted(key for key, p in cluster.pods.items() if p.metadata.name == pod)
+    if len(found) > 1:
+        raise AmbiguousPod(pod, [key.split("/", 1)[0] for key in found])
+    return found[0] if found else f"default/{pod}"
+
+
 class PodRefused(Exception):
     """``explain``'s pod manifest is one the API server would refuse; the message is located
     (file, document, field)."""
@@ -406,16 +448,19 @@ class ExplainRequest:
     placement: PlacementResult
     pod: str | LoadedObject
     timed: bool = False
+    #: the namespace a bare pod name is in (``-n``); None: wherever the one pod of that name is
+    namespace: str | None = None
 
 
 def explain(request: ExplainRequest) -> Explanation:
     """The ``explain`` use case: a pod of the placement (:func:`explain_key`; a bound one says
     where it runs) or a manifest admitted as if created now (defaults, matchLabelKeys merge,
-    webhooks; :func:`explain_pod`). Raises PodNotFound, PodRefused or NoProfile."""
+    webhooks; :func:`explain_pod`). The pod's name is read as kubectl reads it (:func:`pod_key`).
+    Raises PodNotFound, AmbiguousPod, PodRefused or NoProfile."""
     sim = request.placement.sim
     if isinstance(request.pod, LoadedObject):
         return explain_pod(sim, _admitted(sim, request.pod), timed=request.timed)
-    key = request.pod if "/" in request.pod else f"default/{request.pod}"
+    key = pod_key(sim.cluster, request.pod, request.namespace)
     try:
         e = explain_key(sim, key, timed=request.timed)
     except KeyError:
