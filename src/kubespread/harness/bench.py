@@ -33,6 +33,7 @@ from kubespread.harness.evaluate import (
     build_cluster,
     incoming_pods,
     input_mode,
+    kube_version_of,
     parallelism_note,
     profile_for,
     sampling_of,
@@ -220,7 +221,7 @@ def run_bench(
     except json.JSONDecodeError as e:
         raise EvaluateError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     input_mode(doc)
-    profile = profile_for(doc.get("config"))
+    profile = profile_for(doc.get("config"), kube_version_of(doc))
     result.sampling = sampling_of(doc.get("config"))
     cluster = build_cluster(doc, consume=True)
     pods = incoming_pods(doc)

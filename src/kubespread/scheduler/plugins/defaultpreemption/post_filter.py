@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Final
 
 from kubespread.api.core import DISRUPTION_TARGET, Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
@@ -174,8 +175,10 @@ class DefaultPreemption(PostFilterPlugin):
 
     name = NAME
 
-    def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
-        super().__init__(default_default_preemption_args(args))
+    def __init__(
+        self, args: DefaultPreemptionArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
+        super().__init__(default_default_preemption_args(args), features=features)
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
         result, status = preempt(pod, state.cluster, statuses, state.handle, self.args)

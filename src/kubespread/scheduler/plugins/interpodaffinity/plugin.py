@@ -13,6 +13,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.schedconfig import InterPodAffinityArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_inter_pod_affinity_args
@@ -50,9 +51,11 @@ NAME: Final = "InterPodAffinity"
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
 
-    def __init__(self, args: InterPodAffinityArgs | None = None) -> None:
+    def __init__(
+        self, args: InterPodAffinityArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_inter_pod_affinity_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         self.hard_pod_affinity_weight: int = int(args.hard_pod_affinity_weight or 0)
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
         # the design's daemon co-existence (kubespread extension): the namespaces whose pods

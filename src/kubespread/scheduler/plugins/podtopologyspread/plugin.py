@@ -7,6 +7,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod, TopologySpreadConstraint
+from kubespread.api.features import FeatureGates
 from kubespread.api.schedconfig import PodTopologySpreadArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import (
@@ -63,9 +64,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     name = NAME
 
-    def __init__(self, args: PodTopologySpreadArgs | None = None) -> None:
+    def __init__(
+        self, args: PodTopologySpreadArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_pod_topology_spread_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: list[TopologySpreadConstraint] = (
             system_default_constraints() if self.system_defaulted else list(args.default_constraints)
