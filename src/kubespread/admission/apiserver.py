@@ -29,6 +29,7 @@ from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
 from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError, FieldError
+from kubespread.api.features import FeatureGates
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.schema import FieldIssue, IssueKind, check
@@ -89,7 +90,9 @@ def is_stored(obj: KubeObject) -> bool:
 
 
 def _prepare(
-    obj: KubeObject, mutate: Callable[[KubeObject], Rejection | None] | None = None
+    obj: KubeObject,
+    mutate: Callable[[KubeObject], Rejection | None] | None = None,
+    features: FeatureGates | None = None,
 ) -> Rejection | None:
     """What a create does to ``obj`` (in place) before validating it: the request's namespace,
     defaulting, mutating admission (``mutate``, when given) and the registry's PrepareForCreate.
@@ -101,7 +104,7 @@ def _prepare(
         rejection = mutate(obj)
         if rejection is not None:
             return rejection
-    prepare_for_create(obj)
+    prepare_for_create(obj, features)
     return None
 
 
@@ -111,7 +114,7 @@ def create(
     """The create handler after decoding: defaulting, mutating admission, the registry's
     preparation and validation, validating admission. ``obj`` is changed in place; it is
     returned as it would be stored, or the refusal is."""
-    rejection = _prepare(obj, lambda o: chain.mutate(o, ctx))
+    rejection = _prepare(obj, lambda o: chain.mutate(o, ctx), ctx.options.features)
     if rejection is not None:
         return rejection
     errors = validate(obj)
@@ -123,7 +126,7 @@ def create(
     return obj
 
 
-def creation_errors(obj: KubeObject) -> list[FieldError]:
+def creation_errors(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
     """The field errors (the 422) creating ``obj`` would report, judged on a copy so that
     ``validate`` and ``schedule`` agree with ``admit``: a new object is prepared as :func:`create`
     prepares it (so a matchLabelKeys key repeated in the selector is caught after the merge);
@@ -134,7 +137,7 @@ def creation_errors(obj: KubeObject) -> list[FieldError]:
     if is_stored(probe):
         apply_defaults(probe)
     else:
-        _prepare(probe)
+        _prepare(probe, features=features)
     return validate(probe)
 
 

@@ -11,6 +11,11 @@ Pod affinity and anti-affinity terms (required, of both the IgnoredDuringExecuti
 design's RequiredDuringExecution forms, and preferred) and topology spread constraints of a new
 Pod; workload templates are not merged. Validation then sees the merged selector, which is why
 "exists in both matchLabelKeys and labelSelector" fires only for a label the pod carries.
+
+Spread constraints are merged here only from v1.34 (MatchLabelKeysInPodTopologySpreadSelectorMerge);
+before, the stored pod keeps its selector and kube-scheduler's PodTopologySpread merges the
+keys when it parses the constraints. Affinity terms are merged here in every version kubespread
+models (MatchLabelKeysInPodAffinity, GA since v1.33).
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from kubespread.api.core import Pod, PodAffinityTerm, TopologySpreadConstraint
+from kubespread.api.features import (
+    MATCH_LABEL_KEYS_IN_POD_AFFINITY,
+    MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    FeatureGates,
+)
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
 from kubespread.api.selectors import LabelSelectorRequirement
@@ -56,21 +66,26 @@ def _affinity_terms(pod: Pod) -> Iterator[PodAffinityTerm]:
             yield weighted.pod_affinity_term
 
 
-def merge_match_label_keys(pod: Pod) -> None:
-    """The merge, in place, on one new Pod."""
+def merge_match_label_keys(pod: Pod, features: FeatureGates | None = None) -> None:
+    """The merge, in place, on one new Pod, as the API server of ``features``' version does
+    it (default: v1.35)."""
+    if features is None:
+        features = FeatureGates()
     labels = pod.metadata.labels
-    for term in _affinity_terms(pod):
-        _merge(term, labels, term.mismatch_label_keys)
-    for constraint in pod.spec.topology_spread_constraints:
-        _merge(constraint, labels, [])
+    if features.enabled(MATCH_LABEL_KEYS_IN_POD_AFFINITY):
+        for term in _affinity_terms(pod):
+            _merge(term, labels, term.mismatch_label_keys)
+    if features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE):
+        for constraint in pod.spec.topology_spread_constraints:
+            _merge(constraint, labels, [])
 
 
-def prepare_for_create(obj: KubeObject) -> None:
+def prepare_for_create(obj: KubeObject, features: FeatureGates | None = None) -> None:
     """What the registry changes on a new object before validating it (the parts kubespread
     models): the merge above, for Pods; a PodDisruptionBudget's status cleared and its
     generation 1 (a create cannot set status: the disruption controller writes it)."""
     if isinstance(obj, Pod):
-        merge_match_label_keys(obj)
+        merge_match_label_keys(obj, features)
     elif isinstance(obj, PodDisruptionBudget):
         obj.status = PodDisruptionBudgetStatus()
         obj.metadata.generation = 1

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Final
 
 from kubespread.api.core import DISRUPTION_TARGET, Pod
-from kubespread.api.features import FeatureGates
+from kubespread.api.features import PREEMPTION_PLACEMENT_MESSAGE, FeatureGates
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
@@ -167,6 +167,15 @@ def preempt(
     return PreemptionResult(best.node, best.victims, best.pdb_violations, why), Status()
 
 
+def placement_message(result: PreemptionResult) -> str:
+    """The Success status's message from v1.37 (kubernetes#140180), which FailedScheduling
+    then carries after "preemption: "."""
+    return (
+        f"found a potential placement for pod on node {result.nominated_node}, "
+        f"preempting {len(result.victims)} victims"
+    )
+
+
 class DefaultPreemption(PostFilterPlugin):
     """Finds the node to nominate and the pods to evict there (see the module notes); the
     result is left on the CycleState under PREEMPTION_RESULT. Called without a framework
@@ -179,6 +188,8 @@ class DefaultPreemption(PostFilterPlugin):
         self, args: DefaultPreemptionArgs | None = None, *, features: FeatureGates | None = None
     ) -> None:
         super().__init__(default_default_preemption_args(args), features=features)
+        #: v1.37+: a nomination says where and how many victims (kubernetes#140180)
+        self.placement_message = self.features.enabled(PREEMPTION_PLACEMENT_MESSAGE)
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
         result, status = preempt(pod, state.cluster, statuses, state.handle, self.args)
@@ -187,4 +198,6 @@ class DefaultPreemption(PostFilterPlugin):
         state.write(PREEMPTION_RESULT, result if result is not None else PreemptionResult())
         if status.message and not status.is_success:
             return Status(status.code, (PREFIX + status.message,))
+        if status.is_success and result is not None and self.placement_message:
+            return Status(status.code, (PREFIX + placement_message(result),))
         return status

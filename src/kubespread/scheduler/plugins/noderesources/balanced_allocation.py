@@ -82,7 +82,8 @@ def balance_improvement_scorer(requested: np.ndarray, allocatable: np.ndarray, p
     with_pod = balanced_resource_scorer(requested, allocatable)
     without_pod = balanced_resource_scorer(np.where(allocatable != 0, requested - pod, 0), allocatable)
     half = MAX_NODE_SCORE // 2
-    return (half + (half + with_pod - without_pod) // 2).astype(np.int64)
+    scores: np.ndarray = (half + (half + with_pod - without_pod) // 2).astype(np.int64)
+    return scores
 
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):

@@ -72,16 +72,24 @@ class SpreadConstraint:
         return self.node_affinity_policy == HONOR or self.node_taints_policy == HONOR
 
 
-def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: str) -> list[SpreadConstraint]:
+def parse_constraints(
+    constraints: Sequence[TopologySpreadConstraint],
+    action: str,
+    merge_labels: Mapping[str, str] | None = None,
+) -> list[SpreadConstraint]:
     """The constraints with ``whenUnsatisfiable == action``, in order.
 
-    matchLabelKeys are not merged here: in v1.35 kube-apiserver already merged them into the
-    pod's labelSelector at creation (MatchLabelKeysInPodTopologySpreadSelectorMerge), and
-    merging the same ``key In [value]`` again would not change what the selector matches.
+    From v1.34 kube-apiserver merges matchLabelKeys into the pod's labelSelector at creation
+    (MatchLabelKeysInPodTopologySpreadSelectorMerge), so they are not merged here: merging the
+    same ``key In [value]`` again, as kube-scheduler still does, would not change what the
+    selector matches. Before v1.34 only the scheduler merged them: ``merge_labels`` (the pod's
+    labels) asks for that merge, ``{key In [value]}`` for each key the pod carries.
 
     Parsed once per list object and action (a pod's versions share the list: updates copy the
     spec shallowly, and stored objects are replaced, never changed in place).
     """
+    if merge_labels is not None and any(c.match_label_keys for c in constraints):
+        return _parse_constraints(constraints, action, merge_labels)
     mark = _shape(constraints)
     hit = _PARSED.get((id(constraints), action))
     if hit is not None and hit[0] is constraints and hit[1] == mark:
@@ -109,17 +117,24 @@ _PARSED: dict[
 
 
 def _parse_constraints(
-    constraints: Sequence[TopologySpreadConstraint], action: str
+    constraints: Sequence[TopologySpreadConstraint],
+    action: str,
+    merge_labels: Mapping[str, str] | None = None,
 ) -> list[SpreadConstraint]:
     out = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
+        selector = compile_label_selector(c.label_selector)
+        if merge_labels is not None and c.match_label_keys:
+            own = {k: merge_labels[k] for k in c.match_label_keys if k in merge_labels}
+            if own:
+                selector = selector.with_requirements(_set_selector(own).requirements)
         out.append(
             SpreadConstraint(
                 max_skew=c.max_skew,
                 topology_key=c.topology_key,
-                selector=compile_label_selector(c.label_selector),
+                selector=selector,
                 min_domains=c.min_domains if c.min_domains is not None else 1,
                 node_affinity_policy=c.node_affinity_policy or HONOR,
                 node_taints_policy=c.node_taints_policy or IGNORE,

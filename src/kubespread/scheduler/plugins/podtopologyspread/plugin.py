@@ -7,7 +7,11 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod, TopologySpreadConstraint
-from kubespread.api.features import FeatureGates
+from kubespread.api.features import (
+    MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD,
+    MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    FeatureGates,
+)
 from kubespread.api.schedconfig import PodTopologySpreadArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import (
@@ -74,11 +78,21 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             system_default_constraints() if self.system_defaulted else list(args.default_constraints)
         )
         self._masks = InclusionMasks()
+        #: before v1.34 kube-apiserver left matchLabelKeys unmerged and only the scheduler merged them
+        self.merges_match_label_keys = self.features.enabled(
+            MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD
+        ) and not self.features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+
+    def _own(self, pod: Pod, action: str) -> list[SpreadConstraint]:
+        """The pod's own constraints of this action, matchLabelKeys merged where this version's
+        scheduler has to."""
+        labels = pod.metadata.labels if self.merges_match_label_keys else None
+        return parse_constraints(pod.spec.topology_spread_constraints, action, labels)
 
     def constraints(self, state: CycleState, pod: Pod, action: str) -> list[SpreadConstraint]:
         """getConstraints: the pod's own constraints of this action, else the default ones."""
         if pod.spec.topology_spread_constraints:
-            return parse_constraints(pod.spec.topology_spread_constraints, action)
+            return self._own(pod, action)
         if not self.default_constraints:
             return []
         return build_default_constraints(self.default_constraints, pod, state.cluster, action)
@@ -104,7 +118,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not pod.spec.topology_spread_constraints and self.default_constraints and event.cluster is None:
             return None
         if event.cluster is None:
-            return parse_constraints(pod.spec.topology_spread_constraints, DO_NOT_SCHEDULE)
+            return self._own(pod, DO_NOT_SCHEDULE)
         return self.constraints(CycleState(event.cluster), pod, DO_NOT_SCHEDULE)
 
     def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:

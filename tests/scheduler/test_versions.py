@@ -1,0 +1,126 @@
+"""What changes between Kubernetes versions, each shown both ways on a small manifest (the
+README's "What changes between versions" table names these tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import cluster_of, make_node, make_pod
+from kubespread.admission.apiserver import create
+from kubespread.admission.framework import AdmissionContext, AdmissionOptions
+from kubespread.api.core import Pod
+from kubespread.api.features import features_for
+from kubespread.harness.evaluate import evaluate
+from kubespread.scheduler.config import default_profile
+from kubespread.scheduler.scheduler import schedule_one
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _node(name: str) -> dict[str, Any]:
+    return make_node(name).dict()
+
+
+def _pod(name: str, cpu: str, memory: str, node: str | None = None, priority: int = 0) -> dict[str, Any]:
+    b = make_pod(name).req(cpu=cpu, memory=memory)
+    if node:
+        b.node(node)
+    d = b.dict()
+    d["spec"]["priority"] = priority
+    return d
+
+
+# ----------------------------------------------------------------- v1.36: kubernetes#135573
+def _balanced_doc(version: str) -> dict[str, Any]:
+    """a runs 3 cpu / 1Gi, b 2 cpu / 6Gi (4 cpu, 8Gi each); the new pod asks 1 cpu / 1Gi."""
+    return {
+        "kubeVersion": version,
+        "nodes": [_node("a"), _node("b")],
+        "pods": [_pod("on-a", "3", "1Gi", "a"), _pod("on-b", "2", "6Gi", "b")],
+        "incoming": [_pod("new", "1", "1Gi")],
+    }
+
+
+def _balanced(result: dict[str, Any]) -> dict[str, int]:
+    return {n["name"]: n["scores"]["NodeResourcesBalancedAllocation"]["normalized"] for n in result["nodes"]}
+
+
+def test_balanced_allocation_scores_the_improvement_from_136() -> None:
+    """v1.35 scores the balance with the pod: a (1.0, 0.25) → 62, b (0.75, 0.875) → 93, so b.
+    v1.36 scores 50 + (50 + with - without) / 2: a's balance goes 68 → 62 (72), b's 87 → 93
+    (78); with LeastAllocated, a now wins: the selected node changes."""
+    old = evaluate(_balanced_doc("1.35"))["results"][0]
+    new = evaluate(_balanced_doc("1.36"))["results"][0]
+    assert _balanced(old) == {"a": 62, "b": 93} and old["selectedNode"] == "b"
+    assert _balanced(new) == {"a": 72, "b": 78} and new["selectedNode"] == "a"
+    for later in ("1.37", "1.38"):
+        assert _balanced(evaluate(_balanced_doc(later))["results"][0]) == _balanced(new)
+    assert _balanced(evaluate(_balanced_doc("1.33"))["results"][0]) == _balanced(old)
+
+
+# ------------------------------------------ v1.34: MatchLabelKeysInPodTopologySpreadSelectorMerge
+def _spread_pod(name: str, rev: str, node: str | None = None) -> Pod:
+    b = make_pod(name).labels(app="web", rev=rev)
+    b.spec["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+            "matchLabelKeys": ["rev"],
+        }
+    ]
+    if node:
+        b.node(node)
+    return b.obj()
+
+
+def _admitted(pod: Pod, version: str) -> Pod:
+    ctx = AdmissionContext.create(options=AdmissionOptions(features=features_for(version)))
+    out = create(pod, ctx)
+    assert isinstance(out, Pod), out
+    return out
+
+
+def test_match_label_keys_are_merged_by_the_apiserver_from_134_and_by_the_scheduler_before() -> None:
+    """v1.34+: kube-apiserver appends ``rev In [2]`` to the stored selector. v1.33: the stored
+    pod keeps its selector and kube-scheduler merges the key when it counts. The placement is
+    the same either way: two rev=1 pods in zone a, none of rev 2 anywhere, so the rev=2 pod may
+    go to either zone (without any merge it would have to go to b)."""
+    assert [e.key for e in _admitted(_spread_pod("p", "2"), "1.35").spec.topology_spread_constraints[0]
+            .label_selector.match_expressions] == ["rev"]  # fmt: skip
+    stored_133 = _admitted(_spread_pod("p", "2"), "1.33")
+    assert stored_133.spec.topology_spread_constraints[0].label_selector.match_expressions == []
+
+    nodes = [make_node("a1").zone("a"), make_node("b1").zone("b")]
+    existing = [_spread_pod("old-0", "1", "a1"), _spread_pod("old-1", "1", "a1")]
+    for version, incoming in (("1.33", stored_133), ("1.35", _admitted(_spread_pod("p", "2"), "1.35"))):
+        cluster = cluster_of(nodes, existing)
+        decision = schedule_one(incoming, cluster, default_profile(features=features_for(version)))
+        assert sorted(decision.feasible) == ["a1", "b1"], version
+    # what the v1.35 scheduler would do with an unmerged pod (it leaves merging to the API
+    # server): every app=web pod counts, and zone a is out
+    cluster = cluster_of(nodes, existing)
+    unmerged = schedule_one(stored_133, cluster, default_profile(features=features_for("1.35")))
+    assert unmerged.feasible == ["b1"]
+
+
+# ------------------------------------------------------------------ v1.37: kubernetes#140180
+def _preemption_doc(version: str) -> dict[str, Any]:
+    return {
+        "kubeVersion": version,
+        "nodes": [_node("n1")],
+        "pods": [_pod("low", "3", "1Gi", "n1", priority=0)],
+        "incoming": [_pod("high", "2", "1Gi", priority=1000)],
+    }
+
+
+def test_a_preempting_pod_says_where_from_137() -> None:
+    old = evaluate(_preemption_doc("1.36"))["results"][0]
+    new = evaluate(_preemption_doc("1.37"))["results"][0]
+    assert old["preemption"]["nominatedNode"] == new["preemption"]["nominatedNode"] == "n1"
+    assert old["fitError"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert new["fitError"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
+        "for pod on node n1, preempting 1 victims"
+    )
