@@ -39,6 +39,7 @@ from kubespread.admission.apiserver import creation_errors
 from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
 from kubespread.api.errors import Path as ErrorPath
+from kubespread.api.features import FeatureGates
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -193,7 +194,7 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
     return out.objects
 
 
-def creation_problems(objs: list[LoadedObject]) -> list[str]:
+def creation_problems(objs: list[LoadedObject], features: FeatureGates | None = None) -> list[str]:
     """The errors creating each object would report (``admission.apiserver.creation_errors``),
     located as ``file:line: Kind ns/name: field: message``, so a bad manifest stops a run
     before anything is created."""
@@ -205,7 +206,7 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
                 "as a scenario's `scheduler:` or with --scheduler-config"
             )
             continue
-        for e in creation_errors(lo.obj):
+        for e in creation_errors(lo.obj, features):
             problems.append(f"{lo.where(e.field)}: {lo.ref}: {e}")
     return problems
 
