@@ -124,3 +124,27 @@ def test_a_preempting_pod_says_where_from_137() -> None:
         "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
         "for pod on node n1, preempting 1 victims"
     )
+
+
+# ------------------------------------------------------------------------- v1.34: KEP-2837
+def test_pod_level_resources_count_from_134() -> None:
+    """PodLevelResources is Beta and on from v1.34. Before, kube-apiserver drops spec.resources
+    of a new pod (dropDisabledPodLevelResources), so only its containers' 1 cpu counts and the
+    pod fits a 4-cpu node; from v1.34 its pod-level 5 cpu do not."""
+    nodes = [make_node("n1")]
+
+    def pod() -> Pod:
+        b = make_pod("big").req(cpu="1")
+        b.spec["resources"] = {"requests": {"cpu": "5"}}
+        return b.obj()
+
+    old = _admitted(pod(), "1.33")
+    assert old.spec.resources is None
+    assert (
+        schedule_one(old, cluster_of(nodes), default_profile(features=features_for("1.33"))).selected == "n1"
+    )
+    new = _admitted(pod(), "1.34")
+    assert new.spec.resources is not None
+    decision = schedule_one(new, cluster_of(nodes), default_profile(features=features_for("1.34")))
+    assert decision.selected is None
+    assert decision.fit_error_without_post_filter == "0/1 nodes are available: 1 Insufficient cpu."

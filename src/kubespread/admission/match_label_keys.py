@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from kubespread.api.core import Pod, PodAffinityTerm, TopologySpreadConstraint
+from kubespread.api.core import Pod, PodAffinityTerm, PodTemplateSpec, TopologySpreadConstraint
 from kubespread.api.features import (
     MATCH_LABEL_KEYS_IN_POD_AFFINITY,
     MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    POD_LEVEL_RESOURCES,
     FeatureGates,
 )
 from kubespread.api.meta import KubeObject
@@ -80,10 +81,27 @@ def merge_match_label_keys(pod: Pod, features: FeatureGates | None = None) -> No
             _merge(constraint, labels, [])
 
 
+def drop_disabled_fields(obj: KubeObject, features: FeatureGates) -> None:
+    """dropDisabledFields of a new Pod or a workload's pod template (pkg/api/pod/util.go):
+    with PodLevelResources off (before v1.34) spec.resources is dropped, so the pod's
+    containers alone say what it requests."""
+    if features.enabled(POD_LEVEL_RESOURCES):
+        return
+    if isinstance(obj, Pod):
+        obj.spec.resources = None
+    template = getattr(getattr(obj, "spec", None), "template", None)
+    if isinstance(template, PodTemplateSpec):
+        template.spec.resources = None
+
+
 def prepare_for_create(obj: KubeObject, features: FeatureGates | None = None) -> None:
     """What the registry changes on a new object before validating it (the parts kubespread
-    models): the merge above, for Pods; a PodDisruptionBudget's status cleared and its
-    generation 1 (a create cannot set status: the disruption controller writes it)."""
+    models): fields of disabled features dropped (Pods and pod templates); the merge above,
+    for Pods; a PodDisruptionBudget's status cleared and its generation 1 (a create cannot set
+    status: the disruption controller writes it)."""
+    if features is None:
+        features = FeatureGates()
+    drop_disabled_fields(obj, features)
     if isinstance(obj, Pod):
         merge_match_label_keys(obj, features)
     elif isinstance(obj, PodDisruptionBudget):
