@@ -67,6 +67,8 @@ def test_max_unavailable_stateful_set_is_beta_but_off_in_135() -> None:
     """v1.35.4 and v1.36 declare it Beta and off (kubernetes#137904 turned it off again)."""
     spec = MAX_UNAVAILABLE_STATEFUL_SET.spec_at(KubeVersion(1, 35))
     assert spec is not None and spec.stage == "Beta" and not spec.default
+    assert not features_for("1.36").enabled(MAX_UNAVAILABLE_STATEFUL_SET)
+    assert features_for("1.37").enabled(MAX_UNAVAILABLE_STATEFUL_SET)
 
 
 def test_overrides_win_and_unknown_names_are_refused() -> None:

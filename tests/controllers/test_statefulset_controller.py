@@ -256,7 +256,8 @@ def _first_killed_together(features: FeatureGates) -> list[str]:
 def test_max_unavailable_is_honoured_only_where_the_gate_is_on() -> None:
     """MaxUnavailableStatefulSet is Beta but off in v1.35 and v1.36 (kubernetes#137904): the
     controller replaces one pod at a time whatever rollingUpdate.maxUnavailable says; with the
-    gate on, two go at once."""
+    gate on (by default from v1.37), two go at once."""
     assert _first_killed_together(features_for("1.35")) == ["db-3"]
     on = features_for("1.35").with_overrides(MaxUnavailableStatefulSet=True)
     assert _first_killed_together(on) == ["db-3", "db-2"]
+    assert _first_killed_together(features_for("1.37")) == ["db-3", "db-2"]  # on by default

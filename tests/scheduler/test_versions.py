@@ -148,3 +148,36 @@ def test_pod_level_resources_count_from_134() -> None:
     decision = schedule_one(new, cluster_of(nodes), default_profile(features=features_for("1.34")))
     assert decision.selected is None
     assert decision.fit_error_without_post_filter == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+# ------------------------------------------------------------------ v1.38: kubernetes#141785
+def _pdb_doc(version: str) -> dict[str, Any]:
+    """n1 (4 cpu) runs two labelled 2-cpu pods of priority 0; a budget with an empty selector
+    allows no disruption; the new pod (priority 1000) needs 2 cpu: one victim."""
+    low = [_pod(f"low-{i}", "2", "1Gi", "n1") for i in range(2)]
+    for p in low:
+        p["metadata"]["labels"] = {"app": "batch"}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "all", "namespace": "default"},
+        "spec": {"selector": {}, "maxUnavailable": 0},
+        "status": {"disruptionsAllowed": 0},
+    }
+    return {
+        "kubeVersion": version,
+        "nodes": [_node("n1")],
+        "pods": low,
+        "podDisruptionBudgets": [pdb],
+        "incoming": [_pod("high", "2", "1Gi", priority=1000)],
+    }
+
+
+def test_preemption_counts_an_empty_pdb_selector_from_138() -> None:
+    """Up to v1.37 preemption skips a budget whose selector is empty: evicting breaks
+    nothing. From v1.38 the budget selects both pods, and the victim breaks it."""
+    old = evaluate(_pdb_doc("1.37"))["results"][0]["preemption"]
+    new = evaluate(_pdb_doc("1.38"))["results"][0]["preemption"]
+    assert old["nominatedNode"] == new["nominatedNode"] == "n1"
+    assert len(old["victims"]) == len(new["victims"]) == 1
+    assert (old["pdbViolations"], new["pdbViolations"]) == (0, 1)

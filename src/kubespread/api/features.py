@@ -38,6 +38,7 @@ __all__ = [
     "MATCH_LABEL_KEYS_SELECTOR_MERGE",
     "MAX_UNAVAILABLE_STATEFUL_SET",
     "POD_LEVEL_RESOURCES",
+    "PREEMPTION_EMPTY_PDB_SELECTOR",
     "PREEMPTION_PLACEMENT_MESSAGE",
     "Feature",
     "FeatureGates",
@@ -113,6 +114,8 @@ class Feature:
     summary: str
     #: a kube feature gate (True), or a change kube made without one (False)
     upstream: bool = True
+    #: where the behaviour was read: upstream source at a version, or only a description
+    source: str = "kube_features.go, kubernetes v1.36 (openshift/microshift's tree)"
 
     def spec_at(self, version: KubeVersion) -> VersionedSpec | None:
         """The spec in force at ``version`` (None before the feature existed: off)."""
@@ -134,9 +137,14 @@ def _gate(
     return Feature(name, out, reference, summary)
 
 
-def _change(name: str, version: str, reference: str, summary: str) -> Feature:
+def _change(name: str, version: str, reference: str, summary: str, source: str) -> Feature:
     return Feature(
-        name, (VersionedSpec(_v(version), True, Stage.CHANGE, locked=True),), reference, summary, False
+        name,
+        (VersionedSpec(_v(version), True, Stage.CHANGE, locked=True),),
+        reference,
+        summary,
+        False,
+        source,
     )
 
 
@@ -171,13 +179,17 @@ POD_LEVEL_RESOURCES: Final = _gate(
     "spec.resources (pod-level requests) counts for Filter and BalancedAllocation",
     ("1.32", False, Stage.ALPHA),
     ("1.34", True, Stage.BETA),
+    # v1.37 (GA): from the v1.37 release notes as issue 37 quotes them, no v1.37 source at hand
+    VersionedSpec(_v("1.37"), True, Stage.GA, locked=True),
 )
 MAX_UNAVAILABLE_STATEFUL_SET: Final = _gate(
     "MaxUnavailableStatefulSet",
     "KEP-961",
-    "a StatefulSet's rollingUpdate.maxUnavailable is honoured",
+    "a StatefulSet's rollingUpdate.maxUnavailable is honoured (else one pod at a time)",
     ("1.24", False, Stage.ALPHA),
-    ("1.35", False, Stage.BETA),
+    ("1.35", False, Stage.BETA),  # on in v1.35.0, off again from kubernetes#137904
+    # v1.37 (on by default): from the v1.37 release notes as issue 37 quotes them
+    ("1.37", True, Stage.BETA),
 )
 # Gates whose state kubespread reports but does not branch on: each is on in every version
 # 1.33-1.38 or only changes the scheduler's timing, which kubespread's cycle does not model.
@@ -234,6 +246,7 @@ BALANCED_ALLOCATION_SCORES_IMPROVEMENT: Final = _change(
     "kubernetes#135573",
     "NodeResourcesBalancedAllocation scores how much the pod improves the node's balance "
     "(50 + (50 + with pod - without pod) / 2) instead of the balance with the pod alone",
+    "balanced_allocation.go, kubernetes v1.35.4 (openshift-kni/scheduler-plugins' vendor) and v1.36",
 )
 PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "PreemptionPlacementMessage",
@@ -241,6 +254,18 @@ PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "kubernetes#140180",
     "a FailedScheduling message of a pod that preempts ends in 'preemption: found a potential "
     "placement for pod on node X, preempting N victims'",
+    "described with the status it returns in notes on PR #140180; no v1.37 source at hand",
+)
+
+# Described in the v1.38 changelog as read for issue 37; no v1.38 source was at hand to check
+# it against, so it is modelled from that description.
+PREEMPTION_EMPTY_PDB_SELECTOR: Final = _change(
+    "PreemptionEmptyPDBSelector",
+    "1.38",
+    "kubernetes#141785",
+    "preemption counts a PodDisruptionBudget whose selector is empty ({}) as selecting every "
+    "labelled pod of its namespace (up to v1.37 it matched nothing there)",
+    "the v1.38 changelog entry only; v1.36's preemption.go skips such a budget",
 )
 
 FEATURES: Final[Mapping[str, Feature]] = {
@@ -254,6 +279,7 @@ FEATURES: Final[Mapping[str, Feature]] = {
         *_REPORTED,
         BALANCED_ALLOCATION_SCORES_IMPROVEMENT,
         PREEMPTION_PLACEMENT_MESSAGE,
+        PREEMPTION_EMPTY_PDB_SELECTOR,
     )
 }
 

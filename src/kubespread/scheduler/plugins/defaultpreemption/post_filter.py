@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Final
 
 from kubespread.api.core import DISRUPTION_TARGET, Pod
-from kubespread.api.features import PREEMPTION_PLACEMENT_MESSAGE, FeatureGates
+from kubespread.api.features import PREEMPTION_EMPTY_PDB_SELECTOR, PREEMPTION_PLACEMENT_MESSAGE, FeatureGates
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
@@ -136,6 +136,7 @@ def preempt(
     statuses: NodeStatuses,
     handle: FrameworkHandle | None = None,
     args: DefaultPreemptionArgs | None = None,
+    features: FeatureGates | None = None,
 ) -> tuple[PreemptionResult | None, Status | None]:
     """Preempt: (the result, Success) when a node is nominated; (None, Unschedulable with the
     message) when preemption cannot help (a result with ``eligible`` False when the pod may
@@ -157,7 +158,10 @@ def preempt(
     wanted = num_candidates(
         len(infos), args.min_candidate_nodes_percentage or 0, args.min_candidate_nodes_absolute or 0
     )
-    run = dry_run(handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted)
+    empty_selects_all = (features or FeatureGates()).enabled(PREEMPTION_EMPTY_PDB_SELECTOR)
+    run = dry_run(
+        handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted, empty_selects_all=empty_selects_all
+    )
     best, why = pick_one_node_why(run.candidates)
     if best is None:
         errors = list(dict.fromkeys(st.message for st in run.statuses.values() if st.code is Code.ERROR))
@@ -192,7 +196,7 @@ class DefaultPreemption(PostFilterPlugin):
         self.placement_message = self.features.enabled(PREEMPTION_PLACEMENT_MESSAGE)
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
-        result, status = preempt(pod, state.cluster, statuses, state.handle, self.args)
+        result, status = preempt(pod, state.cluster, statuses, state.handle, self.args, self.features)
         if status is None:
             return None
         state.write(PREEMPTION_RESULT, result if result is not None else PreemptionResult())
