@@ -181,3 +181,27 @@ def test_preemption_counts_an_empty_pdb_selector_from_138() -> None:
     assert old["nominatedNode"] == new["nominatedNode"] == "n1"
     assert len(old["victims"]) == len(new["victims"]) == 1
     assert (old["pdbViolations"], new["pdbViolations"]) == (0, 1)
+
+
+# ------------------------------------------------------------------ v1.38: kubernetes#141340
+def test_an_empty_spread_selector_counts_every_pod_from_138() -> None:
+    """labelSelector: {} — up to v1.37 the counts are 0 (countPodsMatchSelector returns 0 for
+    an empty selector), so both zones are within maxSkew; from v1.38 the two pods of zone a
+    count, and only zone b is."""
+
+    def spreading() -> Pod:
+        b = make_pod("new").label("app", "web")
+        b.spec["topologySpreadConstraints"] = [
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}
+        ]
+        return b.obj()
+
+    nodes = [make_node("a1").zone("a"), make_node("b1").zone("b")]
+    existing = [make_pod("x").label("app", "db").node("a1"), make_pod("y").node("a1")]
+    feasible = {
+        version: schedule_one(
+            spreading(), cluster_of(nodes, existing), default_profile(features=features_for(version))
+        ).feasible
+        for version in ("1.37", "1.38")
+    }
+    assert feasible == {"1.37": ["a1", "b1"], "1.38": ["b1"]}

@@ -40,6 +40,7 @@ __all__ = [
     "POD_LEVEL_RESOURCES",
     "PREEMPTION_EMPTY_PDB_SELECTOR",
     "PREEMPTION_PLACEMENT_MESSAGE",
+    "SPREAD_EMPTY_SELECTOR_MATCHES_ALL",
     "Feature",
     "FeatureGates",
     "KubeVersion",
@@ -257,6 +258,14 @@ PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "described with the status it returns in notes on PR #140180; no v1.37 source at hand",
 )
 
+SPREAD_EMPTY_SELECTOR_MATCHES_ALL: Final = _change(
+    "SpreadEmptySelectorMatchesAll",
+    "1.38",
+    "kubernetes#141340",
+    "a spread constraint with labelSelector: {} counts every pod of the namespace (up to v1.37 "
+    "countPodsMatchSelector counts none for an empty selector, while the pod still matches itself)",
+    "the v1.38 changelog entry only; v1.36's podtopologyspread/common.go returns 0 for it",
+)
 # Described in the v1.38 changelog as read for issue 37; no v1.38 source was at hand to check
 # it against, so it is modelled from that description.
 PREEMPTION_EMPTY_PDB_SELECTOR: Final = _change(
@@ -280,6 +289,7 @@ FEATURES: Final[Mapping[str, Feature]] = {
         BALANCED_ALLOCATION_SCORES_IMPROVEMENT,
         PREEMPTION_PLACEMENT_MESSAGE,
         PREEMPTION_EMPTY_PDB_SELECTOR,
+        SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
     )
 }
 

@@ -65,6 +65,9 @@ class SpreadConstraint:
     min_domains: int = 1
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
+    #: v1.38 (kubernetes#141340): an empty labelSelector ({}) counts every pod of the
+    #: namespace; up to v1.37 countPodsMatchSelector counts none for it
+    empty_counts_all: bool = False
 
     @property
     def honors_policies(self) -> bool:
@@ -225,11 +228,13 @@ def has_all_keys(cluster: ClusterState, constraints: Sequence[SpreadConstraint])
     return mask
 
 
-def matching_counts(cluster: ClusterState, pod: Pod, selector: Selector) -> np.ndarray:
+def matching_counts(
+    cluster: ClusterState, pod: Pod, selector: Selector, *, empty_counts_all: bool = False
+) -> np.ndarray:
     """countPodsMatchSelector per node id: bound, non-terminating pods of the pod's namespace
-    that the selector matches. An empty selector counts nothing (kube returns 0 for it), and a
-    nil one (NOTHING) matches nothing."""
-    if selector.empty or selector.nothing:
+    that the selector matches. An empty selector counts nothing (kube returns 0 for it) unless
+    ``empty_counts_all`` (v1.38), and a nil one (NOTHING) matches nothing."""
+    if (selector.empty and not empty_counts_all) or selector.nothing:
         return np.zeros(cluster.num_nodes, dtype=np.int64)
     return cluster.pod_counts(frozenset((pod.namespace,)), selector, include_terminating=False)
 

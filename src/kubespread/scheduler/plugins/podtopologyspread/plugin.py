@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Final
 
 import numpy as np
@@ -10,6 +11,7 @@ from kubespread.api.core import Node, Pod, TopologySpreadConstraint
 from kubespread.api.features import (
     MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD,
     MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
     FeatureGates,
 )
 from kubespread.api.schedconfig import PodTopologySpreadArgs
@@ -82,12 +84,16 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.merges_match_label_keys = self.features.enabled(
             MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD
         ) and not self.features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+        self.empty_selector_counts_all = self.features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL)
 
     def _own(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """The pod's own constraints of this action, matchLabelKeys merged where this version's
         scheduler has to."""
         labels = pod.metadata.labels if self.merges_match_label_keys else None
-        return parse_constraints(pod.spec.topology_spread_constraints, action, labels)
+        parsed = parse_constraints(pod.spec.topology_spread_constraints, action, labels)
+        if self.empty_selector_counts_all:
+            return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
+        return parsed
 
     def constraints(self, state: CycleState, pod: Pod, action: str) -> list[SpreadConstraint]:
         """getConstraints: the pod's own constraints of this action, else the default ones."""
