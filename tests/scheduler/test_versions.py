@@ -12,6 +12,16 @@ from kubespread.api.core import Pod
 from kubespread.api.features import features_for
 from kubespread.harness.evaluate import evaluate
 from kubespread.scheduler.config import default_profile
+from kubespread.scheduler.plugins.interpodaffinity import InterPodAffinity
+from kubespread.scheduler.queueing import (
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    EventKind,
+    EventResource,
+    QueueingEvent,
+    QueueingHint,
+)
 from kubespread.scheduler.scheduler import schedule_one
 
 ZONE = "topology.kubernetes.io/zone"
@@ -205,3 +215,38 @@ def test_an_empty_spread_selector_counts_every_pod_from_138() -> None:
         for version in ("1.37", "1.38")
     }
     assert feasible == {"1.37": ["a1", "b1"], "1.38": ["b1"]}
+
+
+# --------------------------------------------------- v1.36: kubernetes#135325, kubernetes#135394
+def _affinity_plugin(version: str) -> InterPodAffinity:
+    plugin = default_profile(features=features_for(version)).plugins["InterPodAffinity"]
+    assert isinstance(plugin, InterPodAffinity)
+    return plugin
+
+
+def _hints(event: QueueingEvent, pod: Pod) -> dict[str, QueueingHint]:
+    return {v: _affinity_plugin(v).hint_after_pod_change(pod, event) for v in ("1.35", "1.36")}
+
+
+def test_inter_pod_affinity_requeues_on_the_pods_own_label_change_from_136() -> None:
+    """A pending pod rejected by InterPodAffinity changes its labels: v1.35 skips it (the
+    changed pod is unscheduled), v1.36 queues it (#135394)."""
+    before = make_pod("web").label("app", "web").obj()
+    after = make_pod("web").label("app", "web2").obj()
+    event = QueueingEvent(EventKind(EventResource.POD, ActionType.UPDATE_POD_LABEL), before, after)
+    assert _hints(event, after) == {"1.35": QUEUE_SKIP, "1.36": QUEUE}
+
+
+def test_inter_pod_affinity_requeues_when_a_deleted_pods_anti_affinity_matched_it_from_136() -> None:
+    """The bound pod that goes has required anti-affinity against app=web; the pending web pod
+    has no affinity of its own: v1.35 skips, v1.36 queues (#135325)."""
+    gone = make_pod("guard").node("n1").dict()
+    gone["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE}
+            ]
+        }
+    }
+    event = QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), Pod.from_dict(gone), None)
+    assert _hints(event, make_pod("web").label("app", "web").obj()) == {"1.35": QUEUE_SKIP, "1.36": QUEUE}

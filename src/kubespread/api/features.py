@@ -31,6 +31,7 @@ __all__ = [
     "BALANCED_ALLOCATION_SCORES_IMPROVEMENT",
     "DEFAULT_KUBE_VERSION",
     "FEATURES",
+    "INTER_POD_AFFINITY_HINT_FIXES",
     "KUBE_VERSIONS",
     "KUBE_VERSION_ENV",
     "MATCH_LABEL_KEYS_IN_POD_AFFINITY",
@@ -249,6 +250,14 @@ BALANCED_ALLOCATION_SCORES_IMPROVEMENT: Final = _change(
     "(50 + (50 + with pod - without pod) / 2) instead of the balance with the pod alone",
     "balanced_allocation.go, kubernetes v1.35.4 (openshift-kni/scheduler-plugins' vendor) and v1.36",
 )
+INTER_POD_AFFINITY_HINT_FIXES: Final = _change(
+    "InterPodAffinityQueueingHintFixes",
+    "1.36",
+    "kubernetes#135325, kubernetes#135394",
+    "InterPodAffinity's queueing hint requeues a pod whose own labels change, or when a deleted "
+    "pod's required anti-affinity matched it; a nominated pending pod counts as placed",
+    "interpodaffinity/plugin.go isSchedulableAfterPodChange, v1.35.4 against v1.36",
+)
 PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "PreemptionPlacementMessage",
     "1.37",
@@ -287,6 +296,7 @@ FEATURES: Final[Mapping[str, Feature]] = {
         MAX_UNAVAILABLE_STATEFUL_SET,
         *_REPORTED,
         BALANCED_ALLOCATION_SCORES_IMPROVEMENT,
+        INTER_POD_AFFINITY_HINT_FIXES,
         PREEMPTION_PLACEMENT_MESSAGE,
         PREEMPTION_EMPTY_PDB_SELECTOR,
         SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
