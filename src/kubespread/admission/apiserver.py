@@ -117,7 +117,7 @@ def create(
     rejection = _prepare(obj, lambda o: chain.mutate(o, ctx), ctx.options.features)
     if rejection is not None:
         return rejection
-    errors = validate(obj)
+    errors = validate(obj, ctx.options.features)
     if errors:
         return Rejection.invalid(obj, errors)
     rejection = chain.validate(obj, ctx)
@@ -138,7 +138,7 @@ def creation_errors(obj: KubeObject, features: FeatureGates | None = None) -> li
         apply_defaults(probe)
     else:
         _prepare(probe, features=features)
-    return validate(probe)
+    return validate(probe, features)
 
 
 def _context(

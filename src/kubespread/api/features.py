@@ -68,7 +68,9 @@ class KubeVersion:
         """``1.36``, ``v1.36``, ``1.36.2``, ``v1.36.2-gke.1200`` (a /version gitVersion)."""
         m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", text.strip())
         if m is None:
-            raise VersionError(f"{text!r} is not a Kubernetes version (expected MAJOR.MINOR, e.g. 1.36)")
+            raise VersionError(
+                f"{text!r} is not a Kubernetes version (expected MAJOR.MINOR: 1.33, 1.34, ... 1.38)"
+            )
         return cls(int(m.group(1)), int(m.group(2)))
 
     def __str__(self) -> str:

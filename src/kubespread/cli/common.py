@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.table import Table
 
+from kubespread.api.features import FeatureGates
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.cluster.workloads import short_kind
 from kubespread.io import Manifests, dump_data, load
@@ -35,6 +36,7 @@ __all__ = [
     "WideOutput",
     "err",
     "input_namespaces",
+    "kube_features",
     "load_or_exit",
     "missing_namespace",
     "out",
@@ -261,11 +263,45 @@ def progress_bar(enabled: bool = True) -> Progress:
     )
 
 
+def kube_features(
+    given: FeatureGates | None, kubeconfig: Path | None = None, context: str | None = None
+) -> FeatureGates:
+    """The version a command answers as: ``--kube-version`` (or KUBESPREAD_KUBE_VERSION) when
+    given; in live modes (``--kubeconfig``/``--context``) the API server's /version, brought
+    within 1.33-1.38 with a warning when outside; else 1.35."""
+    from kubespread.api.features import KUBE_VERSIONS, KubeVersion, features_for
+
+    if given is not None:
+        return given
+    if kubeconfig is None and context is None:
+        return features_for()
+    from kubespread.live.kube import LiveError
+    from kubespread.live.source import server_version
+
+    try:
+        reported = server_version(kubeconfig, context)
+    except LiveError as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    if reported is None:
+        err.print("[yellow]warning:[/] the API server's /version gave no version: answering as 1.35")
+        return features_for("1.35")
+    version = KubeVersion.parse(reported)
+    nearest = min(KUBE_VERSIONS[-1], max(KUBE_VERSIONS[0], version))
+    if nearest != version:
+        err.print(
+            f"[yellow]warning:[/] the API server is v{version}; kubespread answers as {nearest} "
+            "(give --kube-version to choose)"
+        )
+    return features_for(nearest)
+
+
 def scheduler_profiles_or_exit(
-    path: Path | None, validate: Validation = Validation.STRICT
+    path: Path | None, validate: Validation = Validation.STRICT, features: FeatureGates | None = None
 ) -> dict[str, Profile] | None:
-    """The profiles of a KubeSchedulerConfiguration file (None: the default profile); exit 1
-    with every problem located when the file is not one valid configuration."""
+    """The profiles of a KubeSchedulerConfiguration file (None: the default profile), answering
+    as ``features``' version; exit 1 with every problem located when the file is not one valid
+    configuration."""
     if path is None:
         return None
     from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -279,7 +315,7 @@ def scheduler_profiles_or_exit(
     (lo,) = configs
     assert isinstance(lo.obj, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(lo.obj)
+        return profiles_from_config(lo.obj, features=features)
     except ConfigError as e:
         located = [f"{lo.where(getattr(x, 'field', None))}: {x}" for x in e.errors]
         print_problems(located, "in the scheduler configuration")

@@ -19,6 +19,7 @@ from typing import Any
 from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import ErrorType, FieldError
+from kubespread.api.features import MATCH_LABEL_KEYS_SELECTOR_MERGE, FeatureGates
 from kubespread.api.kruise import CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
@@ -70,8 +71,10 @@ UPDATE_VALIDATORS: dict[type[KubeObject], UpdateValidator] = {
 }
 
 
-def validate(obj: KubeObject) -> list[FieldError]:
-    """Every problem kube-apiserver would report creating ``obj``; [] when it is valid.
+def validate(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
+    """Every problem kube-apiserver would report creating ``obj``; [] when it is valid, as the
+    server of ``features``' version judges it (default: v1.35; before v1.34 a new Pod's spread
+    constraints' matchLabelKeys are judged unmerged, by the legacy rule).
 
     Kinds kubespread does not validate (a KubeSchedulerConfiguration, say) give []. A bug in a
     validator is reported as an InternalError field error rather than raised.
@@ -80,6 +83,12 @@ def validate(obj: KubeObject) -> list[FieldError]:
     if validator is None:
         return []
     try:
+        if (
+            isinstance(obj, Pod)
+            and features is not None
+            and not features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+        ):
+            return validate_pod(obj, legacy_match_label_keys=True)
         return validator(obj)
     except Exception as exc:  # errors are values at the edges: report, do not crash the caller
         return [FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND}: {exc!r}")]
