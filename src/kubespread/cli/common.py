@@ -46,6 +46,7 @@ __all__ = [
     "require_nodes",
     "run_placement",
     "scheduler_profiles_or_exit",
+    "server_features",
     "short_kind",
     "short_ns",
     "table",
@@ -264,16 +265,21 @@ def progress_bar(enabled: bool = True) -> Progress:
 
 
 def kube_features(
-    given: FeatureGates | None, kubeconfig: Path | None = None, context: str | None = None
+    given: FeatureGates | None,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    *,
+    live: bool = False,
 ) -> FeatureGates:
     """The version a command answers as: ``--kube-version`` (or KUBESPREAD_KUBE_VERSION) when
-    given; in live modes (``--kubeconfig``/``--context``) the API server's /version, brought
-    within 1.33-1.38 with a warning when outside; else 1.35."""
-    from kubespread.api.features import KUBE_VERSIONS, KubeVersion, features_for
+    given; in live modes (``--kubeconfig``/``--context``, or ``live``: a command that always
+    talks to a cluster) the API server's /version, brought within 1.33-1.38 with a warning
+    when outside; else 1.35."""
+    from kubespread.api.features import features_for
 
     if given is not None:
         return given
-    if kubeconfig is None and context is None:
+    if kubeconfig is None and context is None and not live:
         return features_for()
     from kubespread.live.kube import LiveError
     from kubespread.live.source import server_version
@@ -283,6 +289,14 @@ def kube_features(
     except LiveError as e:
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
+    return server_features(reported)
+
+
+def server_features(reported: str | None) -> FeatureGates:
+    """The gates of the version an API server reports (``1.36``), brought within 1.33-1.38
+    with a warning when outside; 1.35, warned, when it reports none."""
+    from kubespread.api.features import KUBE_VERSIONS, KubeVersion, features_for
+
     if reported is None:
         err.print("[yellow]warning:[/] the API server's /version gave no version: answering as 1.35")
         return features_for("1.35")

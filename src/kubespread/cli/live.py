@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubespread.cli.common import err, scheduler_profiles_or_exit
-from kubespread.cli.options import ContextOption
+from kubespread.cli.common import err, scheduler_profiles_or_exit, server_features
+from kubespread.cli.options import ContextOption, KubeVersionOption
 from kubespread.live.ports import CONTROLLER_METRICS_PORT, SCHEDULER_METRICS_PORT, WEBHOOK_METRICS_PORT
 
 if TYPE_CHECKING:
@@ -177,9 +177,11 @@ def scheduler_command(
         str, metrics_option(SCHEDULER_METRICS_PORT)
     ] = f"0.0.0.0:{SCHEDULER_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Run as a secondary scheduler: watch pending pods of --scheduler-name, decide with the
-    engine, bind them through the API, record Scheduled / FailedScheduling Events."""
+    engine, bind them through the API, record Scheduled / FailedScheduling Events. It decides
+    as kube-scheduler of the API server's version (/version) unless --kube-version says."""
     require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
@@ -189,13 +191,15 @@ def scheduler_command(
 
     setup_logging(log_level)
     address = parse_metrics_address_or_exit(metrics_bind_address)
-    profiles = scheduler_profiles_or_exit(config)
-    if profiles is None:
-        profiles = {scheduler_name: default_profile()}
+    scheduler_profiles_or_exit(config)  # a bad configuration is said before anything connects
     metrics = SchedulerMetrics()
     # bound before connecting: a port in use is said at once
     with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
+        features = kube_version or server_features(api.server_version())
+        profiles = scheduler_profiles_or_exit(config, features=features)
+        if profiles is None:
+            profiles = {scheduler_name: default_profile(features=features)}
         stop = stop_on_signals()
         identity = instance_name()
         sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
@@ -349,12 +353,15 @@ def webhook_command(
         str, metrics_option(WEBHOOK_METRICS_PORT)
     ] = f"0.0.0.0:{WEBHOOK_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
+    kube_version: KubeVersionOption = None,
 ) -> None:
-    """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
+    """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS.
+    --kube-version (else the API server's /version) decides --match-label-keys auto."""
     if ctx.invoked_subcommand is not None:
         return
     require_live_extra()
     from kubespread.admission.framework import AdmissionOptions
+    from kubespread.api.features import MATCH_LABEL_KEYS_SELECTOR_MERGE
     from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
     from kubespread.live.kube import ApiError
     from kubespread.live.metrics import WebhookMetrics, reflectors_synced
@@ -376,10 +383,13 @@ def webhook_command(
     with metrics_served(metrics, address, "webhook"):
         stop = stop_on_signals()
         api = None
-        if workload_spread or match_label_keys is MatchLabelKeys.auto:
+        if workload_spread or (match_label_keys is MatchLabelKeys.auto and kube_version is None):
             api = connect_or_exit(kubeconfig, context)
         merge = match_label_keys is MatchLabelKeys.on
-        if match_label_keys is MatchLabelKeys.auto and api is not None:
+        if match_label_keys is MatchLabelKeys.auto and kube_version is not None:
+            # kube-apiserver of that version merges them itself from v1.34
+            merge = not kube_version.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+        elif match_label_keys is MatchLabelKeys.auto and api is not None:
             minor = api.server_minor_version()
             merge = minor is not None and minor < MERGING_MINOR
             logging.getLogger("kubespread.webhook").info(
