@@ -427,7 +427,7 @@ class Simulation:
         node = result.nominated_node
         assert node is not None
         self._waiting_preemptors[pod.key] = len(self.preemptions)
-        self.preemptions.append(preemption_entry(pod, result, self.cluster).made_at(self.now))
+        self.preemptions.append(preemption_entry(pod, result, self.cluster, self.features).made_at(self.now))
         self._preemption_marks.append([len(self.events), -1])
         scheduler = pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
         why = f"{scheduler}: preempting to accommodate a higher priority pod"

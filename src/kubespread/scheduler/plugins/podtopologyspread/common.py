@@ -7,6 +7,7 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -23,6 +24,12 @@ from kubespread.api.core import (
     Pod,
     Service,
     TopologySpreadConstraint,
+)
+from kubespread.api.features import (
+    MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD,
+    MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
+    FeatureGates,
 )
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
@@ -43,6 +50,7 @@ __all__ = [
     "default_selector",
     "has_all_keys",
     "matching_counts",
+    "own_constraints",
     "parse_constraints",
 ]
 
@@ -101,6 +109,22 @@ def parse_constraints(
     if len(_PARSED) >= 8192:
         _PARSED.clear()
     _PARSED[(id(constraints), action)] = (constraints, mark, tuple(parsed))
+    return parsed
+
+
+def own_constraints(pod: Pod, action: str, features: FeatureGates) -> list[SpreadConstraint]:
+    """The pod's own constraints of this action as the scheduler of ``features``' version reads
+    them: matchLabelKeys merged here where kube-apiserver did not merge them (before v1.34),
+    an empty labelSelector counting every pod of the namespace from v1.38 (kubernetes#141340).
+    The plugin and the spread views (scheduler/views.py) both read them here."""
+    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
+        MATCH_LABEL_KEYS_SELECTOR_MERGE
+    )
+    parsed = parse_constraints(
+        pod.spec.topology_spread_constraints, action, pod.metadata.labels if merges else None
+    )
+    if features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL):
+        return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
     return parsed
 
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Final
 
 import numpy as np
 
 from kubespread.api.core import Node, Pod, TopologySpreadConstraint
 from kubespread.api.features import (
-    MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD,
-    MATCH_LABEL_KEYS_SELECTOR_MERGE,
-    SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
     FeatureGates,
 )
 from kubespread.api.schedconfig import PodTopologySpreadArgs
@@ -43,7 +39,7 @@ from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
     build_default_constraints,
-    parse_constraints,
+    own_constraints,
 )
 from kubespread.scheduler.queueing import (
     POD_ADD_LABEL_DELETE,
@@ -80,20 +76,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             system_default_constraints() if self.system_defaulted else list(args.default_constraints)
         )
         self._masks = InclusionMasks()
-        #: before v1.34 kube-apiserver left matchLabelKeys unmerged and only the scheduler merged them
-        self.merges_match_label_keys = self.features.enabled(
-            MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD
-        ) and not self.features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
-        self.empty_selector_counts_all = self.features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL)
 
     def _own(self, pod: Pod, action: str) -> list[SpreadConstraint]:
-        """The pod's own constraints of this action, matchLabelKeys merged where this version's
-        scheduler has to."""
-        labels = pod.metadata.labels if self.merges_match_label_keys else None
-        parsed = parse_constraints(pod.spec.topology_spread_constraints, action, labels)
-        if self.empty_selector_counts_all:
-            return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
-        return parsed
+        return own_constraints(pod, action, self.features)
 
     def constraints(self, state: CycleState, pod: Pod, action: str) -> list[SpreadConstraint]:
         """getConstraints: the pod's own constraints of this action, else the default ones."""
