@@ -13,6 +13,7 @@ an outcome are read through their effective value (see :mod:`.pod`, :mod:`.apps`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, Repl
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import ErrorType, FieldError
 from kubespread.api.features import MATCH_LABEL_KEYS_SELECTOR_MERGE, FeatureGates
-from kubespread.api.kruise import CloneSet, WorkloadSpread
+from kubespread.api.kruise import KRUISE_V1BETA1, SUBSET_FIELDS_V1BETA1, CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.validation.apps import (
@@ -89,9 +90,18 @@ def validate(obj: KubeObject, features: FeatureGates | None = None) -> list[Fiel
             and not features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
         ):
             return validate_pod(obj, legacy_match_label_keys=True)
+        if isinstance(obj, WorkloadSpread) and obj.api_version == KRUISE_V1BETA1:
+            return [_v1beta1_path(e) for e in validator(obj)]
         return validator(obj)
     except Exception as exc:  # errors are values at the edges: report, do not crash the caller
         return [FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND}: {exc!r}")]
+
+
+def _v1beta1_path(e: FieldError) -> FieldError:
+    """A WorkloadSpread field error located in v1beta1's field names (kruise#2466)."""
+    for alpha, beta in SUBSET_FIELDS_V1BETA1.items():
+        e.field = re.sub(rf"(?<![A-Za-z]){alpha}(?![A-Za-z])", beta, e.field)
+    return e
 
 
 def validate_update(obj: KubeObject, old: KubeObject) -> list[FieldError]:
