@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from kubespread.io.dump import cluster_objects, dump_objects
-from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
 from kubespread.plan.rebalance import RebalancePlan, rebalance
 from kubespread.sim.run import simulate
 from kubespread.sim.scenario import load_scenario
@@ -75,11 +74,7 @@ def main() -> None:
         (FOLDER / "states").mkdir(exist_ok=True)
         (FOLDER / "states" / path.name).write_text(dump_objects(cluster_objects(result.sim.cluster)))
         ours = rebalance(result.sim)
-        theirs = rebalance(
-            result.sim,
-            strategy="descheduler",
-            descheduler=lambda c, p, a: descheduler_pass(c, p, DeschedulerArgs(constraints=a)),
-        )
+        theirs = rebalance(result.sim, strategy="descheduler")
         first = _summary(path)
         rows.append(f"| [{path.stem}]({path.name}): {first} | {_describe(ours)} | {_describe(theirs)} |")
     (FOLDER / "README.md").write_text(INTRO + "\n".join(rows) + "\n")

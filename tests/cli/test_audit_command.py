@@ -32,9 +32,9 @@ def test_json_has_every_zone_failure_ranked() -> None:
     assert [f["rank"] for f in doc["failures"]] == [1, 2, 3]
     first = doc["failures"][0]
     assert set(first) == {"rank", "domain", "key", "value", "nodes", "harm", "pdbsBroken", "workloads"}
-    strict = next(w for w in first["workloads"] if w["workload"] == "default/Deployment/strict")
+    strict = next(w for w in first["workloads"] if w["owner"] == "default/Deployment/strict")
     assert set(strict) == {
-        "workload",
+        "owner",
         "desired",
         "runningBefore",
         "running",

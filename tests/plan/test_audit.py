@@ -77,7 +77,7 @@ def objects(*docs: dict[str, Any]) -> list[LoadedObject]:
 
 
 def by_workload(record: FailureRecord) -> dict[str, WorkloadOutcome]:
-    return {w.workload.rsplit("/", 1)[-1]: w for w in record.workloads}
+    return {w.owner.rsplit("/", 1)[-1]: w for w in record.workloads}
 
 
 def record_of(doc: AuditResult, domain: str) -> FailureRecord:
@@ -126,7 +126,7 @@ def test_every_zone_is_failed_and_the_harm_adds_up(zone_audit: AuditResult) -> N
     assert [r.domain for r in zone_audit.failures] == [f"{ZONE}=zone-{z}" for z in "abc"]
     for r in zone_audit.failures:
         assert r.harm.to_dict() == {"unavailable": 4, "pending": 4, "pdbsBroken": 0, "unrecovered": 2}
-    assert {w.workload: w.desired for w in zone_audit.workloads} == {
+    assert {w.owner: w.desired for w in zone_audit.workloads} == {
         "default/Deployment/honor": 6,
         "default/Deployment/min-domains": 6,
         "default/Deployment/strict": 6,
@@ -263,7 +263,7 @@ def test_every_zone_of_the_snapshot_matches_a_scenario_written_to_disk(tmp_path:
             if p.node and p.node not in failed and not p.terminating and p.owner:
                 key = f"{p.namespace}/{p.owner.kind}/{p.owner.name}"
                 running[key] = running.get(key, 0) + 1
-        got = {w.workload: w.running for w in record.workloads}
+        got = {w.owner: w.running for w in record.workloads}
         assert got == {k: running.get(k, 0) for k in got}, record.domain
         pending = sorted(p.key for p in final.pending)
         audited = sorted(k for w in record.workloads for r in w.pending_reasons for k in r.pods)

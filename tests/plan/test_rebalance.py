@@ -126,7 +126,7 @@ def test_evictions_equal_the_brute_force_minimum_and_the_replay_balances(seed: i
     now = _zone_host(sim, workload)
     plan = rebalance(sim)
     if not broken:
-        assert plan.evictions == 0 and plan.waves == []
+        assert plan.evictions == 0 and plan.waves == ()
         return
     assert plan.proven and plan.balanced and not plan.cannot, plan.to_dict()
     assert plan.evictions == plan.minimum == _brute_force_minimum(now, NODES, spreads)

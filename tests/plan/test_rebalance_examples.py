@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
 from kubespread.plan.rebalance import RebalancePlan, rebalance
 from kubespread.sim.run import simulate
 from kubespread.sim.scenario import load_scenario
@@ -30,11 +29,7 @@ def _plans(name: str) -> tuple[RebalancePlan, RebalancePlan]:
     result = simulate(load_scenario(EXAMPLES / f"{name}.yaml"))
     assert result.sim is not None
     ours = rebalance(result.sim)
-    theirs = rebalance(
-        result.sim,
-        strategy="descheduler",
-        descheduler=lambda c, p, a: descheduler_pass(c, p, DeschedulerArgs(constraints=a)),
-    )
+    theirs = rebalance(result.sim, strategy="descheduler")
     return ours, theirs
 
 

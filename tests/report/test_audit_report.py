@@ -18,7 +18,7 @@ def record(rank: int, value: str, workloads: list[tuple[str, int, int, int]]) ->
         pdbs_broken=(),
         workloads=tuple(
             WorkloadOutcome(
-                workload=name,
+                owner=name,
                 desired=desired,
                 running_before=desired,
                 running=running,

@@ -40,36 +40,24 @@ from kubespread.plan.results import AuditResult, FailureRecord, VaryResult
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from kubespread.api.schedconfig import KubeSchedulerConfiguration
+
 __all__ = ["audit_command"]
 
 #: workloads named per failure in the table
 WORST_SHOWN = 2
 
 
-def _after(value: str) -> float:
-    from kubespread.api.duration import parse_duration
-
-    seconds = parse_duration(value)
-    if seconds is None:
-        raise typer.BadParameter(f"--after: must be a duration such as 10m or 600s, got {value!r}")
-    if seconds <= 0:
-        raise typer.BadParameter(f"--after: must be more than 0 seconds, got {value!r}")
-    return seconds
-
-
-def _domains(value: str) -> list[str]:
-    keys = [k.strip() for k in value.split(",") if k.strip()]
-    if not keys:
-        raise typer.BadParameter("--domains: give at least one node label key")
-    return list(dict.fromkeys(keys))
-
-
-def _config(path: Path | None, validate: Validation) -> Any:
+def _config(path: Path | None, validate: Validation) -> KubeSchedulerConfiguration | None:
     """The KubeSchedulerConfiguration object (every run's process rebuilds its profiles)."""
+    from kubespread.api.schedconfig import KubeSchedulerConfiguration
+
     if path is None:
         return None
     scheduler_profiles_or_exit(path, validate)  # exits 1 on a bad file
-    return load_or_exit([path], validate=validate).objects[0].obj
+    config = load_or_exit([path], validate=validate).objects[0].obj
+    assert isinstance(config, KubeSchedulerConfiguration)
+    return config
 
 
 def _short_workload(key: str) -> str:
@@ -80,8 +68,8 @@ def _short_workload(key: str) -> str:
 
 def _worst(record: FailureRecord) -> str:
     hurt = [w for w in record.workloads if w.unavailable or w.pending]
-    hurt.sort(key=lambda w: (-w.unavailable, -w.pending, w.workload))
-    shown = [f"{_short_workload(w.workload)} {w.running}/{w.desired}" for w in hurt[:WORST_SHOWN]]
+    hurt.sort(key=lambda w: (-w.unavailable, -w.pending, w.owner))
+    shown = [f"{_short_workload(w.owner)} {w.running}/{w.desired}" for w in hurt[:WORST_SHOWN]]
     if len(hurt) > WORST_SHOWN:
         shown.append(f"+{len(hurt) - WORST_SHOWN} more")
     return ", ".join(shown) or "-"
@@ -142,7 +130,7 @@ def _print_reasons(doc: AuditResult) -> None:
     out.print(Text(f"pending after {worst.domain} fails:", style="bold"))
     for w in worst.workloads:
         for reason in w.pending_reasons:
-            out.print(f"  {w.workload}: {len(reason.pods)} pending: {reason.message}", markup=False)
+            out.print(f"  {w.owner}: {len(reason.pods)} pending: {reason.message}", markup=False)
             for hint in reason.hints[:2]:
                 out.print(Text(f"    hint: {hint}", style="dim"))
 
@@ -220,23 +208,6 @@ def _print_vary(doc: VaryResult) -> None:
         )
 
 
-def _client(address: str | None) -> Any:
-    if address is None:
-        return None
-    try:
-        from distributed import Client
-    except ImportError:
-        err.print(
-            "error: --cluster needs Dask distributed: pip install 'kubespread[audit-dask]'", markup=False
-        )
-        raise typer.Exit(1) from None
-    try:
-        return Client(address, timeout=30)
-    except (OSError, TimeoutError, ValueError) as e:
-        err.print(f"error: --cluster {address}: cannot connect: {e}", markup=False)
-        raise typer.Exit(1) from None
-
-
 def _at_least_one(value: int | None) -> int | None:
     return None if value is None else at_least_one(value)
 
@@ -299,50 +270,61 @@ def audit_command(
     """Fail every zone, rack and node in turn (the node controller's taints and evictions on
     the virtual clock) and show which workloads lose replicas, stay pending and why, break
     PodDisruptionBudgets or recover, failures ranked by harm."""
-    from kubespread.plan.audit import AuditError, audit_settled, parse_vary, vary_audit
+    from kubespread.plan.audit import (
+        AuditError,
+        AuditRequest,
+        parse_after,
+        parse_domains,
+        parse_vary,
+        run_audit,
+    )
 
-    keys = _domains(domains)
-    seconds = _after(after)
     try:
-        grid = parse_vary(vary or [])
+        keys = parse_domains(domains)
+        seconds = parse_after(after)
+    except AuditError as e:
+        raise typer.BadParameter(str(e)) from None
+    try:
+        grid = parse_vary(vary or []) if vary else []
     except AuditError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
-    options: dict[str, Any] = {
-        "domains": keys,
-        "after": seconds,
-        "limit": limit,
-        "processes": processes or os.cpu_count() or 1,
-    }
-    client = _client(cluster)
+    if vary:
+        config = _config(scheduler_config, validate)
+        manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+        require_nodes(manifests, "audit")
+        settled, objects = None, manifests.objects
+    else:
+        result = run_placement(
+            files, scheduler_config, seed, False, kubeconfig, context, validate, command="audit"
+        )
+        config = _config(scheduler_config, validate)
+        settled, objects = result.baseline, []
     bar = progress_bar(True)
     task = bar.add_task("failures", total=None)
 
     def on_done(done: int, total: int) -> None:
         bar.update(task, completed=done, total=total, refresh=True)
 
-    options["on_done"] = on_done
-    doc: AuditResult | VaryResult
+    request = AuditRequest(
+        settled=settled,
+        objects=objects,
+        grid=grid,
+        domains=keys,
+        after=seconds,
+        limit=limit,
+        config=config,
+        seed=seed,
+        processes=processes or os.cpu_count() or 1,
+        cluster=cluster,
+        on_done=on_done,
+    )
     try:
-        if vary:
-            config = _config(scheduler_config, validate)
-            manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
-            require_nodes(manifests, "audit")
-            with bar:
-                doc = vary_audit(manifests.objects, grid, config=config, seed=seed, client=client, **options)
-        else:
-            result = run_placement(
-                files, scheduler_config, seed, False, kubeconfig, context, validate, command="audit"
-            )
-            config = _config(scheduler_config, validate)
-            with bar:
-                doc = audit_settled(result.baseline, config=config, seed=seed, client=client, **options)
+        with bar:
+            doc = run_audit(request)
     except AuditError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(1) from None
-    finally:
-        if client is not None:
-            client.close()
     if report is not None:
         from kubespread.report.audit import write_audit_report
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -45,29 +45,6 @@ class Strategy(StrEnum):
     kubespread = "kubespread"
     descheduler = "descheduler"
     compare = "compare"
-
-
-def _plan(
-    result: Any, strategy: str, constraints: Constraints, max_moves: int | None, time_limit: float, seed: int
-) -> RebalancePlan:
-    from kubespread.plan.rebalance import ALL, HARD, rebalance
-
-    actions = ALL if constraints is Constraints.all else HARD
-
-    def one_pass(cluster: Any, profiles: Any, wanted: tuple[str, ...]) -> list[str]:
-        from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
-
-        return descheduler_pass(cluster, profiles, DeschedulerArgs(constraints=wanted))
-
-    return rebalance(
-        result.baseline,
-        constraints=actions,
-        max_moves=max_moves,
-        time_limit=time_limit,
-        strategy=strategy,
-        seed=seed,
-        descheduler=one_pass,
-    )
 
 
 def _fix(text: str) -> str:
@@ -203,37 +180,50 @@ def rebalance_command(
 ) -> None:
     """Plan the fewest evictions that bring every topology spread constraint back within
     maxSkew, in waves no PodDisruptionBudget forbids, and replay them through the scheduler."""
-    from kubespread.plan.rebalance import RebalanceError
+    from kubespread.plan.rebalance import (
+        ALL,
+        HARD,
+        RebalanceComparison,
+        RebalanceError,
+        RebalanceRequest,
+        plan_rebalance,
+    )
 
     result = run_placement(
         files, scheduler_config, seed, False, kubeconfig, context, validate, command="rebalance"
     )
-    names = ["kubespread", "descheduler"] if strategy is Strategy.compare else [strategy.value]
-    plans = {}
+    request = RebalanceRequest(
+        result.baseline,
+        constraints=ALL if constraints is Constraints.all else HARD,
+        max_moves=max_moves,
+        time_limit=time_limit,
+        strategy=strategy.value,
+        seed=seed,
+    )
     try:
-        for name in names:
-            plans[name] = _plan(result, name, constraints, max_moves, time_limit, seed)
+        answer = plan_rebalance(request)
     except RebalanceError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(1) from None
+    plans = answer.plans if isinstance(answer, RebalanceComparison) else (answer,)
     if apply_scenario is not None:
-        if len(plans) > 1:
-            for name, plan in plans.items():
+        if isinstance(answer, RebalanceComparison):
+            for plan in plans:
                 _write_scenario(
-                    apply_scenario.with_name(f"{apply_scenario.stem}-{name}{apply_scenario.suffix}"),
+                    apply_scenario.with_name(f"{apply_scenario.stem}-{plan.strategy}{apply_scenario.suffix}"),
                     plan,
                     seed,
                     scheduler_config,
                 )
         else:
-            _write_scenario(apply_scenario, next(iter(plans.values())), seed, scheduler_config)
+            _write_scenario(apply_scenario, answer, seed, scheduler_config)
     if output is Output.table:
-        for i, plan in enumerate(plans.values()):
+        for i, plan in enumerate(plans):
             if i:
                 out.print()
             _print(plan)
-        if len(plans) > 1:
-            ours, theirs = plans["kubespread"], plans["descheduler"]
+        if isinstance(answer, RebalanceComparison):
+            ours, theirs = answer.kubespread, answer.descheduler
             out.print()
             out.print(
                 f"kubespread {ours.evictions} evictions ({'balanced' if ours.balanced else 'not balanced'}); "
@@ -241,9 +231,7 @@ def rebalance_command(
                 f"{', loops' if theirs.loop else ''})",
                 soft_wrap=True,
             )
-    elif len(plans) == 1:
-        print_data(next(iter(plans.values())).to_dict(), output)
     else:
-        print_data({name: plan.to_dict() for name, plan in plans.items()}, output)
-    if any(p.cannot for p in plans.values() if p.strategy == "kubespread"):
+        print_data(answer.to_dict(), output)
+    if any(p.cannot for p in plans if p.strategy == "kubespread"):
         raise typer.Exit(3)

@@ -51,7 +51,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod
@@ -84,12 +84,16 @@ from kubespread.sim.placement import NoProfile, explain_key
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import Step
 
+if TYPE_CHECKING:
+    from distributed import Client
+
 __all__ = [
     "DEFAULT_AFTER",
     "DEFAULT_DOMAINS",
     "VARY_KEYS",
     "AuditError",
     "AuditInput",
+    "AuditRequest",
     "AuditResult",
     "Failure",
     "FailureRecord",
@@ -98,8 +102,11 @@ __all__ = [
     "audit",
     "audit_settled",
     "failures_of",
+    "parse_after",
+    "parse_domains",
     "parse_vary",
     "patch_workloads",
+    "run_audit",
     "run_failure",
     "vary_audit",
 ]
@@ -362,7 +369,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
         )
         workloads.append(
             WorkloadOutcome(
-                workload=wl,
+                owner=wl,
                 desired=want,
                 running_before=before.get(wl, 0),
                 running=have,
@@ -646,3 +653,92 @@ def vary_audit(
         variants=ranked,
         best=best,
     )
+
+
+# ------------------------------------------------------------------ the command
+
+
+def parse_domains(value: str) -> tuple[str, ...]:
+    """``--domains``: comma-separated node label keys, in order, each once."""
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    if not keys:
+        raise AuditError("--domains: give at least one node label key")
+    return tuple(dict.fromkeys(keys))
+
+
+def parse_after(value: str) -> float:
+    """``--after``: a duration (``10m``, ``600s``) of more than 0 seconds, in seconds."""
+    from kubespread.api.duration import parse_duration
+
+    seconds = parse_duration(value)
+    if seconds is None:
+        raise AuditError(f"--after: must be a duration such as 10m or 600s, got {value!r}")
+    if seconds <= 0:
+        raise AuditError(f"--after: must be more than 0 seconds, got {value!r}")
+    return seconds
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What ``kubespread audit`` runs: the settled cluster (``settled``), or, with a ``grid``
+    of what-ifs (:func:`parse_vary`), the input ``objects`` each combination patches and
+    settles; the failure domains' keys, how long each failure lasts, at most ``limit``
+    domains per key; the scheduler configuration every run rebuilds its profiles from; the
+    seed; ``processes`` local workers, or the Dask scheduler at ``cluster`` (an address);
+    ``on_done(done, total)`` after each failure run."""
+
+    settled: Baseline | None = None
+    objects: Sequence[LoadedObject] = ()
+    grid: Sequence[Changes] = ()
+    domains: Sequence[str] = DEFAULT_DOMAINS
+    after: float = DEFAULT_AFTER
+    limit: int | None = None
+    config: KubeSchedulerConfiguration | None = None
+    seed: int = 0
+    processes: int = 1
+    cluster: str | None = None
+    on_done: Callable[[int, int], None] | None = None
+
+
+def dask_client(address: str) -> Client:
+    """A Dask ``distributed.Client`` connected to ``address``; AuditError when Dask is not
+    installed or the scheduler does not answer (the extra is optional)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise AuditError("--cluster needs Dask distributed: pip install 'kubespread[audit-dask]'") from None
+    try:
+        return Client(address, timeout=30)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as e:
+        raise AuditError(f"--cluster {address}: cannot connect: {e}") from None
+
+
+def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
+    """``kubespread audit``: every failure of the settled cluster ranked by harm
+    (:func:`audit_settled`), or with a ``grid`` every combination audited and ranked
+    (:func:`vary_audit`). AuditError when it cannot run as asked; with a grid, a combination
+    the API server refuses is a Variant with its error, and input that does not settle at
+    all is SettleError only through :func:`audit`."""
+    if request.grid and not request.objects:
+        raise AuditError("--vary needs the input objects: each combination patches and settles them")
+    if not request.grid and request.settled is None:
+        raise AuditError("nothing to audit: give the settled cluster")
+    client = None if request.cluster is None else dask_client(request.cluster)
+    options: dict[str, Any] = {
+        "domains": list(request.domains),
+        "after": request.after,
+        "limit": request.limit,
+        "processes": request.processes,
+        "client": client,
+        "on_done": request.on_done,
+    }
+    try:
+        if request.grid:
+            return vary_audit(
+                request.objects, request.grid, config=request.config, seed=request.seed, **options
+            )
+        assert request.settled is not None
+        return audit_settled(request.settled, config=request.config, seed=request.seed, **options)
+    finally:
+        if client is not None:
+            client.close()  # type: ignore[no-untyped-call]

@@ -15,18 +15,21 @@ settled already (the solver's tests build one pod by pod).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 from kubespread.api.core import Pod
-from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
+from kubespread.api.keys import DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, LABEL_ZONE
+from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
 from kubespread.cluster.trial import trial
+from kubespread.io.loader import LoadedObject
+from kubespread.scheduler import default_profile
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.selection import NodeOrder
-from kubespread.sim.baseline import Baseline
+from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.solve import (
     AFFINITY,
     ANTI_AFFINITY,
@@ -44,7 +47,18 @@ from kubespread.solve import (
     verify,
 )
 
-__all__ = ["DEFAULT_MAX", "CapacityResult", "binding_limits", "greedy", "greedy_counts", "maximum"]
+__all__ = [
+    "DEFAULT_MAX",
+    "CapacityAnswer",
+    "CapacityError",
+    "CapacityRequest",
+    "CapacityResult",
+    "binding_limits",
+    "capacity",
+    "greedy",
+    "greedy_counts",
+    "maximum",
+]
 
 #: how many clones to try when no --max is given (cluster-capacity has no limit; a bound
 #: keeps a template that requests nothing from running forever)
@@ -243,4 +257,171 @@ def maximum(
         per_domain=_per_domain(model, result.counts, keys),
         limited_by=limited_by,
         seconds=result.seconds,
+    )
+
+
+# ------------------------------------------------------------------ the command
+
+
+#: the kinds whose pod template a TEMPLATE file may give
+TEMPLATE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet")
+
+
+class CapacityError(Exception):
+    """``capacity`` cannot count as asked: ``message`` is one located line; ``problems`` are
+    the cluster files' located problems when they do not settle (then ``message`` says what
+    they stopped)."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityRequest:
+    """What ``kubespread capacity`` counts on: the cluster files' objects (settled as
+    ``schedule`` settles them), the TEMPLATE file's objects and how to name that file in a
+    message, the scheduler profiles (None: v1.35's defaults), and the bounds."""
+
+    cluster: Sequence[LoadedObject]
+    template: Sequence[LoadedObject]
+    template_file: str
+    profiles: Mapping[str, Profile] | None = None
+    max_count: int = DEFAULT_MAX
+    time_limit: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityAnswer:
+    """Both answers for one template (``label``: ``Deployment default/web``): the greedy
+    count and the solver's :class:`CapacityResult`."""
+
+    template: str
+    greedy: int
+    maximum: int
+    proven: bool
+    limited_by: tuple[str, ...]
+    per_domain: Mapping[str, Mapping[str, int]]
+    placement: Mapping[str, int]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``-o json`` document (its member names are documented in the README)."""
+        return {
+            "template": self.template,
+            "greedy": self.greedy,
+            "maximum": self.maximum,
+            "proven": self.proven,
+            "limitedBy": list(self.limited_by),
+            "perDomain": {k: dict(v) for k, v in self.per_domain.items()},
+            "placement": dict(self.placement),
+            "solveSeconds": round(self.seconds, 3),
+        }
+
+
+def _owner(workload: KubeObject, baseline: Baseline) -> KubeObject:
+    """The workload its pods are controlled by: the template file's, with the uid the settled
+    cluster gives the same workload (a snapshot's, or the one the API server gave a manifest
+    of the cluster files), else a made-up one (a manifest has none, and a controller
+    reference must name one)."""
+    settled = baseline.cluster.get(workload.KIND, workload.key)
+    if settled is not None and settled.metadata.uid:
+        uid = settled.metadata.uid
+    else:
+        uid = workload.metadata.uid or f"capacity-{workload.KIND.lower()}-{workload.metadata.name}"
+    owner = workload.copy()
+    owner.metadata.uid = uid
+    return owner
+
+
+def template_pod(request: CapacityRequest, baseline: Baseline) -> tuple[Pod, str]:
+    """The one Pod of the TEMPLATE file, or the pod its Deployment/ReplicaSet/StatefulSet
+    would create; and how to name it (``Deployment default/web``)."""
+    from kubespread.controllers.pods import pod_from_template
+
+    where = request.template_file
+    if len(request.template) != 1:
+        raise CapacityError(
+            f"{where}: TEMPLATE must hold exactly one Pod, Deployment, ReplicaSet or StatefulSet"
+        )
+    obj = request.template[0].obj
+    if isinstance(obj, Pod):
+        return obj, f"Pod {obj.key}"
+    if obj.KIND in TEMPLATE_KINDS:
+        owner = _owner(obj, baseline)
+        template = owner.spec.template  # type: ignore[attr-defined]
+        return pod_from_template(template, owner, name=obj.metadata.name), f"{obj.KIND} {obj.key}"
+    kind = obj.KIND or "untyped object"
+    kinds = ", ".join(TEMPLATE_KINDS)
+    raise CapacityError(f"{where}: TEMPLATE is a {kind}: give a Pod or a workload ({kinds})")
+
+
+def admitted(template: Pod, request: CapacityRequest) -> Pod:
+    """The template as the API server would store each replica: defaulted (requests from
+    limits), through the admission chain (priority, default tolerations) and with
+    matchLabelKeys merged; a kubectl dump's pod is stored already. Refused: CapacityError
+    located at the refused field of the TEMPLATE object (a workload's: under spec.template)."""
+    from kubespread.admission.apiserver import create, is_stored
+    from kubespread.admission.framework import AdmissionContext, Rejection
+    from kubespread.api.apps import PriorityClass
+
+    if is_stored(template):
+        return template
+    classes = [lo.obj for lo in request.cluster if isinstance(lo.obj, PriorityClass)]
+    outcome = create(template.copy(), AdmissionContext.create(priority_classes=classes))
+    if isinstance(outcome, Rejection):
+        source = request.template[0]
+        found = next((c.get("field") for c in outcome.causes if c.get("field")), None)
+        if found and source.obj.KIND != "Pod":
+            found = f"spec.template.{found}"
+        where = f"{source.where(found)}: {source.ref}"
+        raise CapacityError(f"{where}: the API server would refuse the template's pods: {outcome.message}")
+    assert isinstance(outcome, Pod)
+    return outcome
+
+
+def profile_for(template: Pod, profiles: Mapping[str, Profile] | None) -> Profile:
+    """The profile the template's schedulerName names (v1.35's defaults without a config)."""
+    name = template.spec.scheduler_name or DEFAULT_SCHEDULER_NAME
+    if profiles is None:
+        if name != DEFAULT_SCHEDULER_NAME:
+            raise CapacityError(f'the template asks for scheduler "{name}": give its --scheduler-config')
+        return default_profile()
+    if name not in profiles:
+        known = ", ".join(sorted(profiles))
+        raise CapacityError(
+            f'the template asks for scheduler "{name}", which --scheduler-config lacks ({known})'
+        )
+    return profiles[name]
+
+
+def capacity(request: CapacityRequest) -> CapacityAnswer:
+    """``kubespread capacity``: settle the cluster files (their workloads run their pods,
+    their pending pods are placed), make the template's pod as the API server would store
+    it, pick its profile, then count greedily and solve for the maximum (greedy's
+    arrangement as the solver's start). CapacityError for anything the user must fix."""
+    try:
+        baseline = settle(request.cluster, profiles=request.profiles)
+    except SettleError as e:
+        raise CapacityError("in the cluster files; nothing was counted", e.problems) from None
+    pod, label = template_pod(request, baseline)
+    pod = admitted(pod, request)
+    profile = profile_for(pod, request.profiles)
+    try:
+        start = greedy_counts(baseline, pod, profile, request.max_count)
+        best = maximum(
+            baseline, pod, profile, max_count=request.max_count, time_limit=request.time_limit, hint=start
+        )
+    except SolveError as e:
+        raise CapacityError(str(e)) from None
+    return CapacityAnswer(
+        template=label,
+        greedy=sum(start.values()),
+        maximum=best.maximum,
+        proven=best.proven,
+        limited_by=tuple(best.limited_by),
+        per_domain=best.per_domain,
+        placement=best.counts,
+        seconds=best.seconds,
     )

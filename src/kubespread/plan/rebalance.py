@@ -31,7 +31,7 @@ the state repeats (a loop), or ``MAX_PASSES`` passes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -42,6 +42,7 @@ from kubespread.cluster.state import ClusterState
 from kubespread.cluster.workloads import WorkloadRef
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.io.dump import cluster_objects
+from kubespread.plan.descheduler import DeschedulerArgs, descheduler_pass
 from kubespread.plan.results import ConstraintKey, ConstraintSkew
 from kubespread.plan.workloads import cluster_without, template_key, unbound, workload_of
 from kubespread.scheduler.profile import Profile
@@ -59,8 +60,11 @@ __all__ = [
     "MAX_PASSES",
     "MAX_ROUNDS",
     "Move",
+    "RebalanceComparison",
     "RebalanceError",
     "RebalancePlan",
+    "RebalanceRequest",
+    "plan_rebalance",
     "rebalance",
     "violations",
 ]
@@ -122,9 +126,18 @@ class Move:
         return doc
 
 
+def _evictions(waves: Sequence[Sequence[Move]]) -> int:
+    return sum(1 for wave in waves for m in wave if not m.refused)
+
+
+def _balanced(after: Mapping[ConstraintKey, ConstraintSkew], pending: Sequence[str]) -> bool:
+    return all(row.within for row in after.values()) and not pending
+
+
 @dataclass
-class RebalancePlan:
-    """The plan, replayed: waves of moves, skew per constraint before and after."""
+class _Draft:
+    """A plan while it is planned and replayed (the rounds fill it in); frozen into a
+    :class:`RebalancePlan` when done."""
 
     strategy: str
     constraints: tuple[str, ...]
@@ -134,23 +147,68 @@ class RebalancePlan:
     before: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
     after: dict[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
     cannot: str = ""
-    #: pods of the workloads the plan touched left pending after the replay
     pending: list[str] = field(default_factory=list)
     rounds: int = 0
     loop: bool = False
-    seconds: float = 0.0
-    #: the replay as a scenario (``--apply-scenario``): the dump it starts from and the steps
-    dump: list[KubeObject] = field(default_factory=list, repr=False)
+    dump: list[KubeObject] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def evictions(self) -> int:
-        return sum(1 for wave in self.waves for m in wave if not m.refused)
+        return _evictions(self.waves)
+
+    @property
+    def balanced(self) -> bool:
+        return _balanced(self.after, self.pending)
+
+    def done(self, seconds: float) -> RebalancePlan:
+        return RebalancePlan(
+            strategy=self.strategy,
+            constraints=self.constraints,
+            waves=tuple(tuple(wave) for wave in self.waves),
+            proven=self.proven,
+            minimum=self.minimum,
+            before=self.before,
+            after=self.after,
+            cannot=self.cannot,
+            pending=tuple(self.pending),
+            rounds=self.rounds,
+            loop=self.loop,
+            seconds=seconds,
+            dump=tuple(self.dump),
+            steps=tuple(self.steps),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancePlan:
+    """The plan, replayed: waves of moves, skew per constraint before and after."""
+
+    strategy: str
+    constraints: tuple[str, ...]
+    waves: tuple[tuple[Move, ...], ...] = ()
+    proven: bool = False
+    minimum: int | None = None
+    before: Mapping[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
+    after: Mapping[ConstraintKey, ConstraintSkew] = field(default_factory=dict)
+    cannot: str = ""
+    #: pods of the workloads the plan touched left pending after the replay
+    pending: tuple[str, ...] = ()
+    rounds: int = 0
+    loop: bool = False
+    seconds: float = 0.0
+    #: the replay as a scenario (``--apply-scenario``): the dump it starts from and the steps
+    dump: tuple[KubeObject, ...] = field(default=(), repr=False)
+    steps: tuple[JsonDoc, ...] = ()
+
+    @property
+    def evictions(self) -> int:
+        return _evictions(self.waves)
 
     @property
     def balanced(self) -> bool:
         """Every considered constraint within maxSkew, and no replica left pending."""
-        return all(row.within for row in self.after.values()) and not self.pending
+        return _balanced(self.after, self.pending)
 
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -162,7 +220,7 @@ class RebalancePlan:
             "before": {str(k): v.to_dict() for k, v in self.before.items()},
             "after": {str(k): v.to_dict() for k, v in self.after.items()},
             "rounds": self.rounds,
-            "pendingAfter": self.pending,
+            "pendingAfter": list(self.pending),
             "seconds": round(self.seconds, 2),
         }
         if self.minimum is not None:
@@ -182,7 +240,7 @@ class RebalancePlan:
             "metadata": {"name": name},
             "seed": seed,
             "cluster": [cluster_file],
-            "steps": self.steps,
+            "steps": list(self.steps),
         }
 
 
@@ -434,14 +492,14 @@ def rebalance(
     time_limit: float = 10.0,
     strategy: str = "kubespread",
     seed: int | None = None,
-    descheduler: Callable[[ClusterState, Mapping[str, Profile], tuple[str, ...]], list[str]] | None = None,
 ) -> RebalancePlan:
     """Plan and replay (see the module notes) from the settled cluster (a Baseline, or the
-    Simulation ``place`` left). ``seed``: the replay's (default: the Baseline's, else 0).
-    ``descheduler(cluster, profiles, constraints)`` gives one pass of the baseline's
-    evictions (``strategy="descheduler"``). The replay runs on a dump of the settled cluster
-    resettled (:func:`kubespread.sim.run.settled_from`), not on ``Baseline.fork``: the
-    scenario the plan writes has that dump as its cluster, so ``simulate`` replays it alike."""
+    Simulation ``place`` left) with one strategy: ``kubespread`` (the solver's plan) or
+    ``descheduler`` (:func:`kubespread.plan.descheduler.descheduler_pass`, one pass per
+    wave). ``seed``: the replay's (default: the Baseline's, else 0). The replay runs on a
+    dump of the settled cluster resettled (:func:`kubespread.sim.run.settled_from`), not on
+    ``Baseline.fork``: the scenario the plan writes has that dump as its cluster, so
+    ``simulate`` replays it alike."""
     import time
 
     if isinstance(settled, Baseline):
@@ -451,7 +509,7 @@ def rebalance(
     dump = cluster_objects(settled.cluster)
     profiles = dict(settled.profiles)
     sim = settled_from(dump, profiles=profiles, seed=seed, name="rebalance")
-    plan = RebalancePlan(strategy, constraints, dump=dump)
+    plan = _Draft(strategy, constraints, dump=dump)
     rows = spread_rows(sim.cluster, sim.profiles)
     broken = _broken(rows, constraints)
     plan.before = _skews(rows, constraints)
@@ -459,7 +517,7 @@ def rebalance(
     keys = list(dict.fromkeys(r.topology_key for r in broken))
     fixes = _fixes(broken)
     if strategy == "descheduler":
-        _descheduler_rounds(plan, sim, constraints, descheduler, fixes, keys)
+        _descheduler_rounds(plan, sim, constraints, fixes, keys)
         rows = spread_rows(sim.cluster, sim.profiles)
     else:
         rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys)
@@ -481,12 +539,11 @@ def rebalance(
         if plan.pending:
             still.append(f"{len(plan.pending)} pod(s) pending ({', '.join(plan.pending)})")
         plan.cannot = f"still broken after the replay: {'; '.join(still)}"
-    plan.seconds = time.perf_counter() - started
-    return plan
+    return plan.done(time.perf_counter() - started)
 
 
 def _planner_rounds(
-    plan: RebalancePlan,
+    plan: _Draft,
     sim: Simulation,
     rows: list[SpreadRow],
     constraints: tuple[str, ...],
@@ -525,18 +582,20 @@ def _planner_rounds(
 
 
 def _descheduler_rounds(
-    plan: RebalancePlan,
+    plan: _Draft,
     sim: Simulation,
     constraints: tuple[str, ...],
-    descheduler: Callable[[ClusterState, Mapping[str, Profile], tuple[str, ...]], list[str]] | None,
     fixes: dict[str, tuple[str, ...]],
     keys: list[str],
 ) -> None:
-    if descheduler is None:
-        raise RebalanceError("no descheduler model given")
+    args = DeschedulerArgs(constraints=constraints)
+
+    def descheduler(cluster: ClusterState, profiles: Mapping[str, Profile]) -> list[str]:
+        return descheduler_pass(cluster, profiles, args)
+
     seen: set[tuple[tuple[str, str], ...]] = set()
     for passes in range(1, MAX_PASSES + 1):
-        evicted = descheduler(sim.cluster, sim.profiles, constraints)
+        evicted = descheduler(sim.cluster, sim.profiles)
         if not evicted:
             return
         state = _placement_state(sim.cluster)
@@ -546,7 +605,7 @@ def _descheduler_rounds(
         seen.add(state)
         plan.rounds = passes
         plan.waves.append(_replay_wave(sim, [(k, None) for k in evicted], fixes, keys, plan.steps))
-    if descheduler(sim.cluster, sim.profiles, constraints):
+    if descheduler(sim.cluster, sim.profiles):
         plan.loop = True  # still evicting after MAX_PASSES passes
 
 
@@ -559,3 +618,62 @@ def _placement_state(cluster: ClusterState) -> tuple[tuple[str, str], ...]:
             k = (workload_of(p), node)
             counts[k] = counts.get(k, 0) + 1
     return tuple(sorted((f"{w}@{n}", str(c)) for (w, n), c in counts.items()))
+
+
+# ------------------------------------------------------------------ the command
+
+#: the strategies of ``kubespread rebalance --strategy``
+KUBESPREAD: Final = "kubespread"
+DESCHEDULER: Final = "descheduler"
+COMPARE: Final = "compare"
+STRATEGIES: Final = (KUBESPREAD, DESCHEDULER, COMPARE)
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceRequest:
+    """What ``kubespread rebalance`` plans from: the settled cluster, the constraints
+    considered (:data:`HARD` or :data:`ALL`), the bounds, the strategy (one of
+    :data:`STRATEGIES`) and the replay's seed (None: the Baseline's)."""
+
+    baseline: Baseline
+    constraints: tuple[str, ...] = HARD
+    max_moves: int | None = None
+    time_limit: float = 10.0
+    strategy: str = KUBESPREAD
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceComparison:
+    """``--strategy compare``: both plans, replayed from the same settled cluster."""
+
+    kubespread: RebalancePlan
+    descheduler: RebalancePlan
+
+    @property
+    def plans(self) -> tuple[RebalancePlan, RebalancePlan]:
+        return (self.kubespread, self.descheduler)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {KUBESPREAD: self.kubespread.to_dict(), DESCHEDULER: self.descheduler.to_dict()}
+
+
+def plan_rebalance(request: RebalanceRequest) -> RebalancePlan | RebalanceComparison:
+    """``kubespread rebalance``: the strategy's plan, replayed (see :func:`rebalance`), or
+    with ``compare`` both. RebalanceError when it cannot be planned as asked."""
+    if request.strategy not in STRATEGIES:
+        raise RebalanceError(f"unknown strategy {request.strategy!r} (one of {', '.join(STRATEGIES)})")
+
+    def one(strategy: str) -> RebalancePlan:
+        return rebalance(
+            request.baseline,
+            constraints=request.constraints,
+            max_moves=request.max_moves,
+            time_limit=request.time_limit,
+            strategy=strategy,
+            seed=request.seed,
+        )
+
+    if request.strategy == COMPARE:
+        return RebalanceComparison(one(KUBESPREAD), one(DESCHEDULER))
+    return one(request.strategy)

@@ -70,11 +70,12 @@ class SkewRow:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadOutcome:
-    """One workload after one failure (``workload``: ``namespace/Kind/name``).
+    """One workload after one failure (``owner``: its top owner, ``namespace/Kind/name``: a
+    Deployment's availability spans its ReplicaSets).
     ``recovery_seconds``: virtual seconds until its last replacement was bound, None when it
     is still short."""
 
-    workload: str
+    owner: str
     desired: int
     running_before: int
     running: int
@@ -87,7 +88,7 @@ class WorkloadOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "workload": self.workload,
+            "owner": self.owner,
             "desired": self.desired,
             "runningBefore": self.running_before,
             "running": self.running,
@@ -167,14 +168,15 @@ class FailureRecord:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadCount:
-    """A workload of the settled cluster before any failure."""
+    """A workload of the settled cluster before any failure (``owner``: its top owner,
+    ``namespace/Kind/name``)."""
 
-    workload: str
+    owner: str
     desired: int
     running: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workload": self.workload, "desired": self.desired, "running": self.running}
+        return {"owner": self.owner, "desired": self.desired, "running": self.running}
 
 
 @dataclass(frozen=True, slots=True)

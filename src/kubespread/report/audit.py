@@ -39,7 +39,7 @@ def _columns(failures: Sequence[FailureRecord]) -> list[str]:
     lost: dict[str, int] = {}
     for r in failures:
         for w in r.workloads:
-            lost[w.workload] = lost.get(w.workload, 0) + w.unavailable + w.pending
+            lost[w.owner] = lost.get(w.owner, 0) + w.unavailable + w.pending
     return sorted(lost, key=lambda k: (-lost[k], k))[:MAX_WORKLOADS]
 
 
@@ -55,7 +55,7 @@ def _availability_figure(doc: AuditResult) -> Figure | None:
     values = np.full((len(failures), len(columns)), np.nan)
     labels: dict[tuple[int, int], str] = {}
     for r, record in enumerate(failures):
-        found = {w.workload: w for w in record.workloads}
+        found = {w.owner: w for w in record.workloads}
         for c, key in enumerate(columns):
             w = found.get(key)
             if w is None or not w.desired:
@@ -109,7 +109,7 @@ def _tables(doc: AuditResult) -> list[tuple[str, list[str], list[list[Any]]]]:
         for r in doc.failures
     ]
     reasons: list[list[Any]] = [
-        [r.domain, w.workload, len(p.pods), p.message, " ".join(p.hints)]
+        [r.domain, w.owner, len(p.pods), p.message, " ".join(p.hints)]
         for r in doc.failures
         for w in r.workloads
         for p in w.pending_reasons
