@@ -80,3 +80,42 @@ def test_live_modes_ask_the_api_server(monkeypatch: pytest.MonkeyPatch) -> None:
     assert kube_features(None).version == KubeVersion(1, 35)  # not live
     monkeypatch.setattr(source, "server_version", lambda kubeconfig, context: "1.40")
     assert kube_features(None, None, "ctx").version == KubeVersion(1, 38)  # the nearest, warned
+
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+"""
+BIG = """
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  resources: {requests: {cpu: "3"}}
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def test_capacity_counts_as_the_version_admits_the_template(tmp_path: Path) -> None:
+    """PodLevelResources: v1.33's API server drops the template's pod-level 3 cpu, so four
+    1-cpu replicas fit a 4-cpu node; from v1.34 each asks 3 cpu and one fits."""
+    (tmp_path / "node.yaml").write_text(NODE)
+    (tmp_path / "big.yaml").write_text(BIG)
+    fits = {}
+    for version in ("1.33", "1.34"):
+        args = ["capacity", "-f", str(tmp_path / "node.yaml"), "-f", str(tmp_path / "big.yaml")]
+        result = CliRunner().invoke(app, [*args, "-o", "json", "--kube-version", version])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        fits[version] = doc["greedy"] if "greedy" in doc else doc["templates"][0]["greedy"]
+    assert fits == {"1.33": 4, "1.34": 1}
+
+
+@pytest.mark.parametrize(
+    "command", ["admit", "validate", "evaluate", "bench", "capacity", "rebalance", "audit"]
+)
+def test_every_command_that_admits_or_schedules_takes_the_option(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert "--kube-version" in result.stdout

@@ -42,6 +42,7 @@ __all__ = [
     "out",
     "print_data",
     "print_problems",
+    "profiles_or_exit",
     "progress_bar",
     "require_nodes",
     "run_placement",
@@ -310,6 +311,19 @@ def server_features(reported: str | None) -> FeatureGates:
     return features_for(nearest)
 
 
+def profiles_or_exit(
+    path: Path | None, validate: Validation = Validation.STRICT, features: FeatureGates | None = None
+) -> dict[str, Profile] | None:
+    """:func:`scheduler_profiles_or_exit`, and the default profiles when there is no file but a
+    version (None when neither: the simulation's own defaults, v1.35's)."""
+    profiles = scheduler_profiles_or_exit(path, validate, features)
+    if profiles is None and features is not None:
+        from kubespread.scheduler.config import default_profiles
+
+        profiles = default_profiles(features=features)
+    return profiles
+
+
 def scheduler_profiles_or_exit(
     path: Path | None, validate: Validation = Validation.STRICT, features: FeatureGates | None = None
 ) -> dict[str, Profile] | None:
@@ -346,11 +360,13 @@ def run_placement(
     validate: Validation = Validation.STRICT,
     max_pods: int = DEFAULT_MAX_PODS,
     command: str = "schedule",
+    features: FeatureGates | None = None,
 ) -> PlacementResult:
-    """Load, then place (kubespread.sim.placement); every input problem is printed and exits 1."""
+    """Load, then place (kubespread.sim.placement) as ``features``' version (None: 1.35);
+    every input problem is printed and exits 1."""
     from kubespread.sim.placement import PlacementError, place
 
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    profiles = profiles_or_exit(scheduler_config, validate, features)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
     require_nodes(manifests, command)
     warn_assumed_namespaces(manifests)
