@@ -47,7 +47,7 @@ from kubespread.api.selectors import parse_selector
 from kubespread.api.taints import TAINT_EFFECTS, Taint
 from kubespread.api.validation.node import validate_taints
 from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
-from kubespread.scheduler.config import ConfigError, profiles_from_config
+from kubespread.scheduler.config import ConfigError, default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
 
 __all__ = [
@@ -250,9 +250,13 @@ def pod_limit_problems(
     return problems
 
 
-def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[str, Profile] | None:
+def _profiles(
+    value: Any, base: Path, problems: _Problems, source: str, features: FeatureGates | None = None
+) -> dict[str, Profile] | None:
+    """The scenario's ``scheduler:`` profiles as ``features``' version; without one, the
+    default profiles of that version (None when no version either: the simulation's own)."""
     if value is None:
-        return None
+        return default_profiles(features=features) if features is not None else None
     objs = _objects(value, "scheduler", base, problems, source)
     cfgs = [lo for lo in objs if isinstance(lo.obj, KubeSchedulerConfiguration)]
     if len(cfgs) != 1 or len(objs) != 1:
@@ -262,7 +266,7 @@ def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[
     config = cfgs[0].obj
     assert isinstance(config, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(config)
+        return profiles_from_config(config, features=features)
     except ConfigError as e:
         for err in e.errors:
             problems.append(f"{cfgs[0].source}: {err}")
@@ -436,9 +440,11 @@ def parse_scenario(
     source: str = "<scenario>",
     base: Path | None = None,
     validation: Validation = Validation.STRICT,
+    features: FeatureGates | None = None,
 ) -> Scenario:
     """A checked Scenario from its parsed YAML; ScenarioError lists every problem.
-    ``validation`` is how the manifests it holds or names are loaded (kubectl's --validate)."""
+    ``validation`` is how the manifests it holds or names are loaded (kubectl's --validate);
+    ``features`` the Kubernetes version its profiles (and so its run) answer as."""
     base = base or Path.cwd()
     problems = _Problems(validation)
     if not isinstance(doc, dict):
@@ -452,10 +458,10 @@ def parse_scenario(
     if not isinstance(seed, int) or isinstance(seed, bool):
         problems.add(f"{source}: seed", f"must be an integer, got {seed!r}")
         seed = 0
-    profiles = _profiles(doc.get("scheduler"), base, problems, source)
+    profiles = _profiles(doc.get("scheduler"), base, problems, source, features)
     cluster_value = doc.get("cluster") or []
     cluster = _objects(cluster_value, "cluster", base, problems, source)
-    problems.extend(creation_problems(cluster))
+    problems.extend(creation_problems(cluster, features))
     raw_steps = doc.get("steps") or []
     if not isinstance(raw_steps, list):
         problems.add(f"{source}: steps", "must be a list")
@@ -466,8 +472,10 @@ def parse_scenario(
     return Scenario(str(name), seed, profiles, cluster, steps, source, problems.warnings)
 
 
-def load_scenario(path: str | Path, *, validation: Validation = Validation.STRICT) -> Scenario:
-    """Read and check a scenario file (see the module notes)."""
+def load_scenario(
+    path: str | Path, *, validation: Validation = Validation.STRICT, features: FeatureGates | None = None
+) -> Scenario:
+    """Read and check a scenario file (see the module notes), as ``features``' version."""
     path = Path(path)
     try:
         text = decode_utf8(path.read_bytes())
@@ -487,4 +495,4 @@ def load_scenario(path: str | Path, *, validation: Validation = Validation.STRIC
     if len(docs) > 1:
         raise ScenarioError([f"{path}: a scenario file holds one YAML document, found {len(docs)}"])
     doc = docs[0].data if docs else None
-    return parse_scenario(doc, source=str(path), base=path.parent, validation=validation)
+    return parse_scenario(doc, source=str(path), base=path.parent, validation=validation, features=features)
