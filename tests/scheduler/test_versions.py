@@ -250,3 +250,15 @@ def test_inter_pod_affinity_requeues_when_a_deleted_pods_anti_affinity_matched_i
     }
     event = QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), Pod.from_dict(gone), None)
     assert _hints(event, make_pod("web").label("app", "web").obj()) == {"1.35": QUEUE_SKIP, "1.36": QUEUE}
+
+
+def test_the_v133_scheduler_ignores_pod_level_requests_in_an_evaluate_input() -> None:
+    """An input document's pods as the v1.33 scheduler reads them: spec.resources does not
+    count (SkipPodLevelResources), on the incoming pod and on the pods already bound."""
+    bound = _pod("bound", "1", "1Gi", "n1")
+    bound["spec"]["resources"] = {"requests": {"cpu": "3"}}
+    new = _pod("new", "1", "1Gi")
+    new["spec"]["resources"] = {"requests": {"cpu": "2"}}
+    doc = {"nodes": [_node("n1")], "pods": [bound], "incoming": [new]}
+    fits = {v: evaluate(doc | {"kubeVersion": v})["results"][0].get("selectedNode") for v in ("1.33", "1.34")}
+    assert fits == {"1.33": "n1", "1.34": None}

@@ -224,10 +224,11 @@ def run_bench(
     except json.JSONDecodeError as e:
         raise EvaluateError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     input_mode(doc)
-    profile = profile_for(doc.get("config"), kube_version_of(doc, features))
+    gates = kube_version_of(doc, features)
+    profile = profile_for(doc.get("config"), gates)
     result.sampling = sampling_of(doc.get("config"))
-    cluster = build_cluster(doc, consume=True)
-    pods = incoming_pods(doc)
+    cluster = build_cluster(doc, consume=True, features=gates)
+    pods = incoming_pods(doc, gates)
     del doc
     # what is loaded lives to the end: keep the collector from rescanning it during the cycles
     gc.collect()

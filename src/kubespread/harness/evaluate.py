@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 from kubespread.api.apps import PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import DecodeError
-from kubespread.api.features import FeatureGates, VersionError, features_for
+from kubespread.api.features import POD_LEVEL_RESOURCES, FeatureGates, VersionError, features_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
 from kubespread.api.policy import PodDisruptionBudget
@@ -38,6 +38,7 @@ __all__ = [
     "KUBE_VERSION_KEY",
     "MODES",
     "EvaluateError",
+    "as_scheduled",
     "build_cluster",
     "evaluate",
     "incoming_pods",
@@ -150,10 +151,22 @@ def parallelism_note(parallelism: int) -> str:
     )
 
 
+def as_scheduled(pod: Pod, features: FeatureGates | None) -> Pod:
+    """The pod as the version's scheduler reads it: before v1.34 (PodLevelResources off)
+    kube-scheduler and its NodeInfo ignore spec.resources (SkipPodLevelResources), as if
+    kube-apiserver had dropped it."""
+    if features is not None and pod.spec.resources is not None and not features.enabled(POD_LEVEL_RESOURCES):
+        pod.spec.resources = None
+    return pod
+
+
 @gc_paused()
-def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterState:
-    """The input's cluster sections as a ClusterState. ``consume`` drops each item from the
-    document once decoded, so a large input is not held twice (the bench's 100k pods)."""
+def build_cluster(
+    doc: Mapping[str, Any], *, consume: bool = False, features: FeatureGates | None = None
+) -> ClusterState:
+    """The input's cluster sections as a ClusterState, as ``features``' scheduler reads them.
+    ``consume`` drops each item from the document once decoded, so a large input is not held
+    twice (the bench's 100k pods)."""
     state = ClusterState()
     for section, cls in _SECTIONS:
         items = doc.get(section)
@@ -163,6 +176,8 @@ def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterSt
             raise EvaluateError(f"{section}: must be a list")
         for i, item in enumerate(items):
             obj = _decode(cls, item, f"{section}[{i}]")
+            if isinstance(obj, Pod):
+                as_scheduled(obj, features)
             if consume:
                 items[i] = None
             try:
@@ -182,13 +197,13 @@ def input_mode(doc: Mapping[str, Any]) -> str:
 
 
 @gc_paused()
-def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
+def incoming_pods(doc: Mapping[str, Any], features: FeatureGates | None = None) -> list[Pod]:
     incoming = doc.get("incoming")
     if incoming is None:
         incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
-    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]
+    return [as_scheduled(_decode(Pod, item, f"incoming[{i}]"), features) for i, item in enumerate(incoming)]
 
 
 def schedule_in_turn(
@@ -241,10 +256,11 @@ def evaluate(
 ) -> dict[str, Any]:
     """Answer one conformance input document, as the version it names (else ``features``')."""
     mode = input_mode(doc)
-    profile = profile_for(doc.get("config"), kube_version_of(doc, features))
+    gates = kube_version_of(doc, features)
+    profile = profile_for(doc.get("config"), gates)
     sampling = sampling_of(doc.get("config"))
-    cluster = build_cluster(doc)
-    pods = incoming_pods(doc)
+    cluster = build_cluster(doc, features=gates)
+    pods = incoming_pods(doc, gates)
     order = NodeOrder.of(cluster) if sampling is not None else None
     decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence", seed=seed, order=order)
     out: dict[str, Any] = {"results": [d.to_dict() for d in decisions]}
