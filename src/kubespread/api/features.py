@@ -269,23 +269,25 @@ PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "described with the status it returns in notes on PR #140180; no v1.37 source at hand",
 )
 
+# The two v1.38 changes are modelled from their descriptions (issue 37 quotes the release
+# notes): no v1.38 source was at hand to check them against.
 SPREAD_EMPTY_SELECTOR_MATCHES_ALL: Final = _change(
     "SpreadEmptySelectorMatchesAll",
     "1.38",
     "kubernetes#141340",
     "a spread constraint with labelSelector: {} counts every pod of the namespace (up to v1.37 "
     "countPodsMatchSelector counts none for an empty selector, while the pod still matches itself)",
-    "the v1.38 changelog entry only; v1.36's podtopologyspread/common.go returns 0 for it",
+    "issue 37's reading of the v1.38 release notes (no v1.38 source at hand); the old behaviour "
+    "from v1.36's podtopologyspread/common.go, which returns 0 for it",
 )
-# Described in the v1.38 changelog as read for issue 37; no v1.38 source was at hand to check
-# it against, so it is modelled from that description.
 PREEMPTION_EMPTY_PDB_SELECTOR: Final = _change(
     "PreemptionEmptyPDBSelector",
     "1.38",
     "kubernetes#141785",
     "preemption counts a PodDisruptionBudget whose selector is empty ({}) as selecting every "
     "labelled pod of its namespace (up to v1.37 it matched nothing there)",
-    "the v1.38 changelog entry only; v1.36's preemption.go skips such a budget",
+    "issue 37's reading of the v1.38 release notes (no v1.38 source at hand); the old behaviour "
+    "from v1.36's preemption.go, which skips such a budget",
 )
 
 FEATURES: Final[Mapping[str, Feature]] = {
