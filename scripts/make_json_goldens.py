@@ -56,6 +56,10 @@ CASES: dict[str, str] = {
     "simulate-workloadspread-subsets": "simulate examples/scenarios/workloadspread-subsets.yaml -o json",
     "simulate-runs": "simulate examples/scenarios/scale-down-imbalance.yaml --runs 3 -o json",
     "capacity-snapshot": f"capacity {SNAPSHOT} {CHECKOUT} -o json",
+    "provision-example": (
+        "provision -f examples/provision/cluster.yaml -f examples/provision/web.yaml"
+        " --node-template examples/provision/templates.yaml --compare autoscaler -o json"
+    ),
     "rebalance-zone-outage-recovery": f"rebalance {STATES}/zone-outage-recovery.yaml -o json",
     "rebalance-zone-and-hostname": f"rebalance {STATES}/zone-and-hostname.yaml -o json",
     "rebalance-pods-without-controller": f"rebalance {STATES}/pods-without-controller.yaml -o json",

@@ -55,6 +55,7 @@ def test_every_command_with_json_output_is_covered() -> None:
         "get",
         "simulate",
         "capacity",
+        "provision",
         "rebalance",
         "audit",
     }

@@ -100,6 +100,7 @@ def _register() -> None:
     from kubespread.cli.explain import explain_command
     from kubespread.cli.get import get_command
     from kubespread.cli.live import controller_command, manifests_command, scheduler_command, webhook_app
+    from kubespread.cli.provision import provision_command
     from kubespread.cli.rebalance import rebalance_command
     from kubespread.cli.schedule import schedule_command
     from kubespread.cli.simulate import simulate_command
@@ -117,6 +118,7 @@ def _register() -> None:
         ("simulate", "Run a scenario over virtual time", simulate_command),
         ("diff", "Compare two versions' placements and spread", diff_command),
         ("capacity", "How many more replicas of a pod fit", capacity_command),
+        ("provision", "The fewest nodes to add so that nothing stays pending", provision_command),
         ("rebalance", "Plan the fewest evictions that bring spread within maxSkew", rebalance_command),
         ("audit", "Fail every zone, rack or node in turn and see what survives", audit_command),
         ("scheduler", "Run as a secondary scheduler of a cluster", scheduler_command),

@@ -4,7 +4,8 @@ placement with a progress bar. The shared options are in ``cli/options.py``."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from kubespread.api.meta import KubeObject
     from kubespread.scheduler.profile import Profile
     from kubespread.scheduler.timings import CycleTimings
-    from kubespread.sim.placement import PlacementResult
+    from kubespread.sim.placement import PlacementResult, ScheduleRequest
 
 __all__ = [
     "PIPE_WIDTH",
@@ -40,12 +41,14 @@ __all__ = [
     "load_or_exit",
     "missing_namespace",
     "out",
+    "placing",
     "print_data",
     "print_problems",
     "profiles_or_exit",
     "progress_bar",
     "require_nodes",
     "run_placement",
+    "schedule_request",
     "scheduler_profiles_or_exit",
     "server_features",
     "short_kind",
@@ -350,6 +353,49 @@ def scheduler_profiles_or_exit(
         raise typer.Exit(1) from None
 
 
+def schedule_request(
+    files: list[Path],
+    scheduler_config: Path | None,
+    seed: int,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    validate: Validation = Validation.STRICT,
+    max_pods: int = DEFAULT_MAX_PODS,
+    command: str = "schedule",
+    features: FeatureGates | None = None,
+) -> ScheduleRequest:
+    """The loading edge of ``schedule`` (and of what starts from it): the scheduler
+    configuration, the live cluster and every -f path loaded into a ScheduleRequest, as
+    ``features``' version; every input problem is printed and exits 1."""
+    from kubespread.sim.placement import ScheduleRequest
+
+    profiles = profiles_or_exit(scheduler_config, validate, features)
+    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
+    require_nodes(manifests, command)
+    warn_assumed_namespaces(manifests)
+    return ScheduleRequest(manifests, profiles, seed, max_pods, features=features)
+
+
+@contextmanager
+def placing(progress: bool) -> Iterator[Callable[[int, int, str], None]]:
+    """A progress bar for placing (its ``on_step``); a PlacementError raised inside is
+    printed, every problem located, and exits 1."""
+    from kubespread.sim.placement import PlacementError
+
+    with progress_bar(progress) as bar:
+        task = bar.add_task("placing", total=None)
+
+        def on_step(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
+
+        try:
+            yield on_step
+        except PlacementError as e:
+            bar.stop()
+            print_problems(e.problems, "in the input; nothing was placed")
+            raise typer.Exit(1) from None
+
+
 def run_placement(
     files: list[Path],
     scheduler_config: Path | None,
@@ -362,26 +408,16 @@ def run_placement(
     command: str = "schedule",
     features: FeatureGates | None = None,
 ) -> PlacementResult:
-    """Load, then place (kubespread.sim.placement) as ``features``' version (None: 1.35);
-    every input problem is printed and exits 1."""
-    from kubespread.sim.placement import PlacementError, place
+    """Load (:func:`schedule_request`), then run the ``schedule`` use case
+    (``kubespread.sim.placement.schedule``) with a progress bar, as ``features``' version
+    (None: 1.35); every input problem is printed and exits 1."""
+    from kubespread.sim.placement import schedule
 
-    profiles = profiles_or_exit(scheduler_config, validate, features)
-    manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
-    require_nodes(manifests, command)
-    warn_assumed_namespaces(manifests)
-    with progress_bar(progress) as bar:
-        task = bar.add_task("placing", total=None)
-
-        def on_step(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=max(total, 1), description=what[:40], refresh=True)
-
-        try:
-            return place(manifests, profiles=profiles, seed=seed, on_step=on_step, max_pods=max_pods)
-        except PlacementError as e:
-            bar.stop()
-            print_problems(e.problems, "in the input; nothing was placed")
-            raise typer.Exit(1) from None
+    request = schedule_request(
+        files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command, features
+    )
+    with placing(progress) as on_step:
+        return schedule(request, on_step=on_step)
 
 
 def short_ns(namespace: str, name: str) -> str:

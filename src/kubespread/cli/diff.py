@@ -1,22 +1,18 @@
 """``kubespread diff -f CLUSTER --before A --after B``: how placements and spread change between
 two versions of the same manifests (or two scheduler configurations).
 
-Both versions go through ``schedule``'s own run (``run_placement``) with the same seed, and
-their spread rows are ``schedule``'s (``scheduler.views``): this module only pairs and shows
-them. Pods are paired by name, then, within a workload, in the order they were placed (a
-changed pod template renames a Deployment's pods: its ReplicaSet's hash changes)."""
+The comparison is the ``diff`` use case (``kubespread.sim.diff.diff``): this module loads
+both versions, calls it and shows the result."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
-from kubespread.api.keys import zone_of
-from kubespread.cli.common import Output, err, out, print_data, run_placement, short_kind, short_ns, table
+from kubespread.cli.common import Output, err, out, placing, print_data, schedule_request, short_ns, table
 from kubespread.cli.options import (
     FilesOption,
     MaxPodsOption,
@@ -26,153 +22,41 @@ from kubespread.cli.options import (
     SeedOption,
     ValidateOption,
 )
-from kubespread.cli.render.placement import node_namer, spread_rows
+from kubespread.cli.render.placement import node_namer
 from kubespread.cli.render.spread import domains_text, skew_text
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
-from kubespread.cluster.workloads import ownership
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
-    from kubespread.sim.placement import PlacementResult
+    from kubespread.sim.diff import PlacementDiff, PodAt
 
-__all__ = ["diff_command", "diff_placements"]
-
-
-def _pods(result: PlacementResult) -> list[dict[str, Any]]:
-    """The pods the run placed or left pending, as they ended: node (None: pending), zone
-    and owner (the top owner: a Deployment, not its ReplicaSet, as ``deploy/web``)."""
-    cluster = result.sim.cluster
-    rows = []
-    for pod in result.involved_pods():
-        top = ownership(cluster, pod).top
-        node = pod.spec.node_name or None
-        zone = zone_of(cluster.nodes[node].metadata.labels) if node and node in cluster.nodes else None
-        owner = f"{short_kind(top.kind)}/{top.name}" if top else f"pod/{pod.metadata.name}"
-        rows.append(
-            {
-                "namespace": pod.namespace,
-                "name": pod.metadata.name,
-                "owner": owner,
-                "node": node,
-                "zone": zone,
-            }
-        )
-    return rows
+__all__ = ["diff_command"]
 
 
-def _change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
-    if before is None:
-        return "added"
-    if after is None:
-        return "removed"
-    if before["node"] == after["node"]:
-        return "same"
-    if before["node"] is None:
-        return "placed"
-    return "pending" if after["node"] is None else "moved"
-
-
-def _pair(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Same namespace and name first; the rest within their owner, in placement order."""
-    by_name = {(p["namespace"], p["name"]): p for p in after}
-    pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
-    left_before = []
-    for p in before:
-        q = by_name.pop((p["namespace"], p["name"]), None)
-        if q is None:
-            left_before.append(p)
-        else:
-            pairs.append((p, q))
-    left_after: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for q in by_name.values():
-        left_after.setdefault((q["namespace"], q["owner"]), []).append(q)
-    for p in left_before:
-        rest = left_after.get((p["namespace"], p["owner"]))
-        pairs.append((p, rest.pop(0) if rest else None))
-    pairs += [(None, q) for rest in left_after.values() for q in rest]
-    return [
-        {
-            "namespace": (b or a or {})["namespace"],
-            "owner": (b or a or {})["owner"],
-            "before": _placement(b),
-            "after": _placement(a),
-            "change": _change(b, a),
-        }
-        for b, a in pairs
-    ]
-
-
-def _placement(p: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if p is None else {"name": p["name"], "node": p["node"], "zone": p["zone"]}
-
-
-def _spread_key(row: dict[str, Any]) -> tuple[str, str, str]:
-    """A spread row's owner label and key: its top owner (a Deployment's ReplicaSets differ between
-    versions when the template changed), else its controller, else its pod."""
-    owner, workload = row.get("owner"), row.get("workload")
-    if owner:
-        label = f"{short_kind(owner['kind'])}/{owner['name']}"
-    elif workload:
-        label = f"{short_kind(workload['kind'])}/{workload['name']}"
-    else:
-        label = f"pod/{row['pod']}"
-    return row["namespace"], label, row["topologyKey"]
-
-
-def _pair_spread(before: Iterable[dict[str, Any]], after: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for side, version in (("before", before), ("after", after)):
-        for r in version:
-            ns, label, key = _spread_key(r)
-            entry = rows.setdefault(
-                (ns, label, key),
-                {"namespace": ns, "owner": label, "topologyKey": key, "before": None, "after": None},
-            )
-            entry[side] = entry[side] or r  # a workload mid-rollout: its first controller's row
-    return list(rows.values())
-
-
-def diff_placements(before: PlacementResult, after: PlacementResult) -> dict[str, Any]:
-    """The ``-o json|yaml`` document: every pod paired with its change, the spread per
-    workload and constraint before and after (``schedule``'s rows), and the totals."""
-    pods = _pair(_pods(before), _pods(after))
-    return {
-        "pods": pods,
-        "spread": _pair_spread(spread_rows(before), spread_rows(after)),
-        "before": {"placed": len(before.placements), "pending": len(before.final.pending)},
-        "after": {"placed": len(after.placements), "pending": len(after.final.pending)},
-    }
-
-
-def _where(p: dict[str, Any] | None, short: Any) -> str:
+def _where(p: PodAt | None, short: Any) -> str:
     if p is None:
         return "-"
-    if p["node"] is None:
+    if p.node is None:
         return "pending"
-    return f"{short(p['node'])} ({p['zone'] or '-'})"
+    return f"{short(p.node)} ({p.zone or '-'})"
 
 
-def _print_diff(doc: dict[str, Any], node_names: list[str]) -> None:
-    short, note = node_namer(node_names)
-    changed = [p for p in doc["pods"] if p["change"] != "same"]
-    b, a = doc["before"], doc["after"]
+def _print_diff(d: PlacementDiff) -> None:
+    short, note = node_namer(d.node_names)
+    changed = d.changed
     head = (
-        f"{len(doc['pods'])} pod(s): {len(changed)} changed, {len(doc['pods']) - len(changed)} on the same "
-        f"node; pending {b['pending']} -> {a['pending']}"
+        f"{len(d.pods)} pod(s): {len(changed)} changed, {len(d.pods) - len(changed)} on the same "
+        f"node; pending {d.before.pending} -> {d.after.pending}"
     )
     out.print(Text(head + (f" ({note})" if note else ""), style="bold"))
     if changed:
         t = table("pod", "change", "before", "after")
         for p in changed:
-            name = (p["after"] or p["before"])["name"]
             t.add_row(
-                short_ns(p["namespace"], name),
-                p["change"],
-                _where(p["before"], short),
-                _where(p["after"], short),
+                short_ns(p.namespace, p.name), p.change, _where(p.before, short), _where(p.after, short)
             )
         out.print(t)
-    rows = [r for r in doc["spread"] if _spread_changed(r)]
+    rows = [r for r in d.spread if r.changed]
     out.print()
     if not rows:
         out.print("spread: the same before and after")
@@ -180,13 +64,13 @@ def _print_diff(doc: dict[str, Any], node_names: list[str]) -> None:
     out.print(Text("spread (as the scheduler counts it; skew/maxSkew)", style="bold"))
     t = table("workload", "key", "before", ("skew", "right"), "after", ("skew", "right"))
     for r in rows:
-        shorten = short if "hostname" in r["topologyKey"] else str
-        kind, name = r["owner"].split("/", 1)
-        defaulted = any(s and s["defaulted"] for s in (r["before"], r["after"]))
-        key = r["topologyKey"].rsplit("/", 1)[-1] + (" (default)" if defaulted else "")
-        cells = [f"{kind}/{short_ns(r['namespace'], name)}", key]
-        for side in ("before", "after"):
-            s = r[side]
+        shorten = short if "hostname" in r.topology_key else str
+        kind, name = r.owner.split("/", 1)
+        sides = [None if s is None else s.to_dict() for s in (r.before, r.after)]
+        defaulted = any(s and s["defaulted"] for s in sides)
+        key = r.topology_key.rsplit("/", 1)[-1] + (" (default)" if defaulted else "")
+        cells = [f"{kind}/{short_ns(r.namespace, name)}", key]
+        for s in sides:
             if s is None:
                 cells += ["-", "-"]
             elif s["skew"] is None:
@@ -198,14 +82,6 @@ def _print_diff(doc: dict[str, Any], node_names: list[str]) -> None:
                 ]
         t.add_row(*cells)
     out.print(t)
-
-
-def _spread_changed(r: dict[str, Any]) -> bool:
-    b, a = r["before"], r["after"]
-    if b is None or a is None:
-        return True
-    fields = ("domains", "skew", "leftOutDomains", "rawDomains", "maxSkew", "whenUnsatisfiable")
-    return any(b.get(f) != a.get(f) for f in fields)
 
 
 def diff_command(
@@ -251,26 +127,27 @@ def diff_command(
     if before_config is not None and scheduler_config is not None:
         err.print("error: --scheduler-config and --before-config/--after-config exclude each other")
         raise typer.Exit(2)
-    results = [
-        run_placement(
+    from kubespread.sim.diff import DiffRequest, diff
+
+    before_request, after_request = (
+        schedule_request(
             [*files, *version],
             config if config is not None else scheduler_config,
             seed,
-            progress,
             validate=validate,
             max_pods=max_pods,
             command="diff",
         )
         for version, config in ((before, before_config), (after, after_config))
-    ]
-    doc = diff_placements(*results)
+    )
+    with placing(progress) as on_step:
+        d = diff(DiffRequest(before_request, after_request), on_step=on_step)
     if output is Output.table:
-        names = list(dict.fromkeys([*results[0].sim.cluster.nodes, *results[1].sim.cluster.nodes]))
-        _print_diff(doc, names)
+        _print_diff(d)
     else:
-        print_data(doc, output)
+        print_data(d.to_dict(), output)
     refused = [
-        (side, r) for side, res in zip(("before", "after"), results, strict=True) for r in res.rejections
+        (side, r) for side, res in zip(("before", "after"), d.results, strict=True) for r in res.rejections
     ]
     for side, r in refused:
         err.print(f"refused ({side}) {r.source}: {r.object}: {r.message}", markup=False, highlight=False)

@@ -7,7 +7,6 @@ were being scheduled now without itself, a pod manifest as if it were created no
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -39,11 +38,10 @@ from kubespread.cli.options import (
 )
 from kubespread.cli.render.placement import node_namer, print_preemptions, write_placement_report
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
-from kubespread.io.loader import Validation
+from kubespread.io.loader import LoadedObject, Validation
 
 if TYPE_CHECKING:
     from kubespread.scheduler.explain import Explanation
-    from kubespread.sim.placement import PlacementResult
 
 __all__ = ["explain_command"]
 
@@ -60,12 +58,9 @@ _SHORT_PLUGINS = {
 }
 
 
-def _from_manifest(result: PlacementResult, path: Path, validate: Validation, timed: bool) -> Explanation:
-    """A pod manifest, admitted as if created now (defaults, matchLabelKeys merge, webhooks)."""
-    from kubespread.admission.apiserver import create as admit_create
-    from kubespread.admission.framework import Rejection
+def _manifest_pod(path: Path, validate: Validation) -> LoadedObject:
+    """The one Pod of a manifest file (exit 2 when it holds anything else)."""
     from kubespread.api.core import Pod
-    from kubespread.sim.placement import explain_pod
 
     manifests = load_or_exit([path], validate=validate)
     pods = [lo for lo in manifests.objects if isinstance(lo.obj, Pod)]
@@ -74,32 +69,7 @@ def _from_manifest(result: PlacementResult, path: Path, validate: Validation, ti
             f"error: {path}: POD must be namespace/name or a file holding exactly one Pod", markup=False
         )
         raise typer.Exit(2)
-    sim = result.sim
-    pod = pods[0].obj.copy()
-    assert isinstance(pod, Pod)
-    if not pod.metadata.name and pod.metadata.generate_name:
-        pod.metadata.name = sim.generate_name(pod.metadata.generate_name, pod.metadata.namespace)
-    outcome = admit_create(pod, sim.admission_context(), sim.chain)
-    if isinstance(outcome, Rejection):
-        field = next((c.get("field") for c in outcome.causes if c.get("field")), None)
-        err.print(
-            f"error: {pods[0].where(field)}: {pods[0].ref}: the API server would refuse it: "
-            f"{outcome.message}",
-            markup=False,
-        )
-        raise typer.Exit(1)
-    pod.spec.node_name = ""
-    return _or_exit(lambda: explain_pod(sim, pod, timed=timed))
-
-
-def _or_exit(run: Callable[[], Explanation]) -> Explanation:
-    from kubespread.sim.placement import NoProfile
-
-    try:
-        return run()
-    except NoProfile as e:
-        err.print(f"error: {e}", markup=False)
-        raise typer.Exit(1) from None
+    return pods[0]
 
 
 def _verdict(row: dict[str, Any], notes: dict[str, int], wide: bool) -> str:
@@ -209,7 +179,7 @@ def explain_command(
     POD is namespace/name (or name, in default) of a pod in the input or created by its
     workloads, or a Pod manifest to try (explain pod.yaml -f cluster/). With --report the cycle
     is always timed, for the report's chart."""
-    from kubespread.sim.placement import explain_key
+    from kubespread.sim.placement import ExplainRequest, NoProfile, PodNotFound, PodRefused, explain
 
     result = run_placement(
         files,
@@ -228,26 +198,22 @@ def explain_command(
         is_file = path.is_file()
     except OSError:  # a name too long to be a file (ENAMETOOLONG): a pod name, or no pod at all
         is_file = False
+    target: str | LoadedObject = pod
     if path.suffix in (".yaml", ".yml", ".json") or is_file:
         if not is_file:
             err.print(f"error: {pod}: no such file", markup=False)
             raise typer.Exit(2)
-        e = _from_manifest(result, path, validate, timed)
-    else:
-        key = pod if "/" in pod else f"default/{pod}"
-        try:
-            e = _or_exit(lambda: explain_key(result.sim, key, timed=timed))
-            if node := result.sim.cluster.pods[key].spec.node_name:
-                e.runs_on(node)
-        except KeyError:
-            pending = [p.key for p in result.final.pending]
-            err.print(
-                f"error: pod {key} not found in the input or among the pods its workloads create",
-                markup=False,
-            )
-            if pending:
-                err.print("pending pods: " + ", ".join(pending[:10]), markup=False)
-            raise typer.Exit(1) from None
+        target = _manifest_pod(path, validate)
+    try:
+        e = explain(ExplainRequest(result, target, timed))
+    except (NoProfile, PodRefused) as x:
+        err.print(f"error: {x}", markup=False)
+        raise typer.Exit(1) from None
+    except PodNotFound as x:
+        err.print(f"error: {x}", markup=False)
+        if x.pending:
+            err.print("pending pods: " + ", ".join(x.pending[:10]), markup=False)
+        raise typer.Exit(1) from None
     data = e.to_dict()
     shown = data if timings else {k: v for k, v in data.items() if k != "timings"}
     if output.is_table:

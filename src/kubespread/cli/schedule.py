@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from kubespread.api.keys import zone_of
 from kubespread.cli.common import (
     WideOutput,
     err,
@@ -31,7 +30,7 @@ from kubespread.cli.options import (
     ValidateOption,
     WideOutputOption,
 )
-from kubespread.cli.render.placement import node_namer, print_preemptions, spread_rows, write_placement_report
+from kubespread.cli.render.placement import node_namer, print_preemptions, write_placement_report
 from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
@@ -39,7 +38,7 @@ from kubespread.io.loader import Validation
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kubespread.plan.optimal import OptimalResult
+    from kubespread.plan.optimal import Comparison, OptimalResult
     from kubespread.sim.placement import PlacementResult
     from kubespread.sim.run import PendingPod
 
@@ -118,7 +117,7 @@ def _print_table(result: PlacementResult, spread: list[dict[str, Any]], wide: bo
         out.print(Text.assemble(("failed ", "red"), f"{f.object}: {f.message}"))
 
 
-def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> None:
+def _print_optimal(result: PlacementResult, solved: OptimalResult | None, rows: list[Comparison]) -> None:
     """The optimal section: greedy vs optimal pods per node, then the bind order."""
     out.print()
     if solved is None:
@@ -143,8 +142,8 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
             out.print(Text("  conflicting: no node admits some of the pods"), soft_wrap=False)
         return
     t = table("node", "zone", ("greedy", "right"), ("optimal", "right"))
-    for name, zone, greedy_n, optimal_n in greedy_vs_optimal(result, solved):
-        t.add_row(short(name), zone, str(greedy_n), str(optimal_n))
+    for r in rows:
+        t.add_row(short(r.node), r.zone, str(r.greedy), str(r.optimal))
     out.print(t)
     out.print(Text("bind order (pinned: required node affinity metadata.name In [node])", style="bold"))
     for i, e in enumerate(solved.bind_order, 1):
@@ -153,53 +152,25 @@ def _print_optimal(result: PlacementResult, solved: OptimalResult | None) -> Non
         out.print(Text(f"  {i}. {short_ns(ns, name)} -> {short(e.node)}{pin}"), soft_wrap=False)
 
 
-def greedy_vs_optimal(result: PlacementResult, solved: OptimalResult) -> list[tuple[str, str, int, int]]:
-    """(node, zone, pods there under kube-scheduler's placement, under the optimal one) for
-    the solved workload, by node: what the table and the report both show."""
-    nodes = result.sim.cluster.nodes
-    greedy_counts = _per_node(solved.greedy)
-    optimal_counts = _per_node(solved.assignments)
-    return [
-        (
-            name,
-            zone_of(nodes[name].metadata.labels) or "-",
-            greedy_counts.get(name, 0),
-            optimal_counts.get(name, 0),
-        )
-        for name in sorted(set(greedy_counts) | set(optimal_counts))
-    ]
-
-
-def _optimal_tables(result: PlacementResult, solved: OptimalResult | None) -> list[Any]:
+def _optimal_tables(solved: OptimalResult | None, rows: list[Comparison]) -> list[Any]:
     """The report's side-by-side view: per zone, then per node."""
-    if solved is None or solved.error or solved.pending:
+    from kubespread.plan.optimal import per_zone
+
+    if solved is None or not rows:
         return []
-    rows = greedy_vs_optimal(result, solved)
-    zones: dict[str, list[int]] = {}
-    for _, zone, g, o in rows:
-        acc = zones.setdefault(zone, [0, 0])
-        acc[0] += g
-        acc[1] += o
     title = f"Greedy vs optimal: {solved.title}"
     return [
         (
             f"{title}, per zone",
             ["zone", "greedy", "optimal"],
-            [[z, str(g), str(o)] for z, (g, o) in sorted(zones.items())],
+            [[z.zone, str(z.greedy), str(z.optimal)] for z in per_zone(rows)],
         ),
         (
             f"{title}, per node",
             ["node", "zone", "greedy", "optimal"],
-            [[n, z, str(g), str(o)] for n, z, g, o in rows],
+            [[r.node, r.zone, str(r.greedy), str(r.optimal)] for r in rows],
         ),
     ]
-
-
-def _per_node(assignments: dict[str, str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for node in assignments.values():
-        counts[node] = counts.get(node, 0) + 1
-    return counts
 
 
 def schedule_command(
@@ -236,19 +207,21 @@ def schedule_command(
     result = run_placement(
         files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
     )
-    spread = spread_rows(result)
-    solved = None
+    spread = result.spread()
+    solved, compared = None, []
     if optimal:
+        from kubespread.plan.optimal import greedy_vs_optimal
         from kubespread.plan.optimal import optimal as solve_optimal
 
         solved = solve_optimal(result)
+        compared = [] if solved is None else greedy_vs_optimal(result, solved)
     if output.is_table:
-        _print_table(result, spread, wide=output is WideOutput.wide)
+        _print_table(result, [r.to_dict() for r in spread], wide=output is WideOutput.wide)
         if optimal:
-            _print_optimal(result, solved)
+            _print_optimal(result, solved, compared)
     else:
         doc = result.to_dict()
-        doc["spread"] = spread
+        doc["spread"] = [r.to_dict() for r in spread]
         if optimal:
             doc["optimal"] = None if solved is None else solved.to_dict()
         print_data(doc, output)
@@ -263,7 +236,7 @@ def schedule_command(
             title,
             explained.to_dict() if explained else None,
             spread,
-            extra_tables=_optimal_tables(result, solved) if optimal else None,
+            extra_tables=_optimal_tables(solved, compared) if optimal else None,
         )
         err.print(f"report: {path}", markup=False, highlight=False)
     if result.rejections:

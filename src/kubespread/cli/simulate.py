@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,10 +31,11 @@ from kubespread.cluster.workloads import WorkloadRef
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
-    from kubespread.controllers.host import Controller
-    from kubespread.sim.hints import PendingHints
+    from kubespread.scheduler.scheduler import Decision
     from kubespread.sim.run import SimulationResult
     from kubespread.sim.runs import OutcomeSpread, RunsResult, StepSpread
+    from kubespread.sim.scenario import Step
+    from kubespread.sim.simulate import SimulateHooks, SimulateOutcome, SimulateRequest
 
 __all__ = ["simulate_command"]
 
@@ -302,13 +302,10 @@ def simulate_command(
     SCENARIO is a scenario file (kind: Scenario)."""
     from kubespread.admission.framework import AdmissionOptions
     from kubespread.api.duration import parse_duration
-    from kubespread.controllers import default_controllers
     from kubespread.controllers.workloadspread import FLAVOURS, WorkloadSpreadOptions
-    from kubespread.sim.delta import delta_dict, full_dict
-    from kubespread.sim.hints import PendingHints
     from kubespread.sim.placement import PROGRESS_EVERY
-    from kubespread.sim.run import simulate
     from kubespread.sim.scenario import ScenarioError, load_scenario
+    from kubespread.sim.simulate import SimulateHooks, SimulateRequest
 
     if workloadspread_flavour not in FLAVOURS:
         err.print(
@@ -324,10 +321,6 @@ def simulate_command(
     if seed is not None and runs is None:
         err.print("error: --seed: only with --runs (a single run uses the scenario's seed field)")
         raise typer.Exit(2)
-    options = AdmissionOptions(
-        hard_anti_affinity_limit=hard_anti_affinity_limit,
-        limit_pod_hard_anti_affinity_topology=limit_topology,
-    )
     try:
         loaded = load_scenario(scenario, validation=validate)
     except ScenarioError as e:
@@ -340,78 +333,75 @@ def simulate_command(
         raise typer.Exit(1) from None
     for w in loaded.warnings:
         err.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
-
-    def controllers() -> list[Controller]:
-        return default_controllers(
-            affinity_grace_seconds=grace,
-            workloadspread=WorkloadSpreadOptions(flavour=workloadspread_flavour),  # type: ignore[arg-type]
-        )
-
+    request = SimulateRequest(
+        loaded,
+        runs=runs,
+        seed=seed,
+        admission=AdmissionOptions(
+            hard_anti_affinity_limit=hard_anti_affinity_limit,
+            limit_pod_hard_anti_affinity_topology=limit_topology,
+        ),
+        affinity_grace_seconds=grace,
+        workloadspread=WorkloadSpreadOptions(flavour=workloadspread_flavour),  # type: ignore[arg-type]
+        max_pods=max_pods,
+        keep_first=dump is not None or report is not None,
+        explain_first=report is not None,
+    )
     if runs is not None:
         _simulate_runs(
-            loaded,
-            runs,
-            seed=seed,
-            controllers=controllers,
-            admission=options,
-            max_pods=max_pods,
-            progress=progress,
-            output=output,
-            changes_only=changes_only,
-            dump=dump,
-            report=report,
+            request, progress=progress, output=output, changes_only=changes_only, dump=dump, report=report
         )
         return
     bar = progress_bar(progress)
     with bar:
         task = bar.add_task("simulating", total=len(loaded.steps))
-
         doing = ["settling the cluster as given"]
         placed = [0]
 
-        def on_step(step: Any) -> None:
+        def on_step(step: Step) -> None:
             doing[0] = f"step {step.index + 1}: {step.action}"
             bar.update(task, completed=step.index, description=doing[0])
 
-        def on_decision(decision: Any) -> None:  # a long step (a big Deployment) shows its pods
+        def on_decision(decision: Decision) -> None:  # a long step (a big Deployment) shows its pods
             if decision.selected is None:
                 return
             placed[0] += 1
             if placed[0] % PROGRESS_EVERY == 0:
                 bar.update(task, description=f"{doing[0]}: {placed[0]:,} pods placed")
 
-        hints = PendingHints()
-        try:
-            result = simulate(
-                loaded,
-                controllers=controllers(),
-                admission=options,
-                on_step=on_step,
-                on_decision=on_decision,
-                max_pods=max_pods,
-                after_step=hints,
-            )
-        except ScenarioError as e:
-            for p in e.problems:
-                err.print(f"error: {p}", markup=False, highlight=False)
-            raise typer.Exit(1) from None
+        outcome = _run_or_exit(request, SimulateHooks(on_step=on_step, on_decision=on_decision))
         bar.update(task, completed=len(loaded.steps))
+    result = outcome.result
+    assert result is not None
     if dump is not None:
         _write_dump(dump, result)
     # the full form: the table's and the report's input, and -o json|yaml's when asked for
     full = output is Output.table or report is not None or output_form is OutputForm.full
-    doc = full_dict(result, hints.decorate) if full else None
+    doc = outcome.full_doc() if full else None
     if output is Output.table:
         assert doc is not None
         _print_table(doc, changes_only=changes_only)
     elif output_form is OutputForm.full:
         print_data(doc, output)
     else:
-        print_data(delta_dict(result, hints.decorate), output)
+        print_data(outcome.delta_doc(), output)
     if report is not None:
         assert doc is not None
-        path = _write_report(report, doc, result, hints)
+        path = _write_report(report, doc, outcome)
         err.print(f"report: {path}", markup=False, highlight=False)
+
+
+def _run_or_exit(request: SimulateRequest, hooks: SimulateHooks) -> SimulateOutcome:
+    """The ``simulate`` use case; a step that cannot be carried out is printed and exits 1."""
+    from kubespread.sim.scenario import ScenarioError
+    from kubespread.sim.simulate import run_scenario
+
+    try:
+        return run_scenario(request, hooks)
+    except ScenarioError as e:
+        for p in e.problems:
+            err.print(f"error: {p}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
 
 
 def _write_dump(path: Path, result: SimulationResult, note: str = "") -> None:
@@ -436,13 +426,8 @@ _RUNS_LEGEND = "pods per domain: each workload's own running pods, min/median/ma
 
 
 def _simulate_runs(
-    loaded: Any,
-    runs: int,
+    request: SimulateRequest,
     *,
-    seed: int | None,
-    controllers: Callable[[], list[Controller]],
-    admission: Any,
-    max_pods: int,
     progress: bool,
     output: Output,
     changes_only: bool,
@@ -451,14 +436,11 @@ def _simulate_runs(
 ) -> None:
     """``--runs N``: the runs one after the other (kubespread.sim.runs), then their summary;
     --dump and --report show the first run."""
-    from kubespread.sim.delta import full_dict
-    from kubespread.sim.hints import PendingHints
     from kubespread.sim.placement import PROGRESS_EVERY
-    from kubespread.sim.runs import simulate_runs
-    from kubespread.sim.scenario import ScenarioError
+    from kubespread.sim.simulate import SimulateHooks
 
-    hints = PendingHints() if report is not None else None
-    kept: list[SimulationResult] = []  # the first run's, for --dump and --report
+    runs = request.runs
+    assert runs is not None
     bar = progress_bar(progress)
     with bar:
         task = bar.add_task("simulating", total=runs)
@@ -472,55 +454,31 @@ def _simulate_runs(
             doing[0] = f"run {i + 1}/{runs} (seed {s})"
             bar.update(task, completed=i, description=doing[0])
 
-        def on_step(step: Any) -> None:
+        def on_step(step: Step) -> None:
             doing[0] = f"run {run[0] + 1}/{runs} (seed {run[1]}): step {step.index + 1}: {step.action}"
             bar.update(task, description=doing[0])
 
-        def on_decision(decision: Any) -> None:
+        def on_decision(decision: Decision) -> None:
             if decision.selected is None:
                 return
             placed[0] += 1
             if placed[0] % PROGRESS_EVERY == 0:
                 bar.update(task, description=f"{doing[0]}: {placed[0]:,} pods placed")
 
-        def after_step(sim: Any, step: Any) -> None:
-            if hints is not None and run[0] == 0:
-                hints(sim, step)
-
-        def on_result(i: int, result: SimulationResult) -> None:
-            if i == 0 and (dump is not None or report is not None):
-                kept.append(result)
-
-        try:
-            summary = simulate_runs(
-                loaded,
-                runs,
-                seed=seed,
-                controllers=controllers,
-                admission=admission,
-                max_pods=max_pods,
-                on_run=on_run,
-                on_step=on_step,
-                on_decision=on_decision,
-                after_step=after_step if hints is not None else None,
-                on_result=on_result,
-            )
-        except ScenarioError as e:
-            for p in e.problems:
-                err.print(f"error: {p}", markup=False, highlight=False)
-            raise typer.Exit(1) from None
+        outcome = _run_or_exit(request, SimulateHooks(on_run, on_step, on_decision))
         bar.update(task, completed=runs)
+    summary = outcome.runs
+    assert summary is not None
     note = f" (run 1 of {runs}, seed {summary.seeds[0]})"
     if dump is not None:
-        _write_dump(dump, kept[0], note)
+        assert outcome.result is not None
+        _write_dump(dump, outcome.result, note)
     if output is Output.table:
         _print_runs_table(summary, changes_only=changes_only)
     else:
         print_data(summary.to_dict(), output)
     if report is not None:
-        assert hints is not None
-        doc = full_dict(kept[0], hints.decorate)
-        path = _write_report(report, doc, kept[0], hints)
+        path = _write_report(report, outcome.full_doc(), outcome)
         err.print(f"report: {path}{note}", markup=False, highlight=False)
 
 
@@ -606,19 +564,16 @@ def _print_runs_table(summary: RunsResult, *, changes_only: bool = True) -> None
         out.print(f"every step identical in every run ({n} runs)", markup=False, highlight=False)
 
 
-def _write_report(directory: Path, doc: dict[str, Any], result: Any, hints: PendingHints) -> Path:
+def _write_report(directory: Path, doc: dict[str, Any], outcome: SimulateOutcome) -> Path:
     from kubespread.report import write_report
-    from kubespread.sim.placement import report_explanation
 
     steps = [{**doc["initial"], "label": "initial cluster"}]
     steps += [{**s, "label": f"step {s['index'] + 1}: {s['description']}"} for s in doc["steps"]]
     explanation: dict[str, Any] | None = None
-    if hints.first is not None:  # at the step where the pod was pending
-        index, explanation = hints.first
-        explanation = {**explanation, "at": steps[index + 1]["label"]}
-    elif result.sim is not None:
-        explained = report_explanation(result.sim)
-        explanation = None if explained is None else {**explained.to_dict(), "at": "the end"}
+    explained = outcome.report_explanation()
+    if explained is not None:
+        index, made = explained  # at the step where the pod was pending, else at the end
+        explanation = {**made, "at": "the end" if index is None else steps[index + 1]["label"]}
     return write_report(
         directory,
         title=f"kubespread simulate: {doc['scenario'] or 'scenario'}",

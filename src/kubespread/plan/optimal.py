@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubespread.api.core import Pod
+from kubespread.api.keys import zone_of
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.statefulset import LABEL_POD_INDEX, LABEL_POD_NAME
 from kubespread.plan.capacity import binding_limits
@@ -44,7 +45,18 @@ from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import PlacementResult
 from kubespread.solve import SolveError, VerificationError, build_groups, conflict, solve, verify_groups
 
-__all__ = ["BindStep", "OptimalResult", "ReplayCutShort", "ReplayError", "optimal", "pinned", "replay"]
+__all__ = [
+    "BindStep",
+    "Comparison",
+    "OptimalResult",
+    "ReplayCutShort",
+    "ReplayError",
+    "greedy_vs_optimal",
+    "optimal",
+    "per_zone",
+    "pinned",
+    "replay",
+]
 
 #: the scopes tried in turn
 PENDING_WORKLOADS: Final = "pending workloads"
@@ -672,3 +684,50 @@ def _counts(greedy: dict[str, str], keys: list[str]) -> dict[str, int]:
         if node:
             out[node] = out.get(node, 0) + 1
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One node (or zone: ``node`` empty) of ``--optimal``'s side-by-side view: the solved
+    workloads' pods there under kube-scheduler's placement and under the optimal one."""
+
+    node: str
+    zone: str
+    greedy: int
+    optimal: int
+
+
+def greedy_vs_optimal(result: PlacementResult, solved: OptimalResult) -> list[Comparison]:
+    """Per node (by name) that holds a solved pod in either arrangement: what ``schedule
+    --optimal``'s table and report show. Empty when nothing was solved (an error, or pods
+    left pending by the optimal arrangement too)."""
+    if solved.error or solved.pending:
+        return []
+    nodes = result.sim.cluster.nodes
+    greedy_counts = _per_node(solved.greedy)
+    optimal_counts = _per_node(solved.assignments)
+    return [
+        Comparison(
+            name,
+            zone_of(nodes[name].metadata.labels) or "-",
+            greedy_counts.get(name, 0),
+            optimal_counts.get(name, 0),
+        )
+        for name in sorted(set(greedy_counts) | set(optimal_counts))
+    ]
+
+
+def per_zone(rows: Sequence[Comparison]) -> list[Comparison]:
+    """The per-node comparison summed per zone (``node`` empty), by zone."""
+    zones: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        g, o = zones.get(r.zone, (0, 0))
+        zones[r.zone] = (g + r.greedy, o + r.optimal)
+    return [Comparison("", z, g, o) for z, (g, o) in sorted(zones.items())]
+
+
+def _per_node(assignments: Mapping[str, str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in assignments.values():
+        counts[node] = counts.get(node, 0) + 1
+    return counts

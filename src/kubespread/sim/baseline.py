@@ -154,19 +154,23 @@ class Baseline:
         with trial(self.sim.cluster) as cluster:
             yield cluster
 
-    def fork(self) -> Baseline:
+    def fork(self, extra: Sequence[LoadedObject] = ()) -> Baseline:
         """An independent copy, settled again from copies of the same objects with the same
         settings. Re-settling rather than loading a dump of this cluster: simulations are
         deterministic (same input and seed, same history), so the copy is this Baseline in
         every part (its clock, event history, pending reasons, name generator and queue
         too), and a run on it goes as it would on this one; a dump would keep the objects
         but start the rest afresh. Costs one settling. ValueError when the controllers were
-        given as instances (they cannot serve two simulations): give a factory."""
+        given as instances (they cannot serve two simulations): give a factory.
+
+        ``extra``: objects settled with them, after the others (``provision`` adds nodes: as
+        existing objects they are there before anything new is created, as when ``schedule``
+        is given them in the cluster files)."""
         s = self.settings
         if s.controllers is not None and not callable(s.controllers):
             raise ValueError("controllers given as instances cannot serve a fork: settle with a factory")
         return settle(
-            [replace(lo, obj=lo.obj.copy()) for lo in self.objects],
+            [replace(lo, obj=lo.obj.copy()) for lo in (*self.objects, *extra)],
             profiles=s.profiles,
             seed=s.seed,
             controllers=s.controllers,

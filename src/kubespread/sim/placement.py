@@ -17,13 +17,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubespread.admission.framework import AdmissionOptions
+from kubespread.admission.apiserver import create as admit_create
+from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import zone_of
 from kubespread.cluster.trial import trial
 from kubespread.cluster.workloads import NO_OWNER, Ownership, WorkloadRef, ownership
 from kubespread.io.loader import LoadedObject, Manifests
-from kubespread.scheduler.explain import Explanation, explain
+from kubespread.scheduler.explain import Explanation
+from kubespread.scheduler.explain import explain as explain_decision
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.scheduler.views import Preemption, SpreadRow, TieView, spread_rows, tie_view
@@ -41,15 +44,21 @@ from kubespread.sim.rows import FailedCreate, RefusedObject
 from kubespread.sim.run import Snapshot, StepResult, snapshot
 
 __all__ = [
+    "ExplainRequest",
     "NoProfile",
     "Placement",
     "PlacementError",
     "PlacementResult",
+    "PodNotFound",
+    "PodRefused",
+    "ScheduleRequest",
+    "explain",
     "explain_key",
     "explain_pod",
     "is_existing",
     "place",
     "report_explanation",
+    "schedule",
     "snapshot_time",
 ]
 
@@ -269,6 +278,40 @@ def place(
     return PlacementResult(steps[0], steps[1:], placed, snapshot(sim), baseline)
 
 
+@dataclass(frozen=True, slots=True)
+class ScheduleRequest:
+    """What ``kubespread schedule`` is asked, once its files are loaded: the manifests (the
+    cluster and what to create, in order), the scheduler profiles (None: the default
+    profile), the seed, and the most pods the run may hold (None: no bound)."""
+
+    manifests: Manifests | Sequence[LoadedObject]
+    profiles: Mapping[str, Profile] | None = None
+    seed: int = 0
+    max_pods: int | None = DEFAULT_MAX_PODS
+    #: the Kubernetes version to answer as (None: the profiles', else 1.35)
+    features: FeatureGates | None = None
+
+
+def schedule(
+    request: ScheduleRequest, *, on_step: Callable[[int, int, str], None] | None = None
+) -> PlacementResult:
+    """The ``schedule`` use case (``explain`` and ``diff`` start from it too): :func:`place`
+    with the request's settings. ``on_step`` reports progress; PlacementError (every
+    problem, located) when the input cannot be placed."""
+    profiles = request.profiles
+    if profiles is None and request.features is not None:
+        from kubespread.scheduler.config import default_profiles
+
+        profiles = default_profiles(features=request.features)
+    return place(
+        request.manifests,
+        profiles=profiles,
+        seed=request.seed,
+        on_step=on_step,
+        max_pods=request.max_pods,
+    )
+
+
 def _owned(sim: Simulation, pod: Pod | None) -> Ownership:
     return NO_OWNER if pod is None else ownership(sim.cluster, pod)
 
@@ -280,6 +323,24 @@ def _kind_name(ref: WorkloadRef | None) -> dict[str, str] | None:
 
 class NoProfile(Exception):
     """The pod names a scheduler the simulation does not run."""
+
+
+class PodNotFound(KeyError):
+    """``explain``'s pod is neither in the input nor among the pods its workloads created;
+    ``pending`` names the pods left pending (what the user may have meant)."""
+
+    def __init__(self, key: str, pending: Sequence[str]) -> None:
+        super().__init__(key)
+        self.key = key
+        self.pending = list(pending)
+
+    def __str__(self) -> str:
+        return f"pod {self.key} not found in the input or among the pods its workloads create"
+
+
+class PodRefused(Exception):
+    """``explain``'s pod manifest is one the API server would refuse; the message is located
+    (file, document, field)."""
 
 
 def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanation:
@@ -298,7 +359,7 @@ def explain_pod(sim: Simulation, pod: Pod, *, timed: bool = False) -> Explanatio
     nominated = sim.scheduling.nominated or None
     order = sim.scheduling.order.fork()
     decision = schedule_one(pod, sim.cluster, profile, nominated=nominated, order=order, timed=timed)
-    e = explain(decision, sim.cluster, profile)
+    e = explain_decision(decision, sim.cluster, profile)
     made = [entry for entry in sim.preemptions if entry.pod == pod.key]
     e.preemptions = made + e.preemptions
     return e
@@ -342,3 +403,46 @@ def report_explanation(sim: Simulation) -> Explanation | None:
         return explain_key(sim, keys[0], timed=True) if keys else None
     except NoProfile:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainRequest:
+    """What ``kubespread explain`` is asked, once the cluster is placed: the placement to
+    explain in, and the pod: ``namespace/name`` (or a name, in ``default``) of a pod there, or
+    a loaded Pod manifest to try as if created now. ``timed``: keep where the cycle's time went."""
+
+    placement: PlacementResult
+    pod: str | LoadedObject
+    timed: bool = False
+
+
+def explain(request: ExplainRequest) -> Explanation:
+    """The ``explain`` use case: a pod of the placement (:func:`explain_key`; a bound one says
+    where it runs) or a manifest admitted as if created now (defaults, matchLabelKeys merge,
+    webhooks; :func:`explain_pod`). Raises PodNotFound, PodRefused or NoProfile."""
+    sim = request.placement.sim
+    if isinstance(request.pod, LoadedObject):
+        return explain_pod(sim, _admitted(sim, request.pod), timed=request.timed)
+    key = request.pod if "/" in request.pod else f"default/{request.pod}"
+    try:
+        e = explain_key(sim, key, timed=request.timed)
+    except KeyError:
+        raise PodNotFound(key, [p.key for p in request.placement.final.pending]) from None
+    if node := sim.cluster.pods[key].spec.node_name:
+        e.runs_on(node)
+    return e
+
+
+def _admitted(sim: Simulation, lo: LoadedObject) -> Pod:
+    """The manifest's pod as the API server would store it on create, unbound."""
+    pod = lo.obj.copy()
+    if not isinstance(pod, Pod):
+        raise TypeError(f"{lo.ref} is not a Pod")
+    if not pod.metadata.name and pod.metadata.generate_name:
+        pod.metadata.name = sim.generate_name(pod.metadata.generate_name, pod.metadata.namespace)
+    outcome = admit_create(pod, sim.admission_context(), sim.chain)
+    if isinstance(outcome, Rejection):
+        field = next((c.get("field") for c in outcome.causes if c.get("field")), None)
+        raise PodRefused(f"{lo.where(field)}: {lo.ref}: the API server would refuse it: {outcome.message}")
+    pod.spec.node_name = ""
+    return pod

@@ -64,6 +64,10 @@ class Encoding:
         self._used: dict[tuple[int, str], Any] = {}
         self._by_value: dict[tuple[int, str], dict[str, list[str]]] = {}
         res = self._guard((RESOURCES, -1, 0))
+        #: per offered node, a boolean: it is added (provisioning)
+        self.added: dict[str, Any] = {
+            node: self.m.new_bool_var(f"added[{node}]") for offer in model.offers for node in offer.nodes
+        }
         for gi, g in enumerate(model.groups):
             xs: dict[str, Any] = {}
             for n in g.nodes:
@@ -71,6 +75,9 @@ class Encoding:
                 xs[n.name] = self.m.new_int_var(0, ub, f"x[{gi},{n.name}]")
                 if assume and RESOURCES not in model.relaxed:
                     self.require(xs[n.name] <= n.capacity, res)
+                if n.name in self.added:
+                    # a pod on a node that is not added: none
+                    self.m.add(xs[n.name] <= ub * self.added[n.name])
             self.x.append(xs)
             total = sum(xs.values())
             self.require(total == g.count if exact else total <= g.count)
@@ -187,10 +194,19 @@ class Encoding:
             for r in sorted({r for gi in gis for r in groups[gi].request}):
                 load = [groups[gi].request[r] * self.x[gi][node] for gi in gis if r in groups[gi].request]
                 if len(load) > 1:
-                    self.require(sum(load) <= room.get(r, 0), res)
+                    # an overcommitted node (room below 0) takes no new pod, and holds none now
+                    self.require(sum(load) <= max(room.get(r, 0), 0), res)
             for a, b in ((a, b) for i, a in enumerate(gis) for b in gis[i + 1 :]):
                 if _ports_clash(groups[a].ports, groups[b].ports):
                     self.require(self.x[a][node] + self.x[b][node] <= 1, res)
+
+    def _present(self, nodes: Sequence[str], name: str) -> Any:
+        """A boolean: one of the offered nodes is added."""
+        if len(nodes) == 1:
+            return self.added[nodes[0]]
+        b = self.m.new_bool_var(name)
+        self.m.add_max_equality(b, [self.added[n] for n in nodes])
+        return b
 
     def _spread(self, gi: int, s: Spread, lit: list[Any]) -> None:
         key = s.topology_key
@@ -198,8 +214,11 @@ class Encoding:
         totals: dict[str, Any] = {}
         for d in set(s.existing) | set(mine):
             totals[d] = s.existing.get(d, 0) + self.domain_sum(s.members, key, d, s.counted)
-        if len(s.existing) < s.min_domains or not s.existing:
-            low: Any = 0
+        offered = {d: nodes for d, nodes in s.offered.items() if d in s.existing}
+        if offered:
+            low = self._offered_minimum(gi, s, totals, offered, lit)
+        elif len(s.existing) < s.min_domains or not s.existing:
+            low = 0
         else:
             big = sum(s.existing.values()) + self.model.count
             low = self.m.new_int_var(0, big, f"min[{gi},{key}]")
@@ -220,6 +239,33 @@ class Encoding:
                 if n not in s.counted:
                     # only a new pod is judged there (a kept one is not scheduled again)
                     self.require(totals[d] + s.self_match - low <= s.max_skew, [self.arrives(gi, n, g), *lit])
+
+    def _offered_minimum(
+        self,
+        gi: int,
+        s: Spread,
+        totals: Mapping[str, Any],
+        offered: Mapping[str, tuple[str, ...]],
+        lit: list[Any],
+    ) -> Any:
+        """The global minimum when some domains exist only if a node is added there: a
+        domain counts (for the minimum and towards minDomains) only then; below minDomains
+        domains the minimum is 0. ``low`` may be chosen below the true minimum: a smaller
+        one only makes the skew harder to keep, so the solver takes the true one when it
+        needs it."""
+        key = s.topology_key
+        big = sum(s.existing.values()) + self.model.count
+        low = self.m.new_int_var(0, big, f"min[{gi},{key}]")
+        present = {d: self._present(nodes, f"dom[{gi},{key}={d}]") for d, nodes in offered.items()}
+        for d in s.existing:
+            self.require(low <= totals[d], [*lit, *([present[d]] if d in present else [])])
+        real = len(s.existing) - len(present)
+        short = max(s.min_domains, 1) - real
+        if short > 0:
+            enough = self.m.new_bool_var(f"enough[{gi},{key}]")
+            self.m.add(sum(present.values()) >= short).only_enforce_if(enough)
+            self.require(low == 0, [~enough, *lit])
+        return low
 
     def _anti(self, gi: int, t: AntiTerm, lit: list[Any]) -> None:
         key = t.topology_key

@@ -29,6 +29,7 @@ __all__ = [
     "AntiTerm",
     "Group",
     "NodeSlot",
+    "Offer",
     "Placement",
     "PlacementModel",
     "SolveError",
@@ -67,6 +68,9 @@ class Spread:
     self_match: int
     counted: frozenset[str] = frozenset()
     members: tuple[int, ...] = ()
+    #: domains only offered nodes give (provisioning): domain -> those counted nodes; such a
+    #: domain counts (global minimum, minDomains) only when one of them is added
+    offered: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -140,6 +144,16 @@ class Group:
         return sorted({t.topology_key for t in self.anti})
 
 
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """Nodes that may be added (provisioning): identical copies of one node template, in
+    order (the k-th is added only when the (k-1)-th is), each costing ``cost``."""
+
+    template: str
+    nodes: tuple[str, ...]
+    cost: int
+
+
 @dataclass(slots=True)
 class PlacementModel:
     """What the CP-SAT model is built from (plain data, so tests can brute-force it).
@@ -151,6 +165,8 @@ class PlacementModel:
     #: every spread constraint within maxSkew over every eligible domain (the skew a table
     #: shows), not only at the pods' own domains (the Filter's condition): rebalancing
     balance: bool = False
+    #: nodes that exist only if added (provisioning); every other node exists
+    offers: tuple[Offer, ...] = ()
 
     @property
     def count(self) -> int:
@@ -231,4 +247,4 @@ def relaxed(model: PlacementModel, family: str) -> PlacementModel:
         else:
             g = replace(g, affinity=None)
         groups.append(g)
-    return PlacementModel(groups, model.room, model.relaxed | {family}, model.balance)
+    return PlacementModel(groups, model.room, model.relaxed | {family}, model.balance, model.offers)

@@ -1,6 +1,6 @@
 """What ``schedule``, ``explain``, ``diff``, ``audit``, ``rebalance`` and ``simulate`` show
-alike of a placement: node names shortened for 80 columns, the spread rows of ``-o json``,
-the preempted section, and the HTML report of a placement."""
+alike of a placement: node names shortened for 80 columns, the preempted section, and the
+HTML report of a placement."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from rich.text import Text
 from kubespread.cli.common import out, short_ns
 
 if TYPE_CHECKING:
-    from kubespread.scheduler.views import Preemption
+    from kubespread.scheduler.views import Preemption, SpreadRow
     from kubespread.sim.placement import PlacementResult
 
-__all__ = ["node_namer", "print_preemptions", "spread_rows", "write_placement_report"]
+__all__ = ["node_namer", "print_preemptions", "write_placement_report"]
 
 
 def node_namer(names: list[str]) -> tuple[Any, str]:
@@ -32,12 +32,6 @@ def node_namer(names: list[str]) -> tuple[Any, str]:
         return (lambda n: n), ""
     cut = "." + suffix
     return (lambda n: n[: -len(cut)] if n and n.endswith(cut) else n), f"node names end in {cut}"
-
-
-def spread_rows(result: PlacementResult) -> list[dict[str, Any]]:
-    """The ``spread`` rows of ``-o json``: ``PlacementResult.spread`` (the workloads placed or
-    pending in this run, per constraint, as ``kubespread.scheduler.views`` counts them)."""
-    return [row.to_dict() for row in result.spread()]
 
 
 def _fmt_seconds(t: float | None) -> str:
@@ -81,10 +75,15 @@ def print_preemptions(
 
 
 def _workload_id(row: dict[str, Any]) -> str:
-    """A spread row's workload: its owner (a Deployment's ReplicaSets are one), else the pod."""
+    """A distribution row's workload: its owner (a Deployment's ReplicaSets are one), else the pod."""
     if row["owner"]:
         return f"{row['owner']['kind']}/{row['owner']['name']}"
     return f"Pod/{row['pod']}"
+
+
+def _spread_id(row: SpreadRow) -> str:
+    """A spread row's workload, as :func:`_workload_id` names a distribution row's."""
+    return f"{row.top.kind}/{row.top.name}" if row.top else f"Pod/{row.pod}"
 
 
 def write_placement_report(
@@ -92,20 +91,20 @@ def write_placement_report(
     result: PlacementResult,
     title: str,
     explanation: dict[str, Any] | None,
-    spread: list[dict[str, Any]] | None = None,
+    spread: Sequence[SpreadRow] | None = None,
     extra_tables: list[Any] | None = None,
 ) -> Path:
-    """``spread``: the run's ``spread_rows`` when the caller has them already;
+    """``spread``: the run's ``PlacementResult.spread()`` when the caller has it already;
     ``extra_tables`` (title, headers, rows) follow the placements (``--optimal``'s view)."""
     from kubespread.report import write_report
 
     if spread is None:
-        spread = spread_rows(result)
+        spread = result.spread()
 
     steps = [{**result.initial.to_dict(), "label": "the cluster as given"}]
     steps += [{**s.to_dict(), "label": s.description} for s in result.steps]
     # the pictures follow the workloads this run placed or left pending, not the whole dump
-    involved = {(r["namespace"], _workload_id(r)) for r in spread}
+    involved = {(r.namespace, _spread_id(r)) for r in spread}
     for step in steps:
         step["distribution"] = [
             d for d in step["distribution"] if (d["namespace"], _workload_id(d)) in involved
