@@ -119,3 +119,71 @@ def test_capacity_counts_as_the_version_admits_the_template(tmp_path: Path) -> N
 def test_every_command_that_admits_or_schedules_takes_the_option(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert "--kube-version" in result.stdout
+
+
+UPGRADE = """
+apiVersion: v1
+kind: Node
+metadata: {name: a, labels: {kubernetes.io/hostname: a}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b, labels: {kubernetes.io/hostname: b}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-a, uid: u1, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  nodeName: a
+  containers: [{name: c, image: x, resources: {requests: {cpu: "3", memory: 1Gi}}}]
+status: {phase: Running}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: on-b, uid: u2, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  nodeName: b
+  containers: [{name: c, image: x, resources: {requests: {cpu: "2", memory: 6Gi}}}]
+status: {phase: Running}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: new}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+"""
+
+
+def test_diff_against_shows_what_an_upgrade_changes(tmp_path: Path) -> None:
+    """NodeResourcesBalancedAllocation's v1.36 score (kubernetes#135573) moves the new pod from
+    b (v1.35) to a (v1.37): the same manifests, scheduled as each version."""
+    f = tmp_path / "cluster.yaml"
+    f.write_text(UPGRADE)
+    args = [
+        "diff",
+        "-f",
+        str(f),
+        "--kube-version",
+        "1.35",
+        "--against",
+        "1.37",
+        "-o",
+        "json",
+        "--no-progress",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    moved = [p for p in json.loads(result.stdout)["pods"] if p["change"] == "moved"]
+    assert [(p["before"]["name"], p["before"]["node"], p["after"]["node"]) for p in moved] == [
+        ("new", "b", "a")
+    ]
+    same = CliRunner().invoke(app, ["diff", "-f", str(f), "--against", "1.35", "-o", "json", "--no-progress"])
+    assert not [p for p in json.loads(same.stdout)["pods"] if p["change"] == "moved"]
+
+
+@pytest.mark.parametrize("command", ["schedule", "explain", "simulate", "diff"])
+def test_the_use_case_commands_take_the_option(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert "--kube-version" in result.stdout

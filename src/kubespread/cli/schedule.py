@@ -12,6 +12,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     WideOutput,
     err,
+    kube_features,
     out,
     print_data,
     run_placement,
@@ -22,6 +23,7 @@ from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     MaxPodsOption,
     ProgressOption,
     ReportOption,
@@ -200,12 +202,21 @@ def schedule_command(
             help=f"Exit {EXIT_PENDING} when any pod stays pending (CI pipelines); the output is the same.",
         ),
     ] = False,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
     order. Shows each placement, the spread per topology key and why pods stay pending."""
     result = run_placement(
-        files, scheduler_config, seed, progress, kubeconfig, context, validate, max_pods=max_pods
+        files,
+        scheduler_config,
+        seed,
+        progress,
+        kubeconfig,
+        context,
+        validate,
+        max_pods=max_pods,
+        features=kube_features(kube_version, kubeconfig, context),
     )
     spread = result.spread()
     solved, compared = None, []

@@ -15,6 +15,7 @@ from kubespread.cli.common import (
     STRICT_PREFIXES,
     Output,
     err,
+    kube_features,
     out,
     print_data,
     progress_bar,
@@ -22,7 +23,13 @@ from kubespread.cli.common import (
     short_ns,
     table,
 )
-from kubespread.cli.options import MaxPodsOption, OutputOption, ValidateOption, at_least_one
+from kubespread.cli.options import (
+    KubeVersionOption,
+    MaxPodsOption,
+    OutputOption,
+    ValidateOption,
+    at_least_one,
+)
 from kubespread.cli.render.placement import print_preemptions
 from kubespread.cli.render.spread import OUT_LEGEND, RAW_LEGEND, has_left_out, has_raw_column, spread_table
 from kubespread.cli.render.workload import workload_label
@@ -293,6 +300,7 @@ def simulate_command(
             "the API server generates draw from it too.",
         ),
     ] = None,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted.
@@ -322,7 +330,7 @@ def simulate_command(
         err.print("error: --seed: only with --runs (a single run uses the scenario's seed field)")
         raise typer.Exit(2)
     try:
-        loaded = load_scenario(scenario, validation=validate)
+        loaded = load_scenario(scenario, validation=validate, features=kube_features(kube_version))
     except ScenarioError as e:
         for p in e.problems:
             err.print(p, markup=False, highlight=False)
