@@ -196,7 +196,11 @@ def scheduler_command(
     # bound before connecting: a port in use is said at once
     with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
-        features = kube_version or server_features(api.server_version())
+        try:
+            features = kube_version or server_features(api.server_version())
+        except ApiError as e:
+            err.print(f"error: cannot reach the API server: {e.message}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
         profiles = scheduler_profiles_or_exit(config, features=features)
         if profiles is None:
             profiles = {scheduler_name: default_profile(features=features)}

@@ -368,10 +368,13 @@ class KubeApi:
         self.request("DELETE", resource_for(kind).path(ns, name), body=body)
 
     def server_version(self) -> str | None:
-        """The API server's ``major.minor`` from /version (``1.36``), None if it does not say."""
+        """The API server's ``major.minor`` from /version (``1.36``), None if it does not say;
+        ApiError when the server cannot be reached."""
         try:
             info = self.request("GET", "/version", timeout=10.0)
-        except ApiError:
+        except ApiError as e:
+            if e.unreachable:
+                raise
             return None
         info = info or {}
         major = "".join(ch for ch in str(info.get("major", "")) if ch.isdigit())

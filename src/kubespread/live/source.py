@@ -36,8 +36,14 @@ OPTIONAL_KINDS: Final = frozenset({"CloneSet", "WorkloadSpread"})
 
 def server_version(kubeconfig: Path | str | None = None, context: str | None = None) -> str | None:
     """The cluster's Kubernetes version (``1.36``, from /version), None when it does not say.
-    Raises LiveError when the cluster cannot be reached."""
-    return KubeApi.connect(kubeconfig, context).server_version()
+    Raises LiveError when the cluster cannot be reached (read_cluster's message)."""
+    api = KubeApi.connect(kubeconfig, context)
+    try:
+        return api.server_version()
+    except ApiError as e:
+        raise LiveError(
+            f"cluster {api.context or api.host}: cannot reach the API server: {e.message}"
+        ) from None
 
 
 def read_cluster(kubeconfig: Path | str | None = None, context: str | None = None) -> Manifests:
