@@ -183,7 +183,7 @@ def test_diff_against_shows_what_an_upgrade_changes(tmp_path: Path) -> None:
     assert not [p for p in json.loads(same.stdout)["pods"] if p["change"] == "moved"]
 
 
-@pytest.mark.parametrize("command", ["schedule", "explain", "simulate", "diff"])
+@pytest.mark.parametrize("command", ["schedule", "explain", "simulate", "diff", "provision"])
 def test_the_use_case_commands_take_the_option(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert "--kube-version" in result.stdout
