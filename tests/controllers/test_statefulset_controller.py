@@ -7,6 +7,7 @@ from typing import Any
 
 from builders import cluster_of, make_node
 from kubespread.api.apps import StatefulSet
+from kubespread.api.features import FeatureGates, features_for
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import is_running_and_ready
 from kubespread.controllers.statefulset import (
@@ -230,3 +231,33 @@ def test_on_delete_leaves_pods_alone_until_deleted() -> None:
     sim.run_until_quiet()
     assert sim.cluster.pods["default/db-1"].spec.containers[0].image == "pg:2"
     assert sim.cluster.pods["default/db-0"].spec.containers[0].image == "pg:1"
+
+
+def _first_killed_together(features: FeatureGates) -> list[str]:
+    """The pods the rolling update deletes at the same instant, first of all (maxUnavailable 2)."""
+    sim = Simulation(
+        cluster_of([make_node("n1"), make_node("n2")]),
+        controllers=[StatefulSetController()],
+        features=features,
+    )
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}
+    sim.create(stateful_set(4, updateStrategy=strategy))
+    sim.run_until_quiet()
+
+    def image(sts: StatefulSet) -> None:
+        sts.spec.template.spec.containers[0].image = "pg:2"
+
+    change(sim, image)
+    sim.run_until_quiet()
+    killed = [e for e in sim.events if e.reason == "Killing"]
+    return [e.name for e in killed if e.time == killed[0].time]
+
+
+def test_max_unavailable_is_honoured_only_where_the_gate_is_on() -> None:
+    """MaxUnavailableStatefulSet is Beta but off in v1.35 and v1.36 (kubernetes#137904): the
+    controller replaces one pod at a time whatever rollingUpdate.maxUnavailable says; with the
+    gate on (by default from v1.37), two go at once."""
+    assert _first_killed_together(features_for("1.35")) == ["db-3"]
+    on = features_for("1.35").with_overrides(MaxUnavailableStatefulSet=True)
+    assert _first_killed_together(on) == ["db-3", "db-2"]
+    assert _first_killed_together(features_for("1.37")) == ["db-3", "db-2"]  # on by default

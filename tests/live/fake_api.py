@@ -664,3 +664,7 @@ class FakeApi:
     def server_minor_version(self) -> int | None:
         self._enter("get /version")
         return 35
+
+    def server_version(self) -> str | None:
+        self._enter("get /version")
+        return "1.35"

@@ -65,9 +65,9 @@ def test_components_choose_the_documents_and_webhook_manifests_keeps_its_pair() 
         manifests(["webhook", "descheduler"])
 
 
-def schema_of(manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def schema_of(manifests: list[dict[str, Any]], name: str = "v1alpha1") -> dict[str, Any]:
     crd = next(m for m in manifests if m["kind"] == "CustomResourceDefinition")
-    (version,) = crd["spec"]["versions"]
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == name]
     return version["schema"]["openAPIV3Schema"]
 
 
@@ -77,8 +77,16 @@ def test_the_crd_serves_workloadspreads_with_a_status_subresource_and_its_own_sc
     spec = crd["spec"]
     assert spec["group"] == "apps.kruise.io" and spec["scope"] == "Namespaced"
     assert spec["names"]["kind"] == "WorkloadSpread" and spec["names"]["shortNames"] == ["ws"]
-    (version,) = spec["versions"]
+    version, beta = spec["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+    # v1beta1 (kruise#2466) is served too, converted by the webhook
+    assert (beta["name"], beta["served"], beta["storage"]) == ("v1beta1", True, False)
+    beta_subset = schema_of([crd], "v1beta1")["properties"]["spec"]["properties"]["subsets"]["items"]
+    assert {"requiredNodeSelector", "preferredNodeSelector"} <= set(beta_subset["properties"])
+    assert "requiredNodeSelectorTerm" not in beta_subset["properties"]
+    conversion = spec["conversion"]
+    assert conversion["strategy"] == "Webhook" and conversion["webhook"]["conversionReviewVersions"] == ["v1"]
+    assert conversion["webhook"]["clientConfig"]["service"]["path"] == "/convert-workloadspreads"
     assert version["subresources"] == {"status": {}}
     assert {c["jsonPath"] for c in version["additionalPrinterColumns"]} >= {
         ".spec.targetRef.kind",

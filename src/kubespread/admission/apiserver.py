@@ -30,6 +30,7 @@ from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Pod
 from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError, FieldError
+from kubespread.api.features import FeatureGates
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.schema import FieldIssue, IssueKind, check
@@ -100,7 +101,9 @@ def is_stored(obj: KubeObject) -> bool:
 
 
 def _prepare(
-    obj: KubeObject, mutate: Callable[[KubeObject], Rejection | None] | None = None
+    obj: KubeObject,
+    mutate: Callable[[KubeObject], Rejection | None] | None = None,
+    features: FeatureGates | None = None,
 ) -> Rejection | None:
     """What a create does to ``obj`` (in place) before validating it: the request's namespace,
     defaulting, mutating admission (``mutate``, when given) and the registry's PrepareForCreate.
@@ -112,7 +115,7 @@ def _prepare(
         rejection = mutate(obj)
         if rejection is not None:
             return rejection
-    prepare_for_create(obj)
+    prepare_for_create(obj, features)
     return None
 
 
@@ -122,10 +125,10 @@ def create(
     """The create handler after decoding: defaulting, mutating admission, the registry's
     preparation and validation, validating admission. ``obj`` is changed in place; it is
     returned as it would be stored, or the refusal is."""
-    rejection = _prepare(obj, lambda o: chain.mutate(o, ctx))
+    rejection = _prepare(obj, lambda o: chain.mutate(o, ctx), ctx.options.features)
     if rejection is not None:
         return rejection
-    errors = validate(obj)
+    errors = validate(obj, ctx.options.features)
     if errors:
         return Rejection.invalid(obj, errors)
     rejection = chain.validate(obj, ctx)
@@ -134,7 +137,7 @@ def create(
     return obj
 
 
-def creation_errors(obj: KubeObject) -> list[FieldError]:
+def creation_errors(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
     """The field errors (the 422) creating ``obj`` would report, judged on a copy so that
     ``validate`` and ``schedule`` agree with ``admit``: a new object is prepared as :func:`create`
     prepares it (so a matchLabelKeys key repeated in the selector is caught after the merge);
@@ -145,11 +148,11 @@ def creation_errors(obj: KubeObject) -> list[FieldError]:
     if is_stored(probe):
         apply_defaults(probe)
     else:
-        _prepare(probe)
-    return validate(probe)
+        _prepare(probe, features=features)
+    return validate(probe, features)
 
 
-def settle_errors(obj: KubeObject) -> list[FieldError]:
+def settle_errors(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
     """The field errors that stop a run before it starts: :func:`creation_errors` for a new
     object and for a stored one of any kind but Pod; for a stored Pod (a dump's, by the
     thousand), what a run reads of it (``validate_stored_pod``), judged on the object itself:
@@ -157,7 +160,7 @@ def settle_errors(obj: KubeObject) -> list[FieldError]:
     validate`` still judges every object as creating it would."""
     if isinstance(obj, Pod) and is_stored(obj):
         return validate_stored_pod(obj)
-    return creation_errors(obj)
+    return creation_errors(obj, features)
 
 
 def _context(

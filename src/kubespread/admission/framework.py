@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubespread.api.apps import PriorityClass
 from kubespread.api.errors import FieldError
+from kubespread.api.features import FeatureGates
 from kubespread.api.meta import KubeObject, ObjectMeta
 
 __all__ = [
@@ -173,6 +174,8 @@ class AdmissionOptions:
     # LimitPodHardAntiAffinityTopology plugin (no required anti-affinity beyond a node at all)
     hard_anti_affinity_limit: bool = False
     limit_pod_hard_anti_affinity_topology: bool = False
+    # the server's version and --feature-gates: what its registry and plugins do
+    features: FeatureGates = field(default_factory=FeatureGates)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from kubespread.api.kruise import KRUISE_V1BETA1, workloadspread_from_v1beta1
+
 __all__ = ["FieldIssue", "IssueKind", "Validation", "check", "known_kind"]
 
 
@@ -337,6 +339,8 @@ def check(kind: str, data: dict[str, Any]) -> list[FieldIssue]:
     ref = _schema()["kinds"].get(kind)
     if ref is None:
         return []
+    if kind == "WorkloadSpread" and isinstance(data, dict) and data.get("apiVersion") == KRUISE_V1BETA1:
+        data = workloadspread_from_v1beta1(data)  # judged in the schema of the version it converts to
     try:
         issues = _walker(ref)(data) or []
     except _Mismatch as m:  # the document itself is not an object

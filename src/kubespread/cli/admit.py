@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from kubespread.cli.options import KubeVersionOption
+
 __all__ = ["admit_command"]
 
 
@@ -33,14 +35,17 @@ def admit_command(
             "kubernetes.io/hostname (kube's LimitPodHardAntiAffinityTopology plugin).",
         ),
     ] = False,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Admit one manifest from stdin as kube-apiserver would (dry run); print the answer as JSON."""
     from kubespread.admission.apiserver import admit_text
     from kubespread.admission.framework import AdmissionContext, AdmissionOptions
+    from kubespread.api.features import features_for
 
     options = AdmissionOptions(
         hard_anti_affinity_limit=hard_anti_affinity_limit,
         limit_pod_hard_anti_affinity_topology=limit_pod_hard_anti_affinity_topology,
+        features=kube_version or features_for(),
     )
     answer = admit_text(sys.stdin.buffer.read(), context=AdmissionContext.create(options=options))
     typer.echo(json.dumps(answer, indent=1, ensure_ascii=False))

@@ -15,6 +15,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     Output,
     err,
+    kube_features,
     load_or_exit,
     out,
     print_data,
@@ -27,6 +28,7 @@ from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     OutputOption,
     ReportOption,
     SchedulerConfigOption,
@@ -266,6 +268,7 @@ def audit_command(
     scheduler_config: SchedulerConfigOption = None,
     seed: SeedOption = 0,
     validate: ValidateOption = Validation.STRICT,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Fail every zone, rack and node in turn (the node controller's taints and evictions on
     the virtual clock) and show which workloads lose replicas, stay pending and why, break
@@ -289,6 +292,7 @@ def audit_command(
     except AuditError as e:
         err.print(f"error: {e}", markup=False)
         raise typer.Exit(2) from None
+    features = kube_features(kube_version, kubeconfig, context)
     if vary:
         config = _config(scheduler_config, validate)
         manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
@@ -296,7 +300,15 @@ def audit_command(
         settled, objects = None, manifests.objects
     else:
         result = run_placement(
-            files, scheduler_config, seed, False, kubeconfig, context, validate, command="audit"
+            files,
+            scheduler_config,
+            seed,
+            False,
+            kubeconfig,
+            context,
+            validate,
+            command="audit",
+            features=features,
         )
         config = _config(scheduler_config, validate)
         settled, objects = result.baseline, []
@@ -318,6 +330,7 @@ def audit_command(
         processes=processes or os.cpu_count() or 1,
         cluster=cluster,
         on_done=on_done,
+        features=features,
     )
     try:
         with bar:

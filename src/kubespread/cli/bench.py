@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kubespread.cli.common import Output, out, print_data, table, timings_table
-from kubespread.cli.options import OutputOption
+from kubespread.cli.options import KubeVersionOption, OutputOption
 
 if TYPE_CHECKING:
     from kubespread.harness.bench import BenchResult
@@ -64,6 +64,7 @@ def bench_command(
         ),
     ] = False,
     output: OutputOption = Output.json,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Schedule the incoming pods one after another and print pods/s, timing the cycles only.
 
@@ -93,7 +94,14 @@ def bench_command(
 
         progress.start()
     try:
-        result = run_bench(input_file, on_pod=on_pod, profiler=profiler, timed=timings, paired=overhead)
+        result = run_bench(
+            input_file,
+            on_pod=on_pod,
+            profiler=profiler,
+            timed=timings,
+            paired=overhead,
+            features=kube_version,
+        )
     except EvaluateError as e:
         typer.echo(f"error: {input_file}: {e}", err=True)
         raise typer.Exit(2) from None

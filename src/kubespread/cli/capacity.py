@@ -19,6 +19,7 @@ import typer
 from kubespread.cli.common import (
     Output,
     err,
+    kube_features,
     load_or_exit,
     out,
     print_data,
@@ -31,6 +32,7 @@ from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     OutputOption,
     SchedulerConfigOption,
     ValidateOption,
@@ -88,6 +90,7 @@ def capacity_command(
     time_limit: TimeLimitOption = 10.0,
     scheduler_config: SchedulerConfigOption = None,
     validate: ValidateOption = Validation.STRICT,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """How many more replicas of a pod fit: cluster-capacity's one-by-one count (greedy) and
     the proven maximum over every arrangement, with what limits it. The last -f is the
@@ -108,8 +111,10 @@ def capacity_command(
     cluster_manifests = load_or_exit(files[:-1], kubeconfig=kubeconfig, context=context, validate=validate)
     require_nodes(cluster_manifests, "capacity")
     template_manifests = load_or_exit(files[-1:], validate=validate)
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    features = kube_features(kube_version)
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate, features)
     request = CapacityRequest(
+        features=features,
         cluster=cluster_manifests.objects,
         template=template_manifests.objects,
         template_file=str(files[-1]),

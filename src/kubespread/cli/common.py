@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.segment import Segment
 from rich.table import Table
 
+from kubespread.api.features import FeatureGates
 from kubespread.cli.pipe import closed_pipe
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.cluster.workloads import short_kind
@@ -38,17 +39,20 @@ __all__ = [
     "err",
     "in_namespace",
     "input_namespaces",
+    "kube_features",
     "load_or_exit",
     "missing_namespace",
     "out",
     "placing",
     "print_data",
     "print_problems",
+    "profiles_or_exit",
     "progress_bar",
     "require_nodes",
     "run_placement",
     "schedule_request",
     "scheduler_profiles_or_exit",
+    "server_features",
     "short_kind",
     "short_ns",
     "table",
@@ -295,11 +299,71 @@ def progress_bar(enabled: bool = True) -> Progress:
     )
 
 
-def scheduler_profiles_or_exit(
-    path: Path | None, validate: Validation = Validation.STRICT
+def kube_features(
+    given: FeatureGates | None,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    *,
+    live: bool = False,
+) -> FeatureGates:
+    """The version a command answers as: ``--kube-version`` (or KUBESPREAD_KUBE_VERSION) when
+    given; in live modes (``--kubeconfig``/``--context``, or ``live``: a command that always
+    talks to a cluster) the API server's /version, brought within 1.33-1.38 with a warning
+    when outside; else 1.35."""
+    from kubespread.api.features import features_for
+
+    if given is not None:
+        return given
+    if kubeconfig is None and context is None and not live:
+        return features_for()
+    from kubespread.live.kube import LiveError
+    from kubespread.live.source import server_version
+
+    try:
+        reported = server_version(kubeconfig, context)
+    except LiveError as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    return server_features(reported)
+
+
+def server_features(reported: str | None) -> FeatureGates:
+    """The gates of the version an API server reports (``1.36``), brought within 1.33-1.38
+    with a warning when outside; 1.35, warned, when it reports none."""
+    from kubespread.api.features import KUBE_VERSIONS, KubeVersion, features_for
+
+    if reported is None:
+        err.print("[yellow]warning:[/] the API server's /version gave no version: answering as 1.35")
+        return features_for("1.35")
+    version = KubeVersion.parse(reported)
+    nearest = min(KUBE_VERSIONS[-1], max(KUBE_VERSIONS[0], version))
+    if nearest != version:
+        err.print(
+            f"[yellow]warning:[/] the API server is v{version}; kubespread answers as {nearest} "
+            "(give --kube-version to choose)"
+        )
+    return features_for(nearest)
+
+
+def profiles_or_exit(
+    path: Path | None, validate: Validation = Validation.STRICT, features: FeatureGates | None = None
 ) -> dict[str, Profile] | None:
-    """The profiles of a KubeSchedulerConfiguration file (None: the default profile); exit 1
-    with every problem located when the file is not one valid configuration."""
+    """:func:`scheduler_profiles_or_exit`, and the default profiles when there is no file but a
+    version (None when neither: the simulation's own defaults, v1.35's)."""
+    profiles = scheduler_profiles_or_exit(path, validate, features)
+    if profiles is None and features is not None:
+        from kubespread.scheduler.config import default_profiles
+
+        profiles = default_profiles(features=features)
+    return profiles
+
+
+def scheduler_profiles_or_exit(
+    path: Path | None, validate: Validation = Validation.STRICT, features: FeatureGates | None = None
+) -> dict[str, Profile] | None:
+    """The profiles of a KubeSchedulerConfiguration file (None: the default profile), answering
+    as ``features``' version; exit 1 with every problem located when the file is not one valid
+    configuration."""
     if path is None:
         return None
     from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -313,7 +377,7 @@ def scheduler_profiles_or_exit(
     (lo,) = configs
     assert isinstance(lo.obj, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(lo.obj)
+        return profiles_from_config(lo.obj, features=features)
     except ConfigError as e:
         located = [f"{lo.where(getattr(x, 'field', None))}: {x}" for x in e.errors]
         print_problems(located, "in the scheduler configuration")
@@ -330,20 +394,21 @@ def schedule_request(
     max_pods: int = DEFAULT_MAX_PODS,
     command: str = "schedule",
     namespace: str | None = None,
+    features: FeatureGates | None = None,
 ) -> ScheduleRequest:
     """The loading edge of ``schedule`` (and of what starts from it): the scheduler
-    configuration, the live cluster and every -f path loaded into a ScheduleRequest, the
-    objects to create that name no namespace put in ``namespace`` (``-n``); every input
-    problem is printed and exits 1."""
+    configuration, the live cluster and every -f path loaded into a ScheduleRequest, as
+    ``features``' version, the objects to create that name no namespace put in
+    ``namespace`` (``-n``); every input problem is printed and exits 1."""
     from kubespread.sim.placement import ScheduleRequest
 
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    profiles = profiles_or_exit(scheduler_config, validate, features)
     manifests = load_or_exit(files, kubeconfig=kubeconfig, context=context, validate=validate)
     if namespace is not None:
         in_namespace(manifests, namespace)
     require_nodes(manifests, command)
     warn_assumed_namespaces(manifests)
-    return ScheduleRequest(manifests, profiles, seed, max_pods)
+    return ScheduleRequest(manifests, profiles, seed, max_pods, features=features)
 
 
 @contextmanager
@@ -377,14 +442,15 @@ def run_placement(
     max_pods: int = DEFAULT_MAX_PODS,
     command: str = "schedule",
     namespace: str | None = None,
+    features: FeatureGates | None = None,
 ) -> PlacementResult:
     """Load (:func:`schedule_request`), then run the ``schedule`` use case
-    (``kubespread.sim.placement.schedule``) with a progress bar; every input problem is
-    printed and exits 1."""
+    (``kubespread.sim.placement.schedule``) with a progress bar, as ``features``' version
+    (None: 1.35); every input problem is printed and exits 1."""
     from kubespread.sim.placement import schedule
 
     request = schedule_request(
-        files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command, namespace
+        files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command, namespace, features
     )
     with placing(progress) as on_step:
         return schedule(request, on_step=on_step)

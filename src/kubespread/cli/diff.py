@@ -12,9 +12,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from kubespread.cli.common import Output, err, out, placing, print_data, schedule_request, short_ns, table
+from kubespread.api.features import FeatureGates
+from kubespread.cli.common import (
+    Output,
+    err,
+    kube_features,
+    out,
+    placing,
+    print_data,
+    schedule_request,
+    short_ns,
+    table,
+)
 from kubespread.cli.options import (
     FilesOption,
+    KubeVersionOption,
     MaxPodsOption,
     OutputOption,
     ProgressOption,
@@ -22,6 +34,7 @@ from kubespread.cli.options import (
     SeedOption,
     ValidateOption,
 )
+from kubespread.cli.options import kube_version as parse_kube_version
 from kubespread.cli.render.placement import node_namer
 from kubespread.cli.render.spread import domains_text, skew_text
 from kubespread.cluster.errors import DEFAULT_MAX_PODS
@@ -110,20 +123,35 @@ def diff_command(
     progress: ProgressOption = True,
     validate: ValidateOption = Validation.STRICT,
     max_pods: MaxPodsOption = DEFAULT_MAX_PODS,
+    kube_version: KubeVersionOption = None,
+    against: Annotated[
+        FeatureGates | None,
+        typer.Option(
+            "--against",
+            metavar="VERSION",
+            parser=parse_kube_version,
+            help="Compare with another Kubernetes version (an upgrade: --kube-version 1.35 "
+            "--against 1.37): the same manifests and configuration, scheduled as each.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """How placements and spread change between two versions of the same manifests, or two
-    scheduler configurations: both are scheduled as `schedule` does, with the same seed.
+    """How placements and spread change between two versions of the same manifests, two
+    scheduler configurations, or two Kubernetes versions: both are scheduled as `schedule`
+    does, with the same seed.
 
     The cluster (-f) is the same for both; --before and --after are added to it (the old and
-    the new Deployment, say), --before-config and --after-config replace --scheduler-config.
+    the new Deployment, say), --before-config and --after-config replace --scheduler-config,
+    --against VERSION schedules it again as that version (the first: --kube-version).
     Shown: each pod whose node changed, and the spread of each workload and constraint whose
     counts or skew changed."""
     if bool(before) != bool(after) or (before_config is None) != (after_config is None):
         err.print("error: give both --before and --after, or both --before-config and --after-config")
         raise typer.Exit(2)
-    if not before and before_config is None:
+    if not before and before_config is None and against is None:
         err.print(
-            "error: nothing to compare: give --before and --after, or --before-config and --after-config"
+            "error: nothing to compare: give --before and --after, --before-config and --after-config, "
+            "or --against VERSION"
         )
         raise typer.Exit(2)
     if before_config is not None and scheduler_config is not None:
@@ -131,6 +159,8 @@ def diff_command(
         raise typer.Exit(2)
     from kubespread.sim.diff import DiffRequest, diff
 
+    first = kube_features(kube_version)
+    second = against if against is not None else first
     before_request, after_request = (
         schedule_request(
             [*files, *version],
@@ -139,8 +169,9 @@ def diff_command(
             validate=validate,
             max_pods=max_pods,
             command="diff",
+            features=gates,
         )
-        for version, config in ((before, before_config), (after, after_config))
+        for version, config, gates in ((before, before_config, first), (after, after_config, second))
     )
     with placing(progress) as on_step:
         d = diff(DiffRequest(before_request, after_request), on_step=on_step)

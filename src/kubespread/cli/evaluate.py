@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from kubespread.cli.options import KubeVersionOption
+
 __all__ = ["evaluate_command"]
 
 
@@ -34,13 +36,15 @@ def evaluate_command(
             show_default=False,
         ),
     ] = None,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Schedule the incoming pods of a conformance input document and print the answer. An
     unschedulable pod's entry carries "preemption": the node it is nominated to and the victims
     to evict there (null and [] when preemption cannot help); in sequence mode the victims are
     deleted before the next pod is judged and the preemptor is nominated, not bound.
 
-    INPUT is the input document (JSON); stdin when omitted or -."""
+    INPUT is the input document (JSON); stdin when omitted or -. A document's "kubeVersion"
+    ("1.36") says which version answers it; --kube-version only answers those without one."""
     from kubespread.harness.evaluate import EvaluateError, evaluate
 
     source = "stdin" if input_file is None or str(input_file) == "-" else str(input_file)
@@ -53,7 +57,7 @@ def evaluate_command(
     except json.JSONDecodeError as e:
         _fail(f"{source}: not JSON: {e.msg} (line {e.lineno}, column {e.colno})")
     try:
-        answer = evaluate(doc, seed=seed)
+        answer = evaluate(doc, seed=seed, features=kube_version)
     except EvaluateError as e:
         _fail(f"{source}: {e}")
     typer.echo(json.dumps(answer, indent=indent, ensure_ascii=False))

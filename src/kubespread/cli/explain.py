@@ -17,6 +17,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     WideOutput,
     err,
+    kube_features,
     load_or_exit,
     out,
     print_data,
@@ -28,6 +29,7 @@ from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     MaxPodsOption,
     ProgressOption,
     ReportOption,
@@ -181,6 +183,7 @@ def explain_command(
             "µs and share of the cycle (JSON/YAML: timings).",
         ),
     ] = False,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Why a pod goes where it goes, or stays pending: every node's filter verdict (plugin and
     reason) and score per plugin, best first, with hints for the failures seen.
@@ -208,6 +211,7 @@ def explain_command(
         validate,
         max_pods=max_pods,
         command="explain",
+        features=kube_features(kube_version, kubeconfig, context),
     )
     timed = timings or report is not None
     path = Path(pod)

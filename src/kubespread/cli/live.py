@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from kubespread.cli.common import err, scheduler_profiles_or_exit
-from kubespread.cli.options import ContextOption
+from kubespread.cli.common import err, scheduler_profiles_or_exit, server_features
+from kubespread.cli.options import ContextOption, KubeVersionOption
 from kubespread.cli.runtime import (
     KubeconfigOption,
     LogLevel,
@@ -72,9 +72,11 @@ def scheduler_command(
         str, metrics_option(SCHEDULER_METRICS_PORT)
     ] = f"0.0.0.0:{SCHEDULER_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Run as a secondary scheduler: watch pending pods of --scheduler-name, decide with the
-    engine, bind them through the API, record Scheduled / FailedScheduling Events."""
+    engine, bind them through the API, record Scheduled / FailedScheduling Events. It decides
+    as kube-scheduler of the API server's version (/version) unless --kube-version says."""
     require_live_extra()
     from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
@@ -84,13 +86,19 @@ def scheduler_command(
 
     setup_logging(log_level)
     address = parse_metrics_address_or_exit(metrics_bind_address)
-    profiles = scheduler_profiles_or_exit(config)
-    if profiles is None:
-        profiles = {scheduler_name: default_profile()}
+    scheduler_profiles_or_exit(config)  # a bad configuration is said before anything connects
     metrics = SchedulerMetrics()
     # bound before connecting: a port in use is said at once
     with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
+        try:
+            features = kube_version or server_features(api.server_version())
+        except ApiError as e:
+            err.print(f"error: cannot reach the API server: {e.message}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        profiles = scheduler_profiles_or_exit(config, features=features)
+        if profiles is None:
+            profiles = {scheduler_name: default_profile(features=features)}
         stop = stop_on_signals()
         identity = instance_name()
         sched = SecondaryScheduler(api, profiles, seed=seed, stop=stop, identity=identity, metrics=metrics)
@@ -256,12 +264,15 @@ def webhook_command(
         str, metrics_option(WEBHOOK_METRICS_PORT)
     ] = f"0.0.0.0:{WEBHOOK_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
+    kube_version: KubeVersionOption = None,
 ) -> None:
-    """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS."""
+    """Serve /mutate-pods, /validate-pods, /validate-workloadspreads and /healthz over TLS.
+    --kube-version (else the API server's /version) decides --match-label-keys auto."""
     if ctx.invoked_subcommand is not None:
         return
     require_live_extra()
     from kubespread.admission.framework import AdmissionOptions
+    from kubespread.api.features import MATCH_LABEL_KEYS_SELECTOR_MERGE
     from kubespread.controllers.workloadspread import WorkloadSpreadWebhook
     from kubespread.live.kube import ApiError
     from kubespread.live.metrics import WebhookMetrics, reflectors_synced
@@ -283,10 +294,13 @@ def webhook_command(
     with metrics_served(metrics, address, "webhook"):
         stop = stop_on_signals()
         api = None
-        if workload_spread or match_label_keys is MatchLabelKeys.auto:
+        if workload_spread or (match_label_keys is MatchLabelKeys.auto and kube_version is None):
             api = connect_or_exit(kubeconfig, context)
         merge = match_label_keys is MatchLabelKeys.on
-        if match_label_keys is MatchLabelKeys.auto and api is not None:
+        if match_label_keys is MatchLabelKeys.auto and kube_version is not None:
+            # kube-apiserver of that version merges them itself from v1.34
+            merge = not kube_version.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+        elif match_label_keys is MatchLabelKeys.auto and api is not None:
             try:
                 minor = api.server_minor_version()
             except ApiError as e:  # refused credentials: said before any guess is logged

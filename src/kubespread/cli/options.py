@@ -8,12 +8,14 @@ from typing import Annotated
 
 import typer
 
+from kubespread.api.features import KUBE_VERSION_ENV, KUBE_VERSIONS, FeatureGates, VersionError, features_for
 from kubespread.cli.common import Output, WideOutput
 from kubespread.io.loader import Validation
 
 __all__ = [
     "ContextOption",
     "FilesOption",
+    "KubeVersionOption",
     "KubeconfigOption",
     "MaxPodsOption",
     "NamespaceOption",
@@ -25,6 +27,7 @@ __all__ = [
     "ValidateOption",
     "WideOutputOption",
     "at_least_one",
+    "kube_version",
     "not_negative",
     "positive_seconds",
     "split_files",
@@ -63,6 +66,33 @@ def split_files(paths: list[Path] | None) -> list[Path]:
         out += [Path(part) for part in text.split(",") if part] if "," in text else [Path(text)]
     return out
 
+
+def kube_version(value: str | None) -> FeatureGates | None:
+    """--kube-version's value as the gates of that version (None: not given, so the command
+    asks the API server's /version in live modes and answers as 1.35 otherwise)."""
+    if value is None or isinstance(value, FeatureGates):
+        return value
+    try:
+        return features_for(value)
+    except VersionError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+_VERSIONS = "|".join(str(v) for v in KUBE_VERSIONS)
+
+KubeVersionOption = Annotated[
+    FeatureGates | None,
+    typer.Option(
+        "--kube-version",
+        metavar="VERSION",
+        envvar=KUBE_VERSION_ENV,
+        parser=kube_version,
+        help=f"Answer as kube-scheduler and kube-apiserver of this Kubernetes version ({_VERSIONS}; "
+        f"env {KUBE_VERSION_ENV}; default 1.35, or the API server's /version in live modes). See "
+        'the README\'s "What changes between versions".',
+        show_default=False,
+    ),
+]
 
 FilesOption = Annotated[
     list[Path],

@@ -16,16 +16,18 @@ import typer
 from kubespread.cli.common import (
     Output,
     err,
+    kube_features,
     load_or_exit,
     out,
     print_data,
     print_problems,
-    scheduler_profiles_or_exit,
+    profiles_or_exit,
     table,
     warn_assumed_namespaces,
 )
 from kubespread.cli.options import (
     FilesOption,
+    KubeVersionOption,
     OutputOption,
     ReportOption,
     SchedulerConfigOption,
@@ -182,6 +184,7 @@ def provision_command(
     report: ReportOption = None,
     scheduler_config: SchedulerConfigOption = None,
     validate: ValidateOption = Validation.STRICT,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """The fewest nodes (then the cheapest) to add from node templates so that kube-scheduler,
     placing the pods one at a time, leaves nothing pending. The -f files are the cluster and
@@ -196,7 +199,7 @@ def provision_command(
     manifests = load_or_exit(files, validate=validate)
     warn_assumed_namespaces(manifests)
     templates = _templates(node_templates, validate)
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
+    profiles = profiles_or_exit(scheduler_config, validate, kube_features(kube_version))
     request = ProvisionRequest(
         tuple(manifests.objects),
         tuple(templates),

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from kubespread.cli.common import Output, err, out, print_data, run_placement, short_ns, table
+from kubespread.cli.common import Output, err, kube_features, out, print_data, run_placement, short_ns, table
 from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     OutputOption,
     SchedulerConfigOption,
     SeedOption,
@@ -249,6 +250,7 @@ def rebalance_command(
         str, metrics_option(REBALANCER_METRICS_PORT)
     ] = f"0.0.0.0:{REBALANCER_METRICS_PORT}",
     log_level: LogLevelOption = LogLevel.info,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Plan the fewest evictions that bring every topology spread constraint back within
     maxSkew, in waves no PodDisruptionBudget forbids, and replay them through the scheduler;
@@ -291,7 +293,15 @@ def rebalance_command(
     )
 
     result = run_placement(
-        files, scheduler_config, seed, False, kubeconfig, context, validate, command="rebalance"
+        files,
+        scheduler_config,
+        seed,
+        False,
+        kubeconfig,
+        context,
+        validate,
+        command="rebalance",
+        features=kube_features(kube_version, kubeconfig, context),
     )
     request = RebalanceRequest(
         result.baseline,

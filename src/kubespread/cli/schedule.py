@@ -12,6 +12,7 @@ from rich.text import Text
 from kubespread.cli.common import (
     WideOutput,
     err,
+    kube_features,
     out,
     print_data,
     run_placement,
@@ -22,6 +23,7 @@ from kubespread.cli.options import (
     ContextOption,
     FilesOption,
     KubeconfigOption,
+    KubeVersionOption,
     MaxPodsOption,
     NamespaceOption,
     ProgressOption,
@@ -203,6 +205,7 @@ def schedule_command(
             "(CI pipelines); the output is the same.",
         ),
     ] = False,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Place pods onto a cluster: nodes, bound pods and a kubectl dump as they are; new pods
     and workloads (Deployments, ReplicaSets, StatefulSets, Jobs become their pods) created in
@@ -217,6 +220,7 @@ def schedule_command(
         validate,
         max_pods=max_pods,
         namespace=namespace,
+        features=kube_features(kube_version, kubeconfig, context),
     )
     spread = result.spread()
     solved, compared = None, []

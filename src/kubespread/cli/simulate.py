@@ -15,6 +15,7 @@ from kubespread.cli.common import (
     STRICT_PREFIXES,
     Output,
     err,
+    kube_features,
     out,
     print_data,
     progress_bar,
@@ -25,6 +26,7 @@ from kubespread.cli.common import (
 from kubespread.cli.options import (
     ContextOption,
     KubeconfigOption,
+    KubeVersionOption,
     MaxPodsOption,
     OutputOption,
     ValidateOption,
@@ -302,6 +304,7 @@ def simulate_command(
     ] = None,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Run a scenario over virtual time: apply, scale, update, fail nodes, advance the clock;
     show where the pods are after every step, what is pending and why, and what was evicted.
@@ -334,7 +337,7 @@ def simulate_command(
         err.print("error: --seed: only with --runs (a single run uses the scenario's seed field)")
         raise typer.Exit(2)
     try:
-        loaded = load_scenario(scenario, validation=validate)
+        loaded = load_scenario(scenario, validation=validate, features=kube_features(kube_version))
     except ScenarioError as e:
         for p in e.problems:
             err.print(p, markup=False, highlight=False)

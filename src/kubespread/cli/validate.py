@@ -12,18 +12,27 @@ import typer
 from kubespread.admission.framework import AdmissionContext
 from kubespread.api.apps import PriorityClass
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.meta import KubeObject
 from kubespread.cli.common import (
     Output,
     err,
     input_namespaces,
+    kube_features,
     load_or_exit,
     missing_namespace,
     out,
     print_data,
     warn_assumed_namespaces,
 )
-from kubespread.cli.options import ContextOption, FilesOption, KubeconfigOption, OutputOption, ValidateOption
+from kubespread.cli.options import (
+    ContextOption,
+    FilesOption,
+    KubeconfigOption,
+    KubeVersionOption,
+    OutputOption,
+    ValidateOption,
+)
 from kubespread.io.loader import STDIN, LoadedObject, LoadProblem, Validation
 
 __all__ = ["validate_command"]
@@ -45,6 +54,7 @@ def collect_problems(
     kubeconfig: Path | None = None,
     context: str | None = None,
     validate: Validation = Validation.STRICT,
+    features: FeatureGates | None = None,
 ) -> tuple[list[LoadProblem], Counter[str], list[str]]:
     """Load, and judge each object as creating it would (a stored one as stored); returns
     (errors, objects per source, sources in order). A Pod naming a PriorityClass that is
@@ -66,7 +76,7 @@ def collect_problems(
         refusal = missing_namespace(lo.obj, namespaces)
         if refusal is not None:
             problems.append(_problem(lo, refusal, "metadata.namespace"))
-        for fe in creation_errors(lo.obj):
+        for fe in creation_errors(lo.obj, features):
             problems.append(_problem(lo, fe.body(), fe.field or None))
         name = lo.obj.spec.priority_class_name if isinstance(lo.obj, Pod) else ""
         if name and name not in classes and not is_stored(lo.obj):
@@ -131,9 +141,11 @@ def validate_command(
     context: ContextOption = None,
     output: OutputOption = Output.table,
     validate: ValidateOption = Validation.STRICT,
+    kube_version: KubeVersionOption = None,
 ) -> None:
     """Validate manifests as kube-apiserver would: every error, with its field path."""
-    problems, per_source, sources = collect_problems(files, kubeconfig, context, validate)
+    features = kube_features(kube_version, kubeconfig, context)
+    problems, per_source, sources = collect_problems(files, kubeconfig, context, validate, features)
     by_source: dict[str, list[LoadProblem]] = defaultdict(list)
     for p in problems:
         by_source[p.source].append(p)

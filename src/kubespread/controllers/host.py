@@ -7,9 +7,10 @@ clock and on a real API server. Anything a controller needs that is not here is 
 this protocol, made on purpose.
 
 Reads: ``cluster`` (the objects as the host knows them; subscribe to its events), ``now``
-(seconds on the simulation's time scale, :mod:`kubespread.api.timestamps`) and
+(seconds on the simulation's time scale, :mod:`kubespread.api.timestamps`),
 ``profiles`` (the scheduler profiles the host runs, for rules that follow the scheduler's
-configuration). Writes go through the API server's verbs (create, update, delete, evict,
+configuration) and ``features`` (the gates of the Kubernetes version answered as).
+Writes go through the API server's verbs (create, update, delete, evict,
 status), so admission sees them. Work is asked for with ``enqueue`` (a deduplicated
 ``sync(key)``) and ``after`` (a timer; ``settle`` marks one that is part of how the
 cluster converges within seconds). ``record`` writes an Event.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from kubespread.admission.framework import Rejection
     from kubespread.api.core import PodCondition
+    from kubespread.api.features import FeatureGates
     from kubespread.api.meta import KubeObject
     from kubespread.cluster.state import ClusterState
     from kubespread.scheduler.profile import Profile
@@ -66,6 +68,11 @@ class ControllerHost(Protocol):
 
     @property
     def profiles(self) -> Mapping[str, Profile]: ...
+
+    @property
+    def features(self) -> FeatureGates:
+        """The Kubernetes version's gates: what kube-controller-manager of that version does."""
+        ...
 
     # ------------------------------------------------------------------ work
     def enqueue(self, controller: Controller, key: str) -> None: ...

@@ -9,8 +9,9 @@ the slots ``start .. start+replicas-1`` (``spec.ordinals.start``) and the condem
 2. deletes condemned pods from the highest ordinal, one at a time under OrderedReady, each only
    once the ones before it are gone;
 3. rolls the template (RollingUpdate): deletes pods of an older revision from the highest
-   ordinal down to ``partition``, while fewer than maxUnavailable (default 1, beta and on in
-   v1.35) slots are unavailable; the slots refill at the new revision.
+   ordinal down to ``partition``, while fewer than maxUnavailable slots are unavailable: 1,
+   or rollingUpdate.maxUnavailable where MaxUnavailableStatefulSet is on (Beta but off in
+   v1.35 and v1.36, kubernetes#137904); the slots refill at the new revision.
 
 ``Parallel`` does 1 and 2 for every pod at once. A revision is ``{name}-{hash}`` of the template,
 its pods labelled ``controller-revision-hash``; the templates of earlier revisions are remembered
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import StatefulSet
 from kubespread.api.core import Pod, PodTemplateSpec
+from kubespread.api.features import MAX_UNAVAILABLE_STATEFUL_SET
 from kubespread.controllers.pods import (
     PodOwnerController,
     SelectorCache,
@@ -194,9 +196,15 @@ class StatefulSetController(PodOwnerController):
         """updateStatefulSetAfterInvariantEstablished: replace old-revision pods from the top
         while fewer than maxUnavailable slots are unavailable."""
         rolling = _field(sts.spec.update_strategy, "rollingUpdate")
-        max_unavailable = max(
-            1, scaled_int_or_percent(_field(rolling, "maxUnavailable"), len(slots), round_up=False, default=1)
-        )
+        max_unavailable = 1
+        assert self.sim is not None
+        if self.sim.features.enabled(MAX_UNAVAILABLE_STATEFUL_SET):
+            max_unavailable = max(
+                1,
+                scaled_int_or_percent(
+                    _field(rolling, "maxUnavailable"), len(slots), round_up=False, default=1
+                ),
+            )
         unavailable = sum(1 for p in slots if not self._healthy(p, min_ready))
         if unavailable >= max_unavailable:
             return

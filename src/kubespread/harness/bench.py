@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.cluster.state import ClusterState
 from kubespread.harness.evaluate import (
     EvaluateError,
     build_cluster,
     incoming_pods,
     input_mode,
+    kube_version_of,
     parallelism_note,
     profile_for,
     sampling_of,
@@ -201,13 +203,15 @@ def run_bench(
     profiler: cProfile.Profile | None = None,
     timed: bool = True,
     paired: bool = False,
+    features: FeatureGates | None = None,
 ) -> BenchResult:
     """Load ``path`` (timed as loadSeconds), then schedule its incoming pods in turn, binding
     each scheduled one; ``on_pod(done, total)`` after each pod is outside the timing, and
     ``profiler`` (if given) runs during the cycles only. ``timed``: time every cycle per plugin
     (``BenchResult.timings``); False reads no clock inside the cycles. ``paired``: also run
     each cycle untimed (see the module notes; needs ``timed``); wallSeconds then leaves the
-    untimed runs out, so pods/s stays the timed cycles'."""
+    untimed runs out, so pods/s stays the timed cycles'. ``features``: the version to answer
+    as when the input names none (its ``kubeVersion`` wins)."""
     if paired and not timed:
         raise ValueError("paired runs need timed cycles")
     result = BenchResult()
@@ -220,10 +224,11 @@ def run_bench(
     except json.JSONDecodeError as e:
         raise EvaluateError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     input_mode(doc)
-    profile = profile_for(doc.get("config"))
+    gates = kube_version_of(doc, features)
+    profile = profile_for(doc.get("config"), gates)
     result.sampling = sampling_of(doc.get("config"))
-    cluster = build_cluster(doc, consume=True)
-    pods = incoming_pods(doc)
+    cluster = build_cluster(doc, consume=True, features=gates)
+    pods = incoming_pods(doc, gates)
     del doc
     # what is loaded lives to the end: keep the collector from rescanning it during the cycles
     gc.collect()

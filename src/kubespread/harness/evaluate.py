@@ -24,6 +24,7 @@ from typing import Any, Final, TypeVar
 from kubespread.api.apps import PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import DecodeError
+from kubespread.api.features import POD_LEVEL_RESOURCES, FeatureGates, VersionError, features_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
 from kubespread.api.policy import PodDisruptionBudget
@@ -34,12 +35,15 @@ from kubespread.scheduler.scheduler import Decision, schedule_one
 from kubespread.scheduler.selection import NodeOrder
 
 __all__ = [
+    "KUBE_VERSION_KEY",
     "MODES",
     "EvaluateError",
+    "as_scheduled",
     "build_cluster",
     "evaluate",
     "incoming_pods",
     "input_mode",
+    "kube_version_of",
     "parallelism_note",
     "profile_for",
     "sampling_of",
@@ -53,6 +57,8 @@ K = TypeVar("K", bound=KubeObject)
 #: config keys of the node selection (KubeSchedulerConfiguration's), not plugin args
 PERCENTAGE_KEY: Final = "percentageOfNodesToScore"
 PARALLELISM_KEY: Final = "parallelism"
+#: the input field naming the Kubernetes version to answer as ("1.36"), beside ``mode``
+KUBE_VERSION_KEY: Final = "kubeVersion"
 #: config keys that are not plugin args: the profile name, the oracle's output detail
 #: ("full" or "summary"; our answer always has the full detail) and the node selection's
 _NOT_PLUGIN_ARGS: Final = frozenset({"plugins", "output", PERCENTAGE_KEY, PARALLELISM_KEY})
@@ -84,9 +90,25 @@ def _decode(cls: type[K], item: Any, where: str) -> K:
         raise EvaluateError(f"{where}.{e.field}: {e.message}") from None
 
 
-def profile_for(config: Any) -> Profile:
+def kube_version_of(doc: Mapping[str, Any], default: FeatureGates | None = None) -> FeatureGates:
+    """The gates of the version an input document names (``"kubeVersion": "1.36"`` beside
+    ``mode``); without it, ``default`` (``--kube-version``), else KUBESPREAD_KUBE_VERSION, else
+    1.35. The document's own version wins: it says which scheduler answered it."""
+    version = doc.get(KUBE_VERSION_KEY)
+    if version is None:
+        return default if default is not None else features_for()
+    if not isinstance(version, str):
+        raise EvaluateError(f'{KUBE_VERSION_KEY}: must be a string such as "1.36", got {version!r}')
+    try:
+        return features_for(version)
+    except VersionError as e:
+        raise EvaluateError(f"{KUBE_VERSION_KEY}: {e}") from None
+
+
+def profile_for(config: Any, features: FeatureGates | None = None) -> Profile:
     """The profile an input's ``config`` asks for: the default plugins with the given args
-    (``podTopologySpread`` → PodTopologySpread's args, and so on)."""
+    (``podTopologySpread`` → PodTopologySpread's args, and so on), answering as ``features``'
+    version."""
     if config is None:
         config = {}
     if not isinstance(config, Mapping):
@@ -96,7 +118,7 @@ def profile_for(config: Any) -> Profile:
         raise EvaluateError(f'config.plugins: only "default" is supported, got {plugins!r}')
     args = {k[0].upper() + k[1:]: v for k, v in config.items() if k not in _NOT_PLUGIN_ARGS}
     try:
-        profile = default_profile(args)
+        profile = default_profile(args, features=features)
     except ConfigError as e:
         raise EvaluateError(f"config: {e}") from None
     sampling = sampling_of(config)
@@ -129,10 +151,22 @@ def parallelism_note(parallelism: int) -> str:
     )
 
 
+def as_scheduled(pod: Pod, features: FeatureGates | None) -> Pod:
+    """The pod as the version's scheduler reads it: before v1.34 (PodLevelResources off)
+    kube-scheduler and its NodeInfo ignore spec.resources (SkipPodLevelResources), as if
+    kube-apiserver had dropped it."""
+    if features is not None and pod.spec.resources is not None and not features.enabled(POD_LEVEL_RESOURCES):
+        pod.spec.resources = None
+    return pod
+
+
 @gc_paused()
-def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterState:
-    """The input's cluster sections as a ClusterState. ``consume`` drops each item from the
-    document once decoded, so a large input is not held twice (the bench's 100k pods)."""
+def build_cluster(
+    doc: Mapping[str, Any], *, consume: bool = False, features: FeatureGates | None = None
+) -> ClusterState:
+    """The input's cluster sections as a ClusterState, as ``features``' scheduler reads them.
+    ``consume`` drops each item from the document once decoded, so a large input is not held
+    twice (the bench's 100k pods)."""
     state = ClusterState()
     for section, cls in _SECTIONS:
         items = doc.get(section)
@@ -142,6 +176,8 @@ def build_cluster(doc: Mapping[str, Any], *, consume: bool = False) -> ClusterSt
             raise EvaluateError(f"{section}: must be a list")
         for i, item in enumerate(items):
             obj = _decode(cls, item, f"{section}[{i}]")
+            if isinstance(obj, Pod):
+                as_scheduled(obj, features)
             if consume:
                 items[i] = None
             try:
@@ -161,13 +197,13 @@ def input_mode(doc: Mapping[str, Any]) -> str:
 
 
 @gc_paused()
-def incoming_pods(doc: Mapping[str, Any]) -> list[Pod]:
+def incoming_pods(doc: Mapping[str, Any], features: FeatureGates | None = None) -> list[Pod]:
     incoming = doc.get("incoming")
     if incoming is None:
         incoming = []
     if not isinstance(incoming, list):
         raise EvaluateError("incoming: must be a list")
-    return [_decode(Pod, item, f"incoming[{i}]") for i, item in enumerate(incoming)]
+    return [as_scheduled(_decode(Pod, item, f"incoming[{i}]"), features) for i, item in enumerate(incoming)]
 
 
 def schedule_in_turn(
@@ -215,13 +251,16 @@ def _nominate(nominated: dict[str, list[Pod]], pod: Pod, node: str) -> None:
     nominated[node] = [p for p in nominated.get(node, []) if (p.spec.priority or 0) >= priority] + [pod]
 
 
-def evaluate(doc: Mapping[str, Any], *, seed: int | None = None) -> dict[str, Any]:
-    """Answer one conformance input document."""
+def evaluate(
+    doc: Mapping[str, Any], *, seed: int | None = None, features: FeatureGates | None = None
+) -> dict[str, Any]:
+    """Answer one conformance input document, as the version it names (else ``features``')."""
     mode = input_mode(doc)
-    profile = profile_for(doc.get("config"))
+    gates = kube_version_of(doc, features)
+    profile = profile_for(doc.get("config"), gates)
     sampling = sampling_of(doc.get("config"))
-    cluster = build_cluster(doc)
-    pods = incoming_pods(doc)
+    cluster = build_cluster(doc, features=gates)
+    pods = incoming_pods(doc, gates)
     order = NodeOrder.of(cluster) if sampling is not None else None
     decisions = schedule_in_turn(cluster, profile, pods, bind=mode == "sequence", seed=seed, order=order)
     out: dict[str, Any] = {"results": [d.to_dict() for d in decisions]}

@@ -370,6 +370,20 @@ class KubeApi:
         ns, name = _key_parts(key)
         self.request("DELETE", resource_for(kind).path(ns, name), body=body, timeout=timeout)
 
+    def server_version(self) -> str | None:
+        """The API server's ``major.minor`` from /version (``1.36``), None if it does not say;
+        ApiError when the server cannot be reached."""
+        try:
+            info = self.request("GET", "/version", timeout=10.0)
+        except ApiError as e:
+            if e.unreachable:
+                raise
+            return None
+        info = info or {}
+        major = "".join(ch for ch in str(info.get("major", "")) if ch.isdigit())
+        minor = "".join(ch for ch in str(info.get("minor", "")) if ch.isdigit())
+        return f"{major}.{minor}" if major and minor else None
+
     def server_minor_version(self) -> int | None:
         """The API server's minor version (36 for v1.36), None if it does not say. Credentials
         it refuses raise :class:`DeniedError` (every other call would be refused too: guessing

@@ -22,6 +22,7 @@ WorkloadSpread's validation fail closed; what the rest would have done the contr
 from __future__ import annotations
 
 import base64
+import copy
 import ssl
 from typing import Any, Final
 
@@ -33,6 +34,7 @@ from kubespread.live.ports import (
     SCHEDULER_METRICS_PORT,
     WEBHOOK_METRICS_PORT,
 )
+from kubespread.live.webhook import CONVERT_WORKLOADSPREADS as CONVERT_PATH
 
 __all__ = [
     "APP_NAME",
@@ -142,12 +144,16 @@ def _toleration() -> dict[str, Any]:
     )
 
 
-def _subset() -> dict[str, Any]:
+def _subset(
+    required: str = "requiredNodeSelectorTerm", preferred: str = "preferredNodeSelectorTerms"
+) -> dict[str, Any]:
+    """A subset's schema; v1beta1 names the two selectors requiredNodeSelector and
+    preferredNodeSelector (kruise#2466)."""
     return _obj(
         {
             "name": dict(_STRING),
-            "requiredNodeSelectorTerm": _node_selector_term(),
-            "preferredNodeSelectorTerms": _array(
+            required: _node_selector_term(),
+            preferred: _array(
                 _obj({"weight": dict(_INT32), "preference": _node_selector_term()}, ["weight", "preference"])
             ),
             "tolerations": _array(_toleration()),
@@ -162,7 +168,7 @@ def _subset() -> dict[str, Any]:
     )
 
 
-def _spec() -> dict[str, Any]:
+def _spec(subset: dict[str, Any] | None = None) -> dict[str, Any]:
     target = _obj(
         {"apiVersion": dict(_STRING), "kind": dict(_STRING), "name": dict(_STRING)},
         ["apiVersion", "kind", "name"],
@@ -176,7 +182,7 @@ def _spec() -> dict[str, Any]:
         }
     )
     return _obj(
-        {"targetRef": target, "subsets": _array(_subset()), "scheduleStrategy": strategy},
+        {"targetRef": target, "subsets": _array(subset or _subset()), "scheduleStrategy": strategy},
         ["targetRef", "subsets"],
     )
 
@@ -209,11 +215,13 @@ def _status() -> dict[str, Any]:
     return _obj({"observedGeneration": dict(_INT64), "subsetStatuses": _array(subset_status)})
 
 
-def workload_spread_crd() -> dict[str, Any]:
-    """The CustomResourceDefinition of apps.kruise.io/v1alpha1 WorkloadSpread."""
+def workload_spread_crd(converter: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The CustomResourceDefinition of apps.kruise.io WorkloadSpread: v1alpha1 (stored), and
+    v1beta1 as well when ``converter`` (the webhook's clientConfig) can convert between them
+    (/convert-workloadspreads)."""
     schema = _obj({"apiVersion": dict(_STRING), "kind": dict(_STRING), "metadata": {"type": "object"}})
     schema["properties"].update({"spec": _spec(), "status": _status()})
-    return {
+    crd: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": _meta(CRD_NAME, app=APP_NAME),
@@ -243,6 +251,17 @@ def workload_spread_crd() -> dict[str, Any]:
             ],
         },
     }
+    if converter is not None:
+        beta = copy.deepcopy(crd["spec"]["versions"][0])
+        beta_schema = beta["schema"]["openAPIV3Schema"]
+        beta_schema["properties"]["spec"] = _spec(_subset("requiredNodeSelector", "preferredNodeSelector"))
+        beta.update({"name": "v1beta1", "storage": False})
+        crd["spec"]["versions"].append(beta)
+        crd["spec"]["conversion"] = {
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": converter, "conversionReviewVersions": ["v1"]},
+        }
+    return crd
 
 
 # --- RBAC --------------------------------------------------------------------------------------------------
@@ -529,6 +548,18 @@ def _service(namespace: str) -> dict[str, Any]:
 # --- the webhook configurations ----------------------------------------------------------------------------
 
 
+def _client_config(path: str, *, namespace: str, url: str | None, ca_bundle: bytes | None) -> dict[str, Any]:
+    """How the API server reaches the webhook's ``path``: ``url`` or the Service, with the CA."""
+    client: dict[str, Any]
+    if url is not None:
+        client = {"url": url.rstrip("/") + path}
+    else:
+        client = {"service": {"namespace": namespace, "name": APP_NAME, "path": path, "port": 443}}
+    if ca_bundle is not None:
+        client["caBundle"] = base64.b64encode(ca_bundle).decode()
+    return client
+
+
 def _webhook(
     name: str,
     path: str,
@@ -545,13 +576,7 @@ def _webhook(
     """One webhook. ``workload_spread_namespaces``: True, only namespaces the controller
     labelled; False, only the others; None, every namespace. kube-system and kubespread's own
     namespace are always left out, so its pods start while the webhook is down."""
-    client: dict[str, Any]
-    if url is not None:
-        client = {"url": url.rstrip("/") + path}
-    else:
-        client = {"service": {"namespace": namespace, "name": APP_NAME, "path": path, "port": 443}}
-    if ca_bundle is not None:
-        client["caBundle"] = base64.b64encode(ca_bundle).decode()
+    client = _client_config(path, namespace=namespace, url=url, ca_bundle=ca_bundle)
     excluded = list(dict.fromkeys(["kube-system", namespace]))
     expressions: list[dict[str, Any]] = [
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}
@@ -667,7 +692,7 @@ def webhook_configurations(
             [
                 {
                     "apiGroups": [KRUISE_GROUP],
-                    "apiVersions": ["v1alpha1"],
+                    "apiVersions": ["v1alpha1", "v1beta1"],
                     "operations": ["CREATE", "UPDATE"],
                     "resources": ["workloadspreads"],
                     "scope": "Namespaced",
@@ -771,7 +796,12 @@ def manifests(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, app="kubespread")}
     ]
     if wanted & {"webhook", "controller"}:
-        out.append(workload_spread_crd())
+        converter = (
+            _client_config(CONVERT_PATH, namespace=namespace, url=url, ca_bundle=ca_bundle)
+            if "webhook" in wanted
+            else None
+        )
+        out.append(workload_spread_crd(converter))
     if "webhook" in wanted:
         out += _account(APP_NAME, namespace, _webhook_rules())
         out += [_service(namespace), _webhook_deployment(namespace, image, hard_anti_affinity)]

@@ -14,7 +14,7 @@ from typing import Final
 from kubespread.io.loader import Manifests, load_data
 from kubespread.live.kube import ApiError, KubeApi, LiveError
 
-__all__ = ["SOURCE_KINDS", "read_cluster", "read_from"]
+__all__ = ["SOURCE_KINDS", "read_cluster", "read_from", "server_version"]
 
 #: what a cluster contributes, in the order a dump lists it (namespaces and nodes first)
 SOURCE_KINDS: Final = (
@@ -33,6 +33,18 @@ SOURCE_KINDS: Final = (
 )
 #: kinds that live only where their CustomResourceDefinition is installed
 OPTIONAL_KINDS: Final = frozenset({"CloneSet", "WorkloadSpread"})
+
+
+def server_version(kubeconfig: Path | str | None = None, context: str | None = None) -> str | None:
+    """The cluster's Kubernetes version (``1.36``, from /version), None when it does not say.
+    Raises LiveError when the cluster cannot be reached (read_cluster's message)."""
+    api = KubeApi.connect(kubeconfig, context)
+    try:
+        return api.server_version()
+    except ApiError as e:
+        raise LiveError(
+            f"cluster {api.context or api.host}: cannot reach the API server: {e.message}"
+        ) from None
 
 
 def read_cluster(kubeconfig: Path | str | None = None, context: str | None = None) -> Manifests:

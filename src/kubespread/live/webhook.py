@@ -38,7 +38,13 @@ from kubespread.admission.match_label_keys import merge_match_label_keys
 from kubespread.api.core import Pod
 from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.kinds import class_for
-from kubespread.api.kruise import WorkloadSpread
+from kubespread.api.kruise import (
+    KRUISE_API_VERSION,
+    KRUISE_V1BETA1,
+    WorkloadSpread,
+    workloadspread_from_v1beta1,
+    workloadspread_to_v1beta1,
+)
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.selectors import LabelSelector
 from kubespread.api.validation import validate, validate_update
@@ -70,6 +76,9 @@ MUTATE_PODS: Final = "/mutate-pods"
 MUTATE_PODS_MATCH_LABEL_KEYS: Final = "/mutate-pods/match-label-keys"
 VALIDATE_PODS: Final = "/validate-pods"
 VALIDATE_WORKLOADSPREADS: Final = "/validate-workloadspreads"
+#: the CRD's conversion webhook: WorkloadSpread between apps.kruise.io/v1alpha1 and v1beta1
+CONVERT_WORKLOADSPREADS: Final = "/convert-workloadspreads"
+CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
 #: kube-apiserver's own request body limit; nothing legitimate is larger
 MAX_BODY_BYTES: Final = 3 * 1024 * 1024
 
@@ -213,6 +222,37 @@ class _Review:
         if not isinstance(value, dict):
             raise BadReview(f"request.{key}: must be an object")
         return value
+
+
+def convert_workload_spread(obj: Any, desired: str) -> dict[str, Any]:
+    """One object of a ConversionReview in ``desired`` (apps.kruise.io/v1alpha1 or v1beta1);
+    BadReview for anything else."""
+    if not isinstance(obj, dict) or obj.get("kind") != WorkloadSpread.KIND:
+        raise BadReview("only WorkloadSpread objects are converted here")
+    versions = (KRUISE_API_VERSION, KRUISE_V1BETA1)
+    if desired not in versions or obj.get("apiVersion") not in versions:
+        raise BadReview(f"cannot convert {obj.get('apiVersion')!r} to {desired!r}")
+    if desired == KRUISE_V1BETA1:
+        return workloadspread_to_v1beta1(obj)
+    return workloadspread_from_v1beta1(obj) | {"apiVersion": KRUISE_API_VERSION}
+
+
+def convert_review(body: bytes) -> tuple[int, dict[str, Any] | str]:
+    """A ConversionReview (apiextensions.k8s.io/v1) answered: every object converted, or a
+    Failure result naming why (the API server then fails the request)."""
+    try:
+        review = json.loads(body)
+        request = review["request"]
+        uid, desired, objects = request["uid"], request["desiredAPIVersion"], request["objects"]
+    except (ValueError, KeyError, TypeError):
+        return 400, "not a ConversionReview"
+    response: dict[str, Any] = {"uid": uid}
+    try:
+        response["convertedObjects"] = [convert_workload_spread(o, desired) for o in objects]
+        response["result"] = {"status": "Success"}
+    except BadReview as e:
+        response["result"] = {"status": "Failure", "message": str(e)}
+    return 200, {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}
 
 
 def _decode(cls: type[K], raw: dict[str, Any]) -> K:
@@ -384,6 +424,8 @@ class AdmissionHandlers:
         path = urlsplit(path).path  # the API server appends ?timeout=10s
         if path == HEALTHZ:
             return (200, "ok") if method in ("GET", "HEAD") else (405, "method not allowed")
+        if path == CONVERT_WORKLOADSPREADS:
+            return (405, "method not allowed") if method != "POST" else convert_review(body)
         route = self._routes.get(path)
         if route is None:
             return 404, "not found"

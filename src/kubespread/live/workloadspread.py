@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.core import Pod, PodCondition
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.api.kruise import WorkloadSpread
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
@@ -263,6 +264,11 @@ class LiveController:
     def profiles(self) -> Mapping[str, Profile]:
         """No scheduler runs here: the WorkloadSpread controller reads no profile."""
         return {}
+
+    @property
+    def features(self) -> FeatureGates:
+        """The WorkloadSpread controller reads no gate: v1.35's."""
+        return FeatureGates()
 
     def enqueue(self, controller: Controller, key: str) -> None:
         with self._wake:

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
@@ -76,7 +77,8 @@ from kubespread.plan.results import (
     WorkloadCount,
     WorkloadOutcome,
 )
-from kubespread.scheduler.config import profiles_from_config
+from kubespread.scheduler.config import default_profiles, profiles_from_config
+from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.views import spread_rows
 from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import Simulation
@@ -187,6 +189,8 @@ class AuditInput:
     config: KubeSchedulerConfiguration | None = None
     seed: int = 0
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: the Kubernetes version every run answers as (None: 1.35)
+    features: FeatureGates | None = None
 
 
 _BASES: dict[str, Simulation] = {}
@@ -195,8 +199,18 @@ _BASES_LOCK = threading.Lock()
 
 def build_base(inp: AuditInput) -> Simulation:
     """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
-    profiles = profiles_from_config(inp.config) if inp.config is not None else None
+    profiles = profiles_of(inp.config, inp.features)
     return settled_from(inp.dump, profiles=profiles, seed=inp.seed, name="audit")
+
+
+def profiles_of(
+    config: KubeSchedulerConfiguration | None, features: FeatureGates | None
+) -> dict[str, Profile] | None:
+    """The profiles a run rebuilds: the configuration's, or the default ones, as ``features``'
+    version (None and no configuration: the simulation's own defaults, v1.35's)."""
+    if config is not None:
+        return profiles_from_config(config, features=features)
+    return default_profiles(features=features) if features is not None else None
 
 
 def base_of(inp: AuditInput) -> Simulation:
@@ -509,7 +523,7 @@ def audit_settled(
     if copy == "fork" and not hasattr(os, "fork"):  # Windows: no fork, each run rebuilds
         copy = "rebuild"
     started = time.perf_counter()
-    inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed)
+    inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed, features=sim.features)
     base = base_of(inp) if copy == "fork" or client is None else build_base(inp)
     failures = failures_of(base, domains, limit=limit)
     desired = desired_replicas(base)
@@ -536,12 +550,13 @@ def audit(
     *,
     config: KubeSchedulerConfiguration | None = None,
     seed: int = 0,
+    features: FeatureGates | None = None,
     **options: Any,
 ) -> AuditResult:
-    """Settle ``objects`` as ``schedule`` does (:func:`kubespread.sim.baseline.settle`), then
-    :func:`audit_settled`. SettleError when the input does not make a cluster."""
-    profiles = profiles_from_config(config) if config is not None else None
-    baseline = settle(objects, profiles=profiles, seed=seed)
+    """Settle ``objects`` as ``schedule`` does (:func:`kubespread.sim.baseline.settle`), as
+    ``features``' version, then :func:`audit_settled`. SettleError when the input does not
+    make a cluster."""
+    baseline = settle(objects, profiles=profiles_of(config, features), seed=seed, features=features)
     return audit_settled(baseline, config=config, seed=seed, **options)
 
 
@@ -719,6 +734,8 @@ class AuditRequest:
     processes: int = 1
     cluster: str | None = None
     on_done: Callable[[int, int], None] | None = None
+    #: the Kubernetes version the what-ifs settle as (a settled cluster carries its own)
+    features: FeatureGates | None = None
 
 
 def dask_client(address: str) -> Client:
@@ -756,7 +773,12 @@ def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
     try:
         if request.grid:
             return vary_audit(
-                request.objects, request.grid, config=request.config, seed=request.seed, **options
+                request.objects,
+                request.grid,
+                config=request.config,
+                seed=request.seed,
+                features=request.features,
+                **options,
             )
         assert request.settled is not None
         return audit_settled(request.settled, config=request.config, seed=request.seed, **options)

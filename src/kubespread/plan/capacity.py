@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.cluster.state import ClusterState
@@ -290,6 +291,9 @@ class CapacityRequest:
     profiles: Mapping[str, Profile] | None = None
     max_count: int = DEFAULT_MAX
     time_limit: float = 10.0
+    #: the Kubernetes version the cluster settles and the template is admitted as (None: the
+    #: profiles', else 1.35)
+    features: FeatureGates | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,13 +367,17 @@ def admitted(template: Pod, request: CapacityRequest) -> Pod:
     matchLabelKeys merged; a kubectl dump's pod is stored already. Refused: CapacityError
     located at the refused field of the TEMPLATE object (a workload's: under spec.template)."""
     from kubespread.admission.apiserver import create, is_stored
-    from kubespread.admission.framework import AdmissionContext, Rejection
+    from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Rejection
     from kubespread.api.apps import PriorityClass
 
     if is_stored(template):
         return template
     classes = [lo.obj for lo in request.cluster if isinstance(lo.obj, PriorityClass)]
-    outcome = create(template.copy(), AdmissionContext.create(priority_classes=classes))
+    features = request.features
+    if features is None and request.profiles:
+        features = next(iter(request.profiles.values())).features
+    options = AdmissionOptions(features=features or FeatureGates())
+    outcome = create(template.copy(), AdmissionContext.create(priority_classes=classes, options=options))
     if isinstance(outcome, Rejection):
         source = request.template[0]
         found = next((c.get("field") for c in outcome.causes if c.get("field")), None)
@@ -402,7 +410,7 @@ def capacity(request: CapacityRequest) -> CapacityAnswer:
     it, pick its profile, then count greedily and solve for the maximum (greedy's
     arrangement as the solver's start). CapacityError for anything the user must fix."""
     try:
-        baseline = settle(request.cluster, profiles=request.profiles)
+        baseline = settle(request.cluster, profiles=request.profiles, features=request.features)
     except SettleError as e:
         raise CapacityError("in the cluster files; nothing was counted", e.problems) from None
     pod, label = template_pod(request, baseline)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from kubespread.api.errors import DecodeError, ErrorType, FieldError, Path
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import KUBESPREAD_SCHEDULER_NAME
 from kubespread.api.model import Model
 from kubespread.api.schedconfig import (
@@ -427,11 +428,18 @@ def _expand(point: str, plugins: Plugins, instances: Mapping[str, Plugin]) -> li
 
 
 def build_profile(
-    profile: KubeSchedulerProfile, path: Path | None = None, *, percentage_of_nodes_to_score: int = 0
+    profile: KubeSchedulerProfile,
+    path: Path | None = None,
+    *,
+    percentage_of_nodes_to_score: int = 0,
+    features: FeatureGates | None = None,
 ) -> Profile:
     """Default, validate and instantiate one profile; ConfigError lists every problem.
     ``percentage_of_nodes_to_score``: the configuration's global setting, which the
-    profile's own, when set, overrides (0: adaptive, kube's default)."""
+    profile's own, when set, overrides (0: adaptive, kube's default). ``features``: the
+    gates of the Kubernetes version the plugins answer as (default: v1.35's)."""
+    if features is None:
+        features = FeatureGates()
     if path is None:
         path = Path("profiles").index(0)
     errs: list[FieldError] = []
@@ -480,7 +488,7 @@ def build_profile(
             args = _DEFAULTERS[name](decoded)
             errs += _VALIDATORS[name](args, apath)
         if not errs:
-            instances[name] = plugin_class(name)(args)
+            instances[name] = plugin_class(name)(args, features=features)
     if errs:
         raise ConfigError(errs)
     lists: dict[str, list[Plugin]] = {}
@@ -528,6 +536,7 @@ def build_profile(
         weights=weights,
         plugins=instances,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        features=features,
     )
 
 
@@ -540,21 +549,31 @@ def _implementing(point: type[P], plugins: list[Plugin]) -> tuple[P, ...]:
     return tuple(pl for pl in plugins if isinstance(pl, point))
 
 
-def default_profile(plugin_args: Mapping[str, Any] | None = None) -> Profile:
-    """The v1.35 default profile; ``plugin_args`` maps plugin name → args (dict or typed)."""
+def default_profile(
+    plugin_args: Mapping[str, Any] | None = None, *, features: FeatureGates | None = None
+) -> Profile:
+    """The default profile; ``plugin_args`` maps plugin name → args (dict or typed);
+    ``features``: the Kubernetes version's gates (default: v1.35's)."""
     pcs = [PluginConfig(name=n, args=a) for n, a in (plugin_args or {}).items()]
-    return build_profile(KubeSchedulerProfile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugin_config=pcs))
+    return build_profile(
+        KubeSchedulerProfile(scheduler_name=DEFAULT_SCHEDULER_NAME, plugin_config=pcs), features=features
+    )
 
 
-def default_profiles() -> dict[str, Profile]:
+def default_profiles(*, features: FeatureGates | None = None) -> dict[str, Profile]:
     """The profiles when no configuration is given: kube's default scheduler, and the same
     default profile under ``kubespread``, the name ``kubespread scheduler`` serves without
     --config, so ``schedule``/``explain`` of a live cluster decide its pods as it does."""
     kubespread = KubeSchedulerProfile(scheduler_name=KUBESPREAD_SCHEDULER_NAME)
-    return {DEFAULT_SCHEDULER_NAME: default_profile(), KUBESPREAD_SCHEDULER_NAME: build_profile(kubespread)}
+    return {
+        DEFAULT_SCHEDULER_NAME: default_profile(features=features),
+        KUBESPREAD_SCHEDULER_NAME: build_profile(kubespread, features=features),
+    }
 
 
-def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
+def profiles_from_config(
+    cfg: KubeSchedulerConfiguration, *, features: FeatureGates | None = None
+) -> dict[str, Profile]:
     """Every profile of a configuration by schedulerName (one default profile when none)."""
     errs: list[FieldError | str] = []
     pct = cfg.percentage_of_nodes_to_score
@@ -579,7 +598,10 @@ def profiles_from_config(cfg: KubeSchedulerConfiguration) -> dict[str, Profile]:
             continue
         try:
             out[name] = build_profile(
-                p, path, percentage_of_nodes_to_score=pct if pct is not None and 0 <= pct <= 100 else 0
+                p,
+                path,
+                percentage_of_nodes_to_score=pct if pct is not None and 0 <= pct <= 100 else 0,
+                features=features,
             )
         except ConfigError as e:
             errs += e.errors

@@ -163,7 +163,7 @@ def explain(decision: Decision, cluster: ClusterState, profile: Profile) -> Expl
     result = decision.preemption
     preemptions = []
     if result is not None and result.nominated_node:
-        preemptions.append(preemption_entry(decision.pod, result, cluster))
+        preemptions.append(preemption_entry(decision.pod, result, cluster, profile.features))
     return Explanation(
         decision,
         plugins,

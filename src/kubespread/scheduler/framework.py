@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 
 if TYPE_CHECKING:
     from kubespread.cluster.nodeinfo import NodeInfo
@@ -384,12 +385,15 @@ class NodeStatuses:
 
 
 class Plugin:
-    """A named plugin; ``args`` is its defaulted, validated args object (or None)."""
+    """A named plugin; ``args`` is its defaulted, validated args object (or None);
+    ``features`` the gates of the Kubernetes version it answers as (kube's ``feature.Features``
+    handed to each plugin factory): a plugin branches on a gate, never on a version number."""
 
     name: ClassVar[str] = ""
 
-    def __init__(self, args: Any = None) -> None:
+    def __init__(self, args: Any = None, *, features: FeatureGates | None = None) -> None:
         self.args = args
+        self.features = features if features is not None else FeatureGates()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kubespread.api.features import FeatureGates
 from kubespread.scheduler.framework import (
     FilterPlugin,
     Plugin,
@@ -53,6 +54,9 @@ class Profile:
     #: configuration's; 0: adaptive, kube's default); read only by a cycle that samples
     #: (schedule_one's ``order``), the every-node cycle ignores it
     percentage_of_nodes_to_score: int = 0
+    #: the Kubernetes version this profile answers as, and its feature gates (every plugin
+    #: instance holds the same object)
+    features: FeatureGates = field(default_factory=FeatureGates)
 
     def weight(self, name: str) -> int:
         return self.weights.get(name, 1)

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from kubespread.api.core import Pod
+from kubespread.api.features import PREEMPTION_EMPTY_PDB_SELECTOR, FeatureGates
 from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD, DEFAULT_SCHEDULER_NAME, LABEL_HOSTNAME, zone_of
 from kubespread.cluster.workloads import WorkloadRef, ownership
 from kubespread.scheduler.plugins.defaultpreemption.post_filter import pdbs_of
@@ -73,7 +74,7 @@ from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
     build_default_constraints,
-    parse_constraints,
+    own_constraints,
 )
 from kubespread.scheduler.plugins.podtopologyspread.filtering import compute_pre_filter_state
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
@@ -184,12 +185,16 @@ def constraint_views(
     default_constraints: Sequence[TopologySpreadConstraint] | None = None,
     *,
     system_defaulting: bool = False,
+    features: FeatureGates | None = None,
 ) -> list[ConstraintView]:
     """The pod's constraints (DoNotSchedule first, then ScheduleAnyway, each in spec order), or
     the default ones when it has none (``default_constraints``: the profile's PodTopologySpread
     defaults; ``profile_views`` takes them from a profile). With ``system_defaulting`` (the
     profile's defaultingType is System) default ScheduleAnyway constraints are counted each on
-    its own, as PreScore does then: a node without a zone label still spreads by hostname."""
+    its own, as PreScore does then: a node without a zone label still spreads by hostname.
+    ``features``: the version whose scheduler reads the pod's own constraints (default v1.35)."""
+    if features is None:
+        features = FeatureGates()
     masks = InclusionMasks()
     views: list[ConstraintView] = []
     node_names = cluster.node_names
@@ -199,7 +204,7 @@ def constraint_views(
         if defaulted:
             constraints = build_default_constraints(default_constraints or [], pod, cluster, action)
         else:
-            constraints = parse_constraints(pod.spec.topology_spread_constraints, action)
+            constraints = own_constraints(pod, action, features)
         if not constraints:
             continue
         if untolerated is None:
@@ -245,11 +250,11 @@ def profile_views(cluster: ClusterState, pod: Pod, profile: Profile | None) -> l
     PodTopologySpread (or is None: the pod's scheduler is not simulated), else with the
     profile's default constraints (System or List defaulting)."""
     pts = profile.plugins.get(_PTS) if profile is not None else None
-    if pts is None:
+    if pts is None or profile is None:
         return []
     defaults = getattr(pts, "default_constraints", None) or ()
     system = bool(getattr(pts, "system_defaulted", False))
-    return constraint_views(cluster, pod, defaults, system_defaulting=system)
+    return constraint_views(cluster, pod, defaults, system_defaulting=system, features=profile.features)
 
 
 # ------------------------------------------------------------------ one workload
@@ -533,10 +538,14 @@ class Preemption:
         )
 
 
-def preemption_entry(pod: Pod, result: PreemptionResult, cluster: ClusterState) -> Preemption:
+def preemption_entry(
+    pod: Pod, result: PreemptionResult, cluster: ClusterState, features: FeatureGates | None = None
+) -> Preemption:
     """The preemption DefaultPreemption decided for ``pod``, its victims' budgets read from
-    ``cluster`` as it is now (read it before the victims go)."""
-    budgets = violated_budgets(result.victims, pdbs_of(cluster))
+    ``cluster`` as it is now (read it before the victims go), as ``features``' version counts
+    them."""
+    empty_selects_all = (features or FeatureGates()).enabled(PREEMPTION_EMPTY_PDB_SELECTOR)
+    budgets = violated_budgets(result.victims, pdbs_of(cluster), empty_selects_all=empty_selects_all)
     return Preemption(
         pod=pod.key,
         nominated_node=result.nominated_node,

@@ -28,6 +28,7 @@ from typing import Final
 from kubespread.admission.apiserver import is_stored
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Namespace, Node, Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
 from kubespread.api.timestamps import virtual_seconds
@@ -113,6 +114,7 @@ class _Settings:
     start: float | None
     random_ties: bool
     origin: str
+    features: FeatureGates | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class Baseline:
             start=s.start,
             random_ties=s.random_ties,
             origin=s.origin,
+            features=s.features,
         )
 
 
@@ -194,6 +197,7 @@ def settle(
     random_ties: bool = False,
     origin: str = AS_GIVEN,
     hooks: SettleHooks | None = None,
+    features: FeatureGates | None = None,
 ) -> Baseline:
     """Settle ``objects`` (see the module notes) and return the Baseline.
 
@@ -203,6 +207,8 @@ def settle(
     exist at once; ``start``: the virtual time to begin at (None: the objects' snapshot
     time, :func:`snapshot_time`); ``random_ties``: as :class:`Simulation`'s. ``origin``
     names the first settling in a problem's message (a scenario says ``file: cluster``).
+    ``features``: the Kubernetes version's gates (``--kube-version``): the default profiles',
+    the API server's and the controllers' (default: the profiles' own, else v1.35's).
 
     Raises SettleError (every problem, located) when the input does not make a cluster, a
     new object is invalid, or the run would hold more than ``max_pods`` pods; nothing runs
@@ -210,7 +216,9 @@ def settle(
     loaded = tuple(objects.objects if isinstance(objects, Manifests) else objects)
     existing = [lo for lo in loaded if is_existing(lo.obj)]
     new = [lo for lo in loaded if not is_existing(lo.obj)]
-    problems = creation_problems(list(loaded)) + pod_limit_problems(list(loaded), max_pods)
+    if features is None and profiles:
+        features = next(iter(profiles.values())).features
+    problems = creation_problems(list(loaded), features) + pod_limit_problems(list(loaded), max_pods)
     cluster = None
     try:
         cluster = cluster_from_manifests(existing)
@@ -218,7 +226,9 @@ def settle(
         problems += [str(p) for p in e.problems]
     if problems or cluster is None:
         raise SettleError(problems)
-    settings = _Settings(profiles, seed, controllers, admission, max_pods, start, random_ties, origin)
+    settings = _Settings(
+        profiles, seed, controllers, admission, max_pods, start, random_ties, origin, features
+    )
     sim = Simulation(
         cluster,
         profiles=profiles,
@@ -228,6 +238,7 @@ def settle(
         start=snapshot_time(lo.obj for lo in existing) if start is None else start,
         max_pods=max_pods,
         random_ties=random_ties,
+        features=features,
     )
     hooks = hooks or SettleHooks()
     if hooks.started is not None:

@@ -25,6 +25,7 @@ the queue orders by (priority, queue time, sequence).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from collections import deque
@@ -35,6 +36,7 @@ from typing import Any, Final
 from kubespread.admission.chain import AdmissionChain
 from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Operation, Rejection
 from kubespread.api.core import Pod, PodCondition
+from kubespread.api.features import FeatureGates
 from kubespread.api.meta import NAME_ALPHABET, KubeObject
 from kubespread.api.timestamps import EPOCH, timestamp, virtual_seconds
 from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
@@ -117,7 +119,8 @@ class Simulation:
     timestamps are in the past. ``max_pods``: pods that may exist at once (None: no limit);
     a create beyond raises PodLimitExceeded. The scheduler picks among equally scored nodes
     as kube-scheduler at parallelism 1 does; ``random_ties`` draws that pick from ``seed``
-    instead (what the race of its default 16 threads makes of it).
+    instead (what the race of its default 16 threads makes of it). ``features``: the
+    Kubernetes version's gates (default: the profiles' own, else v1.35's).
     """
 
     #: skip a pending pod's 5-minute retry when nothing changed since it failed (see
@@ -136,11 +139,18 @@ class Simulation:
         start: float = 0.0,
         max_pods: int | None = DEFAULT_MAX_PODS,
         random_ties: bool = False,
+        features: FeatureGates | None = None,
     ) -> None:
+        if features is None:  # the profiles' version, else v1.35
+            features = next(iter(profiles.values())).features if profiles else FeatureGates()
+        #: the Kubernetes version answered as: its scheduler profiles (when not given), its
+        #: API server's registry and admission, and its controllers read these gates
+        self.features = features
         if profiles is None:
             from kubespread.scheduler.config import default_profiles
 
-            profiles = default_profiles()
+            profiles = default_profiles(features=features)
+        admission = dataclasses.replace(admission or AdmissionOptions(), features=features)
         self.cluster = cluster if cluster is not None else ClusterState()
         self.clock = Clock(start)
         self.seed = seed
@@ -407,7 +417,9 @@ class Simulation:
         event; the lower-priority pods nominated to that node lose their nomination."""
         pod = prepared.preemptor
         self._waiting_preemptors[pod.key] = len(self.preemptions)
-        self.preemptions.append(preemption_entry(pod, prepared.result, self.cluster).made_at(self.now))
+        self.preemptions.append(
+            preemption_entry(pod, prepared.result, self.cluster, self.features).made_at(self.now)
+        )
         self._preemption_marks.append([len(self.events), -1])
         for victim in prepared.victims:
             self.update(victim.with_disruption_target(prepared.reason, prepared.condition_message))

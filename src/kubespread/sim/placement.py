@@ -20,6 +20,7 @@ from typing import Any, Final
 from kubespread.admission.apiserver import create as admit_create
 from kubespread.admission.framework import AdmissionOptions, Rejection
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.keys import zone_of
 from kubespread.cluster.state import ClusterState
 from kubespread.cluster.trial import trial
@@ -290,6 +291,8 @@ class ScheduleRequest:
     profiles: Mapping[str, Profile] | None = None
     seed: int = 0
     max_pods: int | None = DEFAULT_MAX_PODS
+    #: the Kubernetes version to answer as (None: the profiles', else 1.35)
+    features: FeatureGates | None = None
 
 
 def schedule(
@@ -298,9 +301,14 @@ def schedule(
     """The ``schedule`` use case (``explain`` and ``diff`` start from it too): :func:`place`
     with the request's settings. ``on_step`` reports progress; PlacementError (every
     problem, located) when the input cannot be placed."""
+    profiles = request.profiles
+    if profiles is None and request.features is not None:
+        from kubespread.scheduler.config import default_profiles
+
+        profiles = default_profiles(features=request.features)
     return place(
         request.manifests,
-        profiles=request.profiles,
+        profiles=profiles,
         seed=request.seed,
         on_step=on_step,
         max_pods=request.max_pods,

@@ -40,6 +40,7 @@ from kubespread.admission.apiserver import settle_errors
 from kubespread.api.documents import DocumentError, decode_utf8, parse_documents
 from kubespread.api.duration import parse_duration
 from kubespread.api.errors import Path as ErrorPath
+from kubespread.api.features import FeatureGates
 from kubespread.api.kinds import KINDS
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
@@ -47,7 +48,7 @@ from kubespread.api.selectors import parse_selector
 from kubespread.api.taints import TAINT_EFFECTS, Taint
 from kubespread.api.validation.node import validate_taints
 from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
-from kubespread.scheduler.config import ConfigError, profiles_from_config
+from kubespread.scheduler.config import ConfigError, default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
 
 __all__ = [
@@ -207,10 +208,11 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
     return out.objects
 
 
-def creation_problems(objs: list[LoadedObject]) -> list[str]:
-    """The errors creating each object would report (``admission.apiserver.settle_errors``:
-    a stored pod, only in what a run reads of it), located as ``file:line: Kind ns/name:
-    field: message``, so a bad manifest stops a run before anything is created."""
+def creation_problems(objs: list[LoadedObject], features: FeatureGates | None = None) -> list[str]:
+    """The errors creating each object would report as ``features``' version
+    (``admission.apiserver.settle_errors``: a stored pod, only in what a run reads of it),
+    located as ``file:line: Kind ns/name: field: message``, so a bad manifest stops a run
+    before anything is created."""
     problems = []
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
@@ -219,7 +221,7 @@ def creation_problems(objs: list[LoadedObject]) -> list[str]:
                 "as a scenario's `scheduler:` or with --scheduler-config"
             )
             continue
-        for e in settle_errors(lo.obj):
+        for e in settle_errors(lo.obj, features):
             problems.append(f"{lo.where(e.field)}: {lo.ref}: {e}")
     return problems
 
@@ -264,9 +266,13 @@ def pod_limit_problems(
     return problems
 
 
-def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[str, Profile] | None:
+def _profiles(
+    value: Any, base: Path, problems: _Problems, source: str, features: FeatureGates | None = None
+) -> dict[str, Profile] | None:
+    """The scenario's ``scheduler:`` profiles as ``features``' version; without one, the
+    default profiles of that version (None when no version either: the simulation's own)."""
     if value is None:
-        return None
+        return default_profiles(features=features) if features is not None else None
     objs = _objects(value, "scheduler", base, problems, source)
     cfgs = [lo for lo in objs if isinstance(lo.obj, KubeSchedulerConfiguration)]
     if len(cfgs) != 1 or len(objs) != 1:
@@ -276,7 +282,7 @@ def _profiles(value: Any, base: Path, problems: _Problems, source: str) -> dict[
     config = cfgs[0].obj
     assert isinstance(config, KubeSchedulerConfiguration)
     try:
-        return profiles_from_config(config)
+        return profiles_from_config(config, features=features)
     except ConfigError as e:
         for err in e.errors:
             problems.append(f"{cfgs[0].source}: {err}")
@@ -450,9 +456,11 @@ def parse_scenario(
     source: str = "<scenario>",
     base: Path | None = None,
     validation: Validation = Validation.STRICT,
+    features: FeatureGates | None = None,
 ) -> Scenario:
     """A checked Scenario from its parsed YAML; ScenarioError lists every problem.
-    ``validation`` is how the manifests it holds or names are loaded (kubectl's --validate)."""
+    ``validation`` is how the manifests it holds or names are loaded (kubectl's --validate);
+    ``features`` the Kubernetes version its profiles (and so its run) answer as."""
     base = base or Path.cwd()
     problems = _Problems(validation)
     if not isinstance(doc, dict):
@@ -466,11 +474,11 @@ def parse_scenario(
     if not isinstance(seed, int) or isinstance(seed, bool):
         problems.add(f"{source}: seed", f"must be an integer, got {seed!r}")
         seed = 0
-    profiles = _profiles(doc.get("scheduler"), base, problems, source)
+    profiles = _profiles(doc.get("scheduler"), base, problems, source, features)
     cluster_value = doc.get("cluster") or []
     live = _live_source(cluster_value, base, problems, source)
     cluster = [] if live is not None else _objects(cluster_value, "cluster", base, problems, source)
-    problems.extend(creation_problems(cluster))
+    problems.extend(creation_problems(cluster, features))
     raw_steps = doc.get("steps") or []
     if not isinstance(raw_steps, list):
         problems.add(f"{source}: steps", "must be a list")
@@ -504,8 +512,10 @@ def _live_source(value: Any, base: Path, problems: _Problems, source: str) -> Li
     return LiveSource(path, context)
 
 
-def load_scenario(path: str | Path, *, validation: Validation = Validation.STRICT) -> Scenario:
-    """Read and check a scenario file (see the module notes)."""
+def load_scenario(
+    path: str | Path, *, validation: Validation = Validation.STRICT, features: FeatureGates | None = None
+) -> Scenario:
+    """Read and check a scenario file (see the module notes), as ``features``' version."""
     path = Path(path)
     try:
         text = decode_utf8(path.read_bytes())
@@ -525,4 +535,4 @@ def load_scenario(path: str | Path, *, validation: Validation = Validation.STRIC
     if len(docs) > 1:
         raise ScenarioError([f"{path}: a scenario file holds one YAML document, found {len(docs)}"])
     doc = docs[0].data if docs else None
-    return parse_scenario(doc, source=str(path), base=path.parent, validation=validation)
+    return parse_scenario(doc, source=str(path), base=path.parent, validation=validation, features=features)

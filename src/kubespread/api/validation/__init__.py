@@ -13,13 +13,15 @@ an outcome are read through their effective value (see :mod:`.pod`, :mod:`.apps`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from kubespread.api.apps import Deployment, Job, PriorityClass, ReplicaSet, ReplicationController, StatefulSet
 from kubespread.api.core import Namespace, Node, Pod, Service
 from kubespread.api.errors import ErrorType, FieldError
-from kubespread.api.kruise import CloneSet, WorkloadSpread
+from kubespread.api.features import MATCH_LABEL_KEYS_SELECTOR_MERGE, FeatureGates
+from kubespread.api.kruise import KRUISE_V1BETA1, SUBSET_FIELDS_V1BETA1, CloneSet, WorkloadSpread
 from kubespread.api.meta import KubeObject
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.validation.apps import (
@@ -70,8 +72,10 @@ UPDATE_VALIDATORS: dict[type[KubeObject], UpdateValidator] = {
 }
 
 
-def validate(obj: KubeObject) -> list[FieldError]:
-    """Every problem kube-apiserver would report creating ``obj``; [] when it is valid.
+def validate(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
+    """Every problem kube-apiserver would report creating ``obj``; [] when it is valid, as the
+    server of ``features``' version judges it (default: v1.35; before v1.34 a new Pod's spread
+    constraints' matchLabelKeys are judged unmerged, by the legacy rule).
 
     Kinds kubespread does not validate (a KubeSchedulerConfiguration, say) give []. A bug in a
     validator is reported as an InternalError field error rather than raised.
@@ -80,9 +84,24 @@ def validate(obj: KubeObject) -> list[FieldError]:
     if validator is None:
         return []
     try:
+        if (
+            isinstance(obj, Pod)
+            and features is not None
+            and not features.enabled(MATCH_LABEL_KEYS_SELECTOR_MERGE)
+        ):
+            return validate_pod(obj, legacy_match_label_keys=True)
+        if isinstance(obj, WorkloadSpread) and obj.api_version == KRUISE_V1BETA1:
+            return [_v1beta1_path(e) for e in validator(obj)]
         return validator(obj)
     except Exception as exc:  # errors are values at the edges: report, do not crash the caller
         return [FieldError(ErrorType.INTERNAL, "", detail=f"validating {obj.KIND}: {exc!r}")]
+
+
+def _v1beta1_path(e: FieldError) -> FieldError:
+    """A WorkloadSpread field error located in v1beta1's field names (kruise#2466)."""
+    for alpha, beta in SUBSET_FIELDS_V1BETA1.items():
+        e.field = re.sub(rf"(?<![A-Za-z]){alpha}(?![A-Za-z])", beta, e.field)
+    return e
 
 
 def validate_update(obj: KubeObject, old: KubeObject) -> list[FieldError]:

@@ -267,6 +267,29 @@ def _validate_label_keys(keys: list[str], sel: LabelSelector | None, path: Path)
     return errs
 
 
+def validate_match_label_keys_legacy(
+    path: Path, keys: list[str], sel: LabelSelector | None
+) -> list[FieldError]:
+    """ValidateMatchLabelKeysInTopologySpread, what a spread constraint's matchLabelKeys are
+    judged by where kube-apiserver does not merge them (MatchLabelKeysInPodTopologySpreadSelectorMerge
+    off, before v1.34): a key also in the labelSelector (matchLabels or any expression) is
+    refused at ``matchLabelKeys[i]``."""
+    errs = _validate_label_keys(keys, sel, path.child("matchLabelKeys"))
+    if sel is None:
+        return errs
+    in_selector = set(sel.match_labels) | {req.key for req in sel.match_expressions}
+    for i, k in enumerate(keys):
+        if k in in_selector:
+            errs.append(
+                FieldError.invalid(
+                    path.child("matchLabelKeys").index(i),
+                    k,
+                    "exists in both matchLabelKeys and labelSelector",
+                )
+            )
+    return errs
+
+
 def validate_match_label_keys(
     path: Path, match_keys: list[str], mismatch_keys: list[str], sel: LabelSelector | None
 ) -> list[FieldError]:
@@ -416,7 +439,7 @@ def validate_tolerations(tolerations: list[Toleration], path: Path) -> list[Fiel
 
 
 def validate_topology_spread_constraints(
-    constraints: list[TopologySpreadConstraint], path: Path
+    constraints: list[TopologySpreadConstraint], path: Path, *, legacy_match_label_keys: bool = False
 ) -> list[FieldError]:
     """maxSkew > 0; topologyKey non-empty (only that: it need not be a valid label key);
     whenUnsatisfiable; no two constraints with the same {topologyKey, whenUnsatisfiable} (reported
@@ -462,7 +485,10 @@ def validate_topology_spread_constraints(
         ):
             if policy is not None and policy not in NODE_INCLUSION_POLICIES:
                 errs.append(FieldError.not_supported(p.child(name), policy, NODE_INCLUSION_POLICIES))
-        errs.extend(validate_match_label_keys(p, c.match_label_keys, [], c.label_selector))
+        if legacy_match_label_keys:
+            errs.extend(validate_match_label_keys_legacy(p, c.match_label_keys, c.label_selector))
+        else:
+            errs.extend(validate_match_label_keys(p, c.match_label_keys, [], c.label_selector))
         errs.extend(validate_label_selector(c.label_selector, p.child("labelSelector")))
     return errs
 
@@ -526,8 +552,11 @@ def _validate_optional_names(spec: PodSpec, path: Path) -> list[FieldError]:
     return errs
 
 
-def validate_pod_spec(spec: PodSpec, path: Path, *, is_pod: bool) -> list[FieldError]:
-    """ValidatePodSpec; ``is_pod`` is False for the template of a workload."""
+def validate_pod_spec(
+    spec: PodSpec, path: Path, *, is_pod: bool, legacy_match_label_keys: bool = False
+) -> list[FieldError]:
+    """ValidatePodSpec; ``is_pod`` is False for the template of a workload;
+    ``legacy_match_label_keys``: spread constraints' matchLabelKeys judged unmerged (before v1.34)."""
     volumes, errs = validate_volumes(_extra(spec, "volumes"), path.child("volumes"))
     errs.extend(_validate_containers(spec.containers, volumes, path.child("containers"), is_pod=is_pod))
     errs.extend(
@@ -548,7 +577,9 @@ def validate_pod_spec(spec: PodSpec, path: Path, *, is_pod: bool) -> list[FieldE
     errs.extend(_validate_scheduling_gates(spec, path.child("schedulingGates")))
     errs.extend(
         validate_topology_spread_constraints(
-            spec.topology_spread_constraints, path.child("topologySpreadConstraints")
+            spec.topology_spread_constraints,
+            path.child("topologySpreadConstraints"),
+            legacy_match_label_keys=legacy_match_label_keys,
         )
     )
     errs.extend(_validate_optional_names(spec, path))
@@ -626,14 +657,16 @@ def validate_pod_template(template: PodTemplateSpec, path: Path, *, spec: bool =
     return errs
 
 
-def validate_pod(pod: Pod) -> list[FieldError]:
+def validate_pod(pod: Pod, *, legacy_match_label_keys: bool = False) -> list[FieldError]:
     """ValidatePodCreate: metadata, spec, then what only a new Pod (not a template) must satisfy."""
     spec_path = Path("spec")
     errs = validate_object_meta(pod.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)
     errs.extend(
         _validate_pod_annotations(pod.metadata.annotations, pod.spec, Path("metadata").child("annotations"))
     )
-    errs.extend(validate_pod_spec(pod.spec, spec_path, is_pod=True))
+    errs.extend(
+        validate_pod_spec(pod.spec, spec_path, is_pod=True, legacy_match_label_keys=legacy_match_label_keys)
+    )
     for name, containers in (
         ("containers", pod.spec.containers),
         ("initContainers", pod.spec.init_containers),

@@ -30,6 +30,7 @@ from collections import Counter
 from typing import Final
 
 from kubespread.api.core import DISRUPTION_TARGET, Pod
+from kubespread.api.features import PREEMPTION_EMPTY_PDB_SELECTOR, PREEMPTION_PLACEMENT_MESSAGE, FeatureGates
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import DefaultPreemptionArgs
 from kubespread.cluster.state import ClusterState
@@ -136,6 +137,7 @@ def preempt(
     statuses: NodeStatuses,
     handle: FrameworkHandle | None = None,
     args: DefaultPreemptionArgs | None = None,
+    features: FeatureGates | None = None,
 ) -> tuple[PreemptionResult | None, Status | None]:
     """Preempt: (the result, Success) when a node is nominated; (None, Unschedulable with the
     message) when preemption cannot help (a result with ``eligible`` False when the pod may
@@ -159,7 +161,10 @@ def preempt(
     wanted = num_candidates(
         len(infos), args.min_candidate_nodes_percentage or 0, args.min_candidate_nodes_absolute or 0
     )
-    run = dry_run(handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted)
+    empty_selects_all = (features or FeatureGates()).enabled(PREEMPTION_EMPTY_PDB_SELECTOR)
+    run = dry_run(
+        handle, cluster, pod, infos, pdbs_of(cluster), offset, wanted, empty_selects_all=empty_selects_all
+    )
     best, why = pick_one_node_why(run.candidates)
     if best is None:
         errors = list(dict.fromkeys(st.message for st in run.statuses.values() if st.code is Code.ERROR))
@@ -167,6 +172,15 @@ def preempt(
             return None, Status.error(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
         return None, Status.unschedulable(_not_helpful(num_nodes, run.statuses))
     return PreemptionResult(best.node, best.victims, best.pdb_violations, why), Status()
+
+
+def placement_message(result: PreemptionResult) -> str:
+    """The Success status's message from v1.37 (kubernetes#140180), which FailedScheduling
+    then carries after "preemption: "."""
+    return (
+        f"found a potential placement for pod on node {result.nominated_node}, "
+        f"preempting {len(result.victims)} victims"
+    )
 
 
 class DefaultPreemption(PostFilterPlugin):
@@ -177,14 +191,20 @@ class DefaultPreemption(PostFilterPlugin):
 
     name = NAME
 
-    def __init__(self, args: DefaultPreemptionArgs | None = None) -> None:
-        super().__init__(default_default_preemption_args(args))
+    def __init__(
+        self, args: DefaultPreemptionArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
+        super().__init__(default_default_preemption_args(args), features=features)
+        #: v1.37+: a nomination says where and how many victims (kubernetes#140180)
+        self.placement_message = self.features.enabled(PREEMPTION_PLACEMENT_MESSAGE)
 
     def post_filter(self, state: CycleState, pod: Pod, statuses: NodeStatuses) -> Status | None:
-        result, status = preempt(pod, state.cluster, statuses, state.handle, self.args)
+        result, status = preempt(pod, state.cluster, statuses, state.handle, self.args, self.features)
         if status is None:
             return None
         state.write(PREEMPTION_RESULT, result if result is not None else PreemptionResult())
         if status.message and not status.is_success:
             return Status(status.code, (PREFIX + status.message,))
+        if status.is_success and result is not None and self.placement_message:
+            return Status(status.code, (PREFIX + placement_message(result),))
         return status

@@ -81,11 +81,14 @@ def importance_key(pod: Pod) -> tuple[int, float]:
     return (-pod_priority(pod), start_time(pod))
 
 
-def violated_budgets(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -> list[list[str]]:
+def violated_budgets(
+    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget], *, empty_selects_all: bool = False
+) -> list[list[str]]:
     """Per pod, in the order given, the names of the budgets evicting it would break. Each
     budget starts from its status.disruptionsAllowed; a pod it selects (same namespace; a nil
-    or empty selector selects none) and that is not already in status.disruptedPods uses one
-    disruption; the pod breaks every budget it uses that goes below zero."""
+    selector selects none, nor does an empty one unless ``empty_selects_all``: v1.38's
+    kubernetes#141785) and that is not already in status.disruptedPods uses one disruption;
+    the pod breaks every budget it uses that goes below zero."""
     allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
     selectors = [compile_label_selector(pdb.spec.selector) for pdb in pdbs]
     out: list[list[str]] = []
@@ -97,7 +100,7 @@ def violated_budgets(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -
                 if pdb.namespace != pod.namespace:
                     continue
                 sel = selectors[i]
-                if sel.empty or not sel.matches(labels):
+                if (sel.empty and not empty_selects_all) or not sel.matches(labels):
                     continue
                 if pod.metadata.name in pdb.status.disrupted_pods:
                     continue
@@ -109,13 +112,14 @@ def violated_budgets(pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]) -
 
 
 def filter_pods_with_pdb_violation(
-    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget]
+    pods: Iterable[Pod], pdbs: Sequence[PodDisruptionBudget], *, empty_selects_all: bool = False
 ) -> tuple[list[Pod], list[Pod]]:
     """(violating, non-violating), each in the order given (see ``violated_budgets``)."""
     pods = list(pods)
     violating: list[Pod] = []
     fine: list[Pod] = []
-    for pod, broken in zip(pods, violated_budgets(pods, pdbs), strict=True):
+    budgets = violated_budgets(pods, pdbs, empty_selects_all=empty_selects_all)
+    for pod, broken in zip(pods, budgets, strict=True):
         (violating if broken else fine).append(pod)
     return violating, fine
 
@@ -136,6 +140,8 @@ def select_victims_on_node(
     info: NodeInfo,
     pdbs: Sequence[PodDisruptionBudget],
     removal: RemovalFilters | None = None,
+    *,
+    empty_selects_all: bool = False,
 ) -> tuple[list[Pod], int, Status]:
     """SelectVictimsOnNode: (victims most important first, how many violate a PDB, status).
     The status is UnschedulableAndUnresolvable when the node has no lower-priority pod, the
@@ -171,7 +177,9 @@ def select_victims_on_node(
             if not status.is_success:
                 return [], 0, status
             potential.sort(key=importance_key)
-            violating, fine = filter_pods_with_pdb_violation(potential, pdbs)
+            violating, fine = filter_pods_with_pdb_violation(
+                potential, pdbs, empty_selects_all=empty_selects_all
+            )
             for group, counts in ((violating, True), (fine, False)):
                 for p in group:
                     put_back(p)
@@ -248,6 +256,8 @@ def dry_run(
     pdbs: Sequence[PodDisruptionBudget],
     offset: int,
     wanted: int,
+    *,
+    empty_selects_all: bool = False,
 ) -> DryRun:
     """DryRunPreemption, one node after another from ``offset`` (wrapping): it stops once it
     has ``wanted`` candidates of which at least one violates no PDB."""
@@ -258,7 +268,9 @@ def dry_run(
     removal = handle.removal_filters(pod) if n else None
     for i in range(n):
         info = potential[(offset + i) % n]
-        victims, violations, status = select_victims_on_node(handle, cluster, pod, info, pdbs, removal)
+        victims, violations, status = select_victims_on_node(
+            handle, cluster, pod, info, pdbs, removal, empty_selects_all=empty_selects_all
+        )
         if status.is_success and victims:
             c = Candidate(info.name, tuple(victims), violations)
             if violations == 0:

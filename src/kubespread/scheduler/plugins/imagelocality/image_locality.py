@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubespread.api.core import Pod
+from kubespread.api.features import FeatureGates
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import (
@@ -81,8 +82,8 @@ class _ImageIndex:
 class ImageLocality(ScorePlugin):
     name = NAME
 
-    def __init__(self, args: object = None) -> None:
-        super().__init__(args)
+    def __init__(self, args: object = None, *, features: FeatureGates | None = None) -> None:
+        super().__init__(args, features=features)
         self._index: NodeSetCache[_ImageIndex] = NodeSetCache(_ImageIndex)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:

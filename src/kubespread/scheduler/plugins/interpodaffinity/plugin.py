@@ -14,6 +14,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod
+from kubespread.api.features import INTER_POD_AFFINITY_HINT_FIXES, FeatureGates
 from kubespread.api.schedconfig import InterPodAffinityArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_inter_pod_affinity_args
@@ -48,14 +49,29 @@ __all__ = ["NAME", "InterPodAffinity"]
 NAME: Final = "InterPodAffinity"
 
 
+def _same_pod(a: Pod, b: Pod) -> bool:
+    return a.key == b.key and a.metadata.uid == b.metadata.uid
+
+
+def _unplaced(pod: Pod | None, nominated_counts: bool) -> bool:
+    """Not bound (nor, where ``nominated_counts``, nominated): it cannot change what fits."""
+    if pod is None or pod.spec.node_name:
+        return False
+    return not (nominated_counts and pod.status.nominated_node_name)
+
+
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
 
-    def __init__(self, args: InterPodAffinityArgs | None = None) -> None:
+    def __init__(
+        self, args: InterPodAffinityArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_inter_pod_affinity_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         self.hard_pod_affinity_weight: int = int(args.hard_pod_affinity_weight or 0)
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
+        #: v1.36's hint fixes (kubernetes#135325, #135394)
+        self.hint_fixes = self.features.enabled(INTER_POD_AFFINITY_HINT_FIXES)
         # the design's daemon co-existence (kubespread extension): the namespaces whose pods
         # required anti-affinity ignores, both ways; empty when the option is off
         self.daemon_namespaces: frozenset[str] = (
@@ -96,10 +112,17 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
         """isSchedulableAfterPodChange (bound pods only): Queue when an added or updated pod
         now matches all the pod's required affinity terms, or an updated or deleted pod no
-        longer matches one of its required anti-affinity terms."""
+        longer matches one of its required anti-affinity terms.
+
+        From v1.36: the pod's own label change queues it (another pod's anti-affinity may no
+        longer match it), a pending pod nominated to a node counts as placed, and a deleted
+        pod whose required anti-affinity matched this pod queues it."""
         old: Pod | None = event.old
         new: Pod | None = event.new
-        if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+        fixes = self.hint_fixes
+        if fixes and old is not None and new is not None and _same_pod(new, pod):
+            return QUEUE
+        if _unplaced(new, fixes) or _unplaced(old, fixes):
             return QUEUE_SKIP
         terms = pod_terms(pod)
         affinity, anti = terms.required_affinity, terms.required_anti_affinity
@@ -113,7 +136,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if new is not None:
             return QUEUE if self._matches(affinity, new, event, every=True) else QUEUE_SKIP
         assert old is not None
-        return QUEUE if self._matches(anti, old, event, every=False) else QUEUE_SKIP
+        if self._matches(anti, old, event, every=False):
+            return QUEUE
+        if fixes and self._matches(pod_terms(old).required_anti_affinity, pod, event, every=True):
+            return QUEUE
+        return QUEUE_SKIP
 
     @staticmethod
     def hint_after_node_change(pod: Pod, event: QueueingEvent) -> QueueingHint:

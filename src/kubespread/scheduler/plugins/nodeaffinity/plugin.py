@@ -7,6 +7,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod, PreferredSchedulingTerm
+from kubespread.api.features import FeatureGates
 from kubespread.api.schedconfig import NodeAffinityArgs
 from kubespread.api.selectors import NodeSelector
 from kubespread.cluster.nodeinfo import NodeInfo
@@ -99,9 +100,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     reads = READS_NODE  # the node alone decides
     name = NAME
 
-    def __init__(self, args: NodeAffinityArgs | None = None) -> None:
+    def __init__(self, args: NodeAffinityArgs | None = None, *, features: FeatureGates | None = None) -> None:
         args = default_node_affinity_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         added = args.added_affinity
         self.added_required = added.required_during_scheduling_ignored_during_execution if added else None
         # addedAffinity is a NodeAffinity: its RequiredDuringExecution form binds as the other

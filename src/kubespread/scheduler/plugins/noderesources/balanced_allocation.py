@@ -8,6 +8,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Pod
+from kubespread.api.features import BALANCED_ALLOCATION_SCORES_IMPROVEMENT, FeatureGates
 from kubespread.api.schedconfig import NodeResourcesBalancedAllocationArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_node_resources_balanced_allocation_args
@@ -26,7 +27,7 @@ from kubespread.scheduler.framework import (
 )
 from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
-__all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer"]
+__all__ = ["NodeResourcesBalancedAllocation", "balance_improvement_scorer", "balanced_resource_scorer"]
 
 NAME: Final = "NodeResourcesBalancedAllocation"
 _PRE_SCORE_KEY: Final[StateKey[list[int]]] = StateKey("PreScore" + NAME, list)
@@ -73,6 +74,18 @@ def balanced_resource_scorer(requested: np.ndarray, allocatable: np.ndarray) -> 
     return np.trunc((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
+def balance_improvement_scorer(requested: np.ndarray, allocatable: np.ndarray, pod: np.ndarray) -> np.ndarray:
+    """v1.36's score (kubernetes#135573): how much the pod improves the node's balance,
+    ``50 + (50 + with pod - without pod) / 2`` (Go's int64 division; the operand is in
+    [0, 100], both balances being in [50, 100]). ``pod``: the pod's request per resource,
+    a column; the node's balance without the pod is over ``requested - pod``."""
+    with_pod = balanced_resource_scorer(requested, allocatable)
+    without_pod = balanced_resource_scorer(np.where(allocatable != 0, requested - pod, 0), allocatable)
+    half = MAX_NODE_SCORE // 2
+    scores: np.ndarray = (half + (half + with_pod - without_pod) // 2).astype(np.int64)
+    return scores
+
+
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     """Scores with the real requests (useRequested), not the 100m/200Mi defaults, and skips
     pods that request none of its resources (kubernetes#129138: best-effort pods would
@@ -80,10 +93,14 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
 
     name = NAME
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
+    def __init__(
+        self, args: NodeResourcesBalancedAllocationArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_node_resources_balanced_allocation_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         self.scorer = ResourceAllocationScorer(args.resources, balanced_resource_scorer, use_requested=True)
+        #: v1.36+: score the improvement the pod brings, not the balance with it alone
+        self.improvement = self.features.enabled(BALANCED_ALLOCATION_SCORES_IMPROVEMENT)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         requests = self.scorer.pod_request_list(pod)
@@ -102,7 +119,13 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(nodes), dtype=np.int64)
-        return self.scorer.score_nodes(state.cluster, np.asarray(nodes, dtype=np.intp), requests)
+        ids = np.asarray(nodes, dtype=np.intp)
+        if not self.improvement:
+            return self.scorer.score_nodes(state.cluster, ids, requests)
+        if len(ids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        alloc, req = self.scorer.allocatable_requested(state.cluster, ids, requests)
+        return balance_improvement_scorer(req, alloc, np.asarray(requests, dtype=np.int64)[:, None])
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, np.asarray([node.index], dtype=np.intp))[0])

@@ -17,6 +17,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod
+from kubespread.api.features import FeatureGates
 from kubespread.api.resources import Resources, is_scalar_resource_name, node_allocatable, pod_requests
 from kubespread.api.schedconfig import NodeResourcesFitArgs
 from kubespread.cluster.nodeinfo import NodeInfo
@@ -183,9 +184,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     reads = READS_NODE_PODS  # what the pods on the node use
     name = NAME
 
-    def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
+    def __init__(
+        self, args: NodeResourcesFitArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_node_resources_fit_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         assert args.scoring_strategy is not None
         self.ignored = _Ignored(args.ignored_resources, args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(

@@ -7,6 +7,7 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -23,6 +24,12 @@ from kubespread.api.core import (
     Pod,
     Service,
     TopologySpreadConstraint,
+)
+from kubespread.api.features import (
+    MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD,
+    MATCH_LABEL_KEYS_SELECTOR_MERGE,
+    SPREAD_EMPTY_SELECTOR_MATCHES_ALL,
+    FeatureGates,
 )
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
@@ -43,6 +50,7 @@ __all__ = [
     "default_selector",
     "has_all_keys",
     "matching_counts",
+    "own_constraints",
     "parse_constraints",
 ]
 
@@ -65,6 +73,9 @@ class SpreadConstraint:
     min_domains: int = 1
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
+    #: v1.38 (kubernetes#141340): an empty labelSelector ({}) counts every pod of the
+    #: namespace; up to v1.37 countPodsMatchSelector counts none for it
+    empty_counts_all: bool = False
 
     @property
     def honors_policies(self) -> bool:
@@ -72,16 +83,24 @@ class SpreadConstraint:
         return self.node_affinity_policy == HONOR or self.node_taints_policy == HONOR
 
 
-def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: str) -> list[SpreadConstraint]:
+def parse_constraints(
+    constraints: Sequence[TopologySpreadConstraint],
+    action: str,
+    merge_labels: Mapping[str, str] | None = None,
+) -> list[SpreadConstraint]:
     """The constraints with ``whenUnsatisfiable == action``, in order.
 
-    matchLabelKeys are not merged here: in v1.35 kube-apiserver already merged them into the
-    pod's labelSelector at creation (MatchLabelKeysInPodTopologySpreadSelectorMerge), and
-    merging the same ``key In [value]`` again would not change what the selector matches.
+    From v1.34 kube-apiserver merges matchLabelKeys into the pod's labelSelector at creation
+    (MatchLabelKeysInPodTopologySpreadSelectorMerge), so they are not merged here: merging the
+    same ``key In [value]`` again, as kube-scheduler still does, would not change what the
+    selector matches. Before v1.34 only the scheduler merged them: ``merge_labels`` (the pod's
+    labels) asks for that merge, ``{key In [value]}`` for each key the pod carries.
 
     Parsed once per list object and action (a pod's versions share the list: updates copy the
     spec shallowly, and stored objects are replaced, never changed in place).
     """
+    if merge_labels is not None and any(c.match_label_keys for c in constraints):
+        return _parse_constraints(constraints, action, merge_labels)
     mark = _shape(constraints)
     hit = _PARSED.get((id(constraints), action))
     if hit is not None and hit[0] is constraints and hit[1] == mark:
@@ -90,6 +109,22 @@ def parse_constraints(constraints: Sequence[TopologySpreadConstraint], action: s
     if len(_PARSED) >= 8192:
         _PARSED.clear()
     _PARSED[(id(constraints), action)] = (constraints, mark, tuple(parsed))
+    return parsed
+
+
+def own_constraints(pod: Pod, action: str, features: FeatureGates) -> list[SpreadConstraint]:
+    """The pod's own constraints of this action as the scheduler of ``features``' version reads
+    them: matchLabelKeys merged here where kube-apiserver did not merge them (before v1.34),
+    an empty labelSelector counting every pod of the namespace from v1.38 (kubernetes#141340).
+    The plugin and the spread views (scheduler/views.py) both read them here."""
+    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
+        MATCH_LABEL_KEYS_SELECTOR_MERGE
+    )
+    parsed = parse_constraints(
+        pod.spec.topology_spread_constraints, action, pod.metadata.labels if merges else None
+    )
+    if features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL):
+        return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
     return parsed
 
 
@@ -109,17 +144,24 @@ _PARSED: dict[
 
 
 def _parse_constraints(
-    constraints: Sequence[TopologySpreadConstraint], action: str
+    constraints: Sequence[TopologySpreadConstraint],
+    action: str,
+    merge_labels: Mapping[str, str] | None = None,
 ) -> list[SpreadConstraint]:
     out = []
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
+        selector = compile_label_selector(c.label_selector)
+        if merge_labels is not None and c.match_label_keys:
+            own = {k: merge_labels[k] for k in c.match_label_keys if k in merge_labels}
+            if own:
+                selector = selector.with_requirements(_set_selector(own).requirements)
         out.append(
             SpreadConstraint(
                 max_skew=c.max_skew,
                 topology_key=c.topology_key,
-                selector=compile_label_selector(c.label_selector),
+                selector=selector,
                 min_domains=c.min_domains if c.min_domains is not None else 1,
                 node_affinity_policy=c.node_affinity_policy or HONOR,
                 node_taints_policy=c.node_taints_policy or IGNORE,
@@ -210,11 +252,13 @@ def has_all_keys(cluster: ClusterState, constraints: Sequence[SpreadConstraint])
     return mask
 
 
-def matching_counts(cluster: ClusterState, pod: Pod, selector: Selector) -> np.ndarray:
+def matching_counts(
+    cluster: ClusterState, pod: Pod, selector: Selector, *, empty_counts_all: bool = False
+) -> np.ndarray:
     """countPodsMatchSelector per node id: bound, non-terminating pods of the pod's namespace
-    that the selector matches. An empty selector counts nothing (kube returns 0 for it), and a
-    nil one (NOTHING) matches nothing."""
-    if selector.empty or selector.nothing:
+    that the selector matches. An empty selector counts nothing (kube returns 0 for it) unless
+    ``empty_counts_all`` (v1.38), and a nil one (NOTHING) matches nothing."""
+    if (selector.empty and not empty_counts_all) or selector.nothing:
         return np.zeros(cluster.num_nodes, dtype=np.int64)
     return cluster.pod_counts(frozenset((pod.namespace,)), selector, include_terminating=False)
 

@@ -81,7 +81,7 @@ def compute_pre_filter_state(
         if policy is not None:
             eligible = eligible & policy
         dom = codes[eligible]
-        counts = matching_counts(cluster, pod, c.selector)[eligible]
+        counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)[eligible]
         domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
         present = np.bincount(dom, minlength=len(values)) > 0
         num_domains = int(present.sum())

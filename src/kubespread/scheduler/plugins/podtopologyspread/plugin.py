@@ -8,6 +8,9 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod, TopologySpreadConstraint
+from kubespread.api.features import (
+    FeatureGates,
+)
 from kubespread.api.schedconfig import PodTopologySpreadArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import (
@@ -37,7 +40,7 @@ from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
     build_default_constraints,
-    parse_constraints,
+    own_constraints,
 )
 from kubespread.scheduler.queueing import (
     POD_ADD_LABEL_DELETE,
@@ -64,19 +67,24 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     name = NAME
 
-    def __init__(self, args: PodTopologySpreadArgs | None = None) -> None:
+    def __init__(
+        self, args: PodTopologySpreadArgs | None = None, *, features: FeatureGates | None = None
+    ) -> None:
         args = default_pod_topology_spread_args(args)
-        super().__init__(args)
+        super().__init__(args, features=features)
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: list[TopologySpreadConstraint] = (
             system_default_constraints() if self.system_defaulted else list(args.default_constraints)
         )
         self._masks = InclusionMasks()
 
+    def _own(self, pod: Pod, action: str) -> list[SpreadConstraint]:
+        return own_constraints(pod, action, self.features)
+
     def constraints(self, state: CycleState, pod: Pod, action: str) -> list[SpreadConstraint]:
         """getConstraints: the pod's own constraints of this action, else the default ones."""
         if pod.spec.topology_spread_constraints:
-            return parse_constraints(pod.spec.topology_spread_constraints, action)
+            return self._own(pod, action)
         if not self.default_constraints:
             return []
         return build_default_constraints(self.default_constraints, pod, state.cluster, action)
@@ -102,7 +110,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not pod.spec.topology_spread_constraints and self.default_constraints and event.cluster is None:
             return None
         if event.cluster is None:
-            return parse_constraints(pod.spec.topology_spread_constraints, DO_NOT_SCHEDULE)
+            return self._own(pod, DO_NOT_SCHEDULE)
         return self.constraints(CycleState(event.cluster), pod, DO_NOT_SCHEDULE)
 
     def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:

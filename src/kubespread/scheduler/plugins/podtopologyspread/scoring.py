@@ -89,7 +89,7 @@ def compute_pre_score_state(
     out = []
     for c in constraints:
         codes, values = cluster.node_label_column(c.topology_key)
-        node_counts = matching_counts(cluster, pod, c.selector)
+        node_counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)
         if c.topology_key == HOSTNAME:
             weight = topology_normalizing_weight(len(scored))
             out.append(ScoredConstraint(c, True, codes, codes, np.asarray(node_counts), weight))
