@@ -155,7 +155,7 @@ def select_victims_on_node(
         return [], 0, Status.unresolvable(MSG_NO_VICTIMS)
     verdict = removal.on_node(info.index, potential) if removal is not None else None
     if verdict is not None:
-        return _select_judged(verdict, potential, pdbs)
+        return _select_judged(verdict, potential, pdbs, empty_selects_all=empty_selects_all)
     index = info.index
     off: set[str] = set()
 
@@ -197,14 +197,18 @@ def select_victims_on_node(
 
 
 def _select_judged(
-    verdict: RemovalFilter, potential: list[Pod], pdbs: Sequence[PodDisruptionBudget]
+    verdict: RemovalFilter,
+    potential: list[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+    *,
+    empty_selects_all: bool = False,
 ) -> tuple[list[Pod], int, Status]:
     """select_victims_on_node's search with the filters' verdict for a set of pods gone."""
     status = verdict(potential)
     if not status.is_success:
         return [], 0, status
     potential.sort(key=importance_key)
-    violating, fine = filter_pods_with_pdb_violation(potential, pdbs)
+    violating, fine = filter_pods_with_pdb_violation(potential, pdbs, empty_selects_all=empty_selects_all)
     off = list(potential)
     victims: list[Pod] = []
     violations = 0
