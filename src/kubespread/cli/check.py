@@ -67,7 +67,7 @@ def _escape_property(text: str) -> str:
 def github_annotations(result: object) -> list[str]:
     """``::error file=F,line=L,title=T::message`` per finding (``::warning`` for one that does not
     fail the gate), as GitHub Actions turns into annotations on the pull request's files."""
-    from kubespread.plan.check import CheckResult
+    from kubespread.plan.findings import CheckResult
 
     assert isinstance(result, CheckResult)
     lines = []
@@ -104,7 +104,7 @@ _SHORT = {
 
 
 def _print_table(result: object) -> None:
-    from kubespread.plan.check import CheckResult
+    from kubespread.plan.findings import CheckResult
 
     assert isinstance(result, CheckResult)
     t = table("check", "object", "file", "result")
@@ -135,7 +135,7 @@ def _print_table(result: object) -> None:
 
 
 def _summary(result: object) -> str:
-    from kubespread.plan.check import ERROR, WARNING, CheckResult
+    from kubespread.plan.findings import ERROR, WARNING, CheckResult
 
     assert isinstance(result, CheckResult)
     failed = sum(1 for c in result.cases if result.case_failed(c))

@@ -59,32 +59,9 @@ from kubespread.cluster.entries import PodEntry, nested_add, nested_remove, with
 from kubespread.cluster.errors import ClusterError
 from kubespread.cluster.events import ClusterEvent, EventType, Listener
 from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.cluster.vectors import NODE_VECTORS, grown, int64
 
 __all__ = ["NODE_VECTORS", "OBJECT_KINDS", "ClusterState"]
-
-#: per-node int64 vectors kept by ClusterState (see node_vector)
-NODE_VECTORS: Final = (
-    "allocatable_milli_cpu",
-    "allocatable_memory",
-    "allocatable_ephemeral_storage",
-    "allocatable_pods",
-    "requested_milli_cpu",
-    "requested_memory",
-    "requested_ephemeral_storage",
-    "non_zero_milli_cpu",
-    "non_zero_memory",
-    "pod_count",
-)
-#: framework.Resource's fields are int64: an amount beyond (a decimal quantity such as pods:
-#: "9223372036854775808"; binary ones are capped when parsed) is held in the node vectors as the
-#: largest int64 rather than overflowing them; NodeInfo keeps the exact Python ints
-_INT64_MAX: Final = 2**63 - 1
-
-
-def _int64(amount: int) -> int:
-    """``amount`` held within int64, for the node vectors."""
-    return max(-_INT64_MAX - 1, min(amount, _INT64_MAX))
-
 
 #: kinds kept as plain objects by kind and key (no index beyond that)
 OBJECT_KINDS: Final[tuple[type[KubeObject], ...]] = (
@@ -306,25 +283,19 @@ class ClusterState:
     def _grow(self, capacity: int) -> None:
         """Reallocate every per-node buffer (vectors, names, count groups) to ``capacity``."""
         n = self._n
-
-        def grown(a: np.ndarray) -> np.ndarray:
-            b = np.zeros(capacity, dtype=a.dtype) if a.dtype != object else np.full(capacity, None, object)
-            b[:n] = a[:n]
-            return b
-
-        self._names = grown(self._names)
+        self._names = grown(self._names, n, capacity)
         for name, a in self._vectors.items():
-            self._vectors[name] = grown(a)
+            self._vectors[name] = grown(a, n, capacity)
         for g in self._groups.values():
-            g.counts = grown(g.counts)
+            g.counts = grown(g.counts, n, capacity)
         self._capacity = capacity
 
     def _set_allocatable(self, info: NodeInfo) -> None:
         v, i, a = self._vectors, info.index, info.allocatable
-        v["allocatable_milli_cpu"][i] = _int64(a.milli_cpu)
-        v["allocatable_memory"][i] = _int64(a.memory)
-        v["allocatable_ephemeral_storage"][i] = _int64(a.ephemeral_storage)
-        v["allocatable_pods"][i] = _int64(a.allowed_pod_number)
+        v["allocatable_milli_cpu"][i] = int64(a.milli_cpu)
+        v["allocatable_memory"][i] = int64(a.memory)
+        v["allocatable_ephemeral_storage"][i] = int64(a.ephemeral_storage)
+        v["allocatable_pods"][i] = int64(a.allowed_pod_number)
 
     def _index_node_labels(self, node: Node, delta: int) -> None:
         name = node.metadata.name
@@ -496,11 +467,11 @@ class ClusterState:
                     del used[port]
         v, r = self._vectors, info.requested
         # from the exact totals, held within int64 (a bound pod may request "9223372036854775808")
-        v["requested_milli_cpu"][i] = _int64(r.milli_cpu)
-        v["requested_memory"][i] = _int64(r.memory)
-        v["requested_ephemeral_storage"][i] = _int64(r.ephemeral_storage)
-        v["non_zero_milli_cpu"][i] = _int64(nz.milli_cpu)
-        v["non_zero_memory"][i] = _int64(nz.memory)
+        v["requested_milli_cpu"][i] = int64(r.milli_cpu)
+        v["requested_memory"][i] = int64(r.memory)
+        v["requested_ephemeral_storage"][i] = int64(r.ephemeral_storage)
+        v["non_zero_milli_cpu"][i] = int64(nz.milli_cpu)
+        v["non_zero_memory"][i] = int64(nz.memory)
         v["pod_count"][i] += delta
         if entry.groups:
             for g in entry.groups:

@@ -40,6 +40,7 @@ from kubespread.plan.nodegroups import NodeTemplate, new_nodes, replay
 from kubespread.plan.workloads import template_key
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.baseline import Baseline
+from kubespread.sim.rows import JsonDoc
 
 __all__ = ["AutoscalerResult", "ScaleUp", "estimate"]
 
@@ -73,7 +74,7 @@ class AutoscalerResult:
     def cost(self) -> float:
         return sum(s.cost for s in self.scale_ups)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         def number(x: float) -> float | int:
             return int(x) if float(x).is_integer() else round(x, 6)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 
 from kubespread.api.core import Pod
 from kubespread.api.features import FeatureGates
@@ -31,6 +31,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.baseline import Baseline, SettleError, settle
+from kubespread.sim.rows import JsonDoc
 from kubespread.solve import (
     AFFINITY,
     ANTI_AFFINITY,
@@ -310,7 +311,7 @@ class CapacityAnswer:
     placement: Mapping[str, int]
     seconds: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         """The ``-o json`` document (its member names are documented in the README)."""
         return {
             "template": self.template,

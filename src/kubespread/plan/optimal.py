@@ -43,6 +43,7 @@ from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.scheduler.selection import NodeOrder
 from kubespread.sim.placement import PlacementResult
+from kubespread.sim.rows import JsonDoc
 from kubespread.solve import SolveError, VerificationError, build_groups, conflict, solve, verify_groups
 
 __all__ = [
@@ -88,7 +89,7 @@ class BindStep:
     node: str
     pinned: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"pod": self.pod, "node": self.node, "pinned": self.pinned}
 
 
@@ -111,7 +112,7 @@ class OptimalResult:
     def title(self) -> str:
         return ", ".join(self.workloads)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         doc: dict[str, Any] = {
             "workloads": self.workloads,
             "scope": self.scope,

@@ -62,6 +62,7 @@ from kubespread.plan.workloads import cluster_without, template_key, unbound
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.scheduler import schedule_one
 from kubespread.sim.baseline import Baseline, settle
+from kubespread.sim.rows import JsonDoc
 from kubespread.solve import PlacementModel, SolveError, build_groups
 from kubespread.solve.model import Offer
 from kubespread.solve.provision import NoAddition, OfferSolution, relaxation, solve_offers, truncated
@@ -119,7 +120,7 @@ class Addition:
     names: tuple[str, ...]
     pods: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "template": self.template,
             "zone": self.zone,
@@ -138,7 +139,7 @@ class PendingAfter:
     workload: str
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"pod": self.pod, "workload": self.workload, "reason": self.reason}
 
 
@@ -170,7 +171,7 @@ class ProvisionResult:
     def cost(self) -> float:
         return sum(a.cost for a in self.additions)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         baseline: dict[str, Any] = {"pending": list(self.pending_before)}
         if self.autoscaler is not None:
             baseline["autoscaler"] = dict(self.autoscaler)

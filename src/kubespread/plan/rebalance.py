@@ -108,7 +108,7 @@ class Move:
         zone is as good as the solver's, unless a hostname constraint is broken)."""
         return self.target is None or (self.to_node is not None and self.to_domains == self.target_domains)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         doc: dict[str, Any] = {
             "pod": self.pod,
             "workload": self.workload,
@@ -210,7 +210,7 @@ class RebalancePlan:
         """Every considered constraint within maxSkew, and no replica left pending."""
         return _balanced(self.after, self.pending)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         doc: dict[str, Any] = {
             "strategy": self.strategy,
             "waves": [[m.to_dict() for m in wave] for wave in self.waves],
@@ -654,7 +654,7 @@ class RebalanceComparison:
     def plans(self) -> tuple[RebalancePlan, RebalancePlan]:
         return (self.kubespread, self.descheduler)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {KUBESPREAD: self.kubespread.to_dict(), DESCHEDULER: self.descheduler.to_dict()}
 
 

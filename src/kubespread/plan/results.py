@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubespread.sim.rows import JsonDoc
+
 __all__ = [
     "AuditResult",
     "AuditSeconds",
@@ -37,7 +39,7 @@ class PendingReason:
     pods: tuple[str, ...]
     hints: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"message": self.message, "pods": list(self.pods), "hints": list(self.hints)}
 
 
@@ -55,7 +57,7 @@ class SkewRow:
     within_max_skew: bool
     domains: Mapping[str, int]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "topologyKey": self.topology_key,
             "whenUnsatisfiable": self.when_unsatisfiable,
@@ -89,7 +91,7 @@ class WorkloadOutcome:
     skew: tuple[SkewRow, ...]
     lost: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "owner": self.owner,
             "desired": self.desired,
@@ -114,7 +116,7 @@ class BudgetHealth:
     desired_healthy: int
     broken: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "name": self.name,
             "currentHealthy": self.current_healthy,
@@ -134,7 +136,7 @@ class Harm:
     unrecovered: int
     lost: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "lost": self.lost,
             "unavailable": self.unavailable,
@@ -158,7 +160,7 @@ class FailureRecord:
     workloads: tuple[WorkloadOutcome, ...]
     rank: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         head: dict[str, Any] = {} if self.rank is None else {"rank": self.rank}
         return {
             **head,
@@ -181,7 +183,7 @@ class WorkloadCount:
     desired: int
     running: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"owner": self.owner, "desired": self.desired, "running": self.running}
 
 
@@ -192,7 +194,7 @@ class AuditSeconds:
     runs: float
     total: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"runs": self.runs, "total": self.total}
 
 
@@ -207,7 +209,7 @@ class AuditResult:
     failures: tuple[FailureRecord, ...]
     seconds: AuditSeconds
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "domains": list(self.domains),
             "after": self.after,
@@ -233,7 +235,7 @@ class Variant:
     error: str | None = None
     rank: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         head: dict[str, Any] = {} if self.rank is None else {"rank": self.rank}
         if self.error is not None:
             return {**head, "changes": dict(self.changes), "error": self.error, "survives": False}
@@ -257,7 +259,7 @@ class VaryResult:
     variants: tuple[Variant, ...]
     best: Mapping[str, Any] | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "domains": list(self.domains),
             "after": self.after,
@@ -298,7 +300,7 @@ class ConstraintSkew:
     domains: Mapping[str, int]
     global_minimum: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "maxSkew": self.max_skew,
             "whenUnsatisfiable": self.when_unsatisfiable,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from junitparser import Attr, Failure, IntAttr, JUnitXml, TestCase, TestSuite
 
-from kubespread.plan.check import CHECKS, CheckResult
+from kubespread.plan.findings import CHECKS, CheckResult
 
 __all__ = ["junit_xml", "write_junit"]
 

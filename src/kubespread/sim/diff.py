@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from kubespread.api.keys import zone_of
 from kubespread.cluster.workloads import ownership, short_kind
 from kubespread.scheduler.views import SpreadRow
 from kubespread.sim.placement import PlacementResult, ScheduleRequest, schedule
+from kubespread.sim.rows import JsonDoc
 
 __all__ = [
     "DiffRequest",
@@ -43,7 +44,7 @@ class PodAt:
     node: str | None
     zone: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"name": self.name, "node": self.node, "zone": self.zone}
 
 
@@ -73,7 +74,7 @@ class PodMove:
         assert at is not None
         return at.name
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "namespace": self.namespace,
             "owner": self.owner,
@@ -102,7 +103,7 @@ class SpreadChange:
         b, a = self.before.to_dict(), self.after.to_dict()
         return any(b.get(f) != a.get(f) for f in _SPREAD_FIELDS)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "namespace": self.namespace,
             "owner": self.owner,
@@ -123,7 +124,7 @@ class Totals:
     def of(cls, result: PlacementResult) -> Totals:
         return cls(len(result.placements), len(result.final.pending))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"placed": self.placed, "pending": self.pending}
 
 
@@ -148,7 +149,7 @@ class PlacementDiff:
         b, a = self.results
         return list(dict.fromkeys([*b.sim.cluster.nodes, *a.sim.cluster.nodes]))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         """The ``-o json|yaml`` document."""
         return {
             "pods": [p.to_dict() for p in self.pods],

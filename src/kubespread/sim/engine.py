@@ -31,7 +31,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from kubespread.admission.chain import AdmissionChain
 from kubespread.admission.framework import AdmissionContext, AdmissionOptions, Operation, Rejection
@@ -51,6 +51,7 @@ from kubespread.scheduler.views import Preemption, preemption_entry
 from kubespread.sim.apiserver import DEFAULT_GRACE_SECONDS, ApiServer
 from kubespread.sim.clock import Clock, Timer
 from kubespread.sim.kubelet import Kubelets
+from kubespread.sim.rows import JsonDoc
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
@@ -97,7 +98,7 @@ class Event:
     name: str
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "time": self.time,
             "type": self.type,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 
 from kubespread.admission.apiserver import create as admit_create
 from kubespread.admission.framework import AdmissionOptions, Rejection
@@ -41,7 +41,7 @@ from kubespread.sim.baseline import (
     snapshot_time,
 )
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation
-from kubespread.sim.rows import FailedCreate, RefusedObject
+from kubespread.sim.rows import FailedCreate, JsonDoc, RefusedObject
 from kubespread.sim.run import Snapshot, StepResult, snapshot
 
 __all__ = [
@@ -97,7 +97,7 @@ class Placement:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "namespace": self.namespace,
             "name": self.name,
@@ -169,7 +169,7 @@ class PlacementResult:
         ``kubespread.scheduler.views.spread_rows`` counts it: the same rows as ``distribution``."""
         return spread_rows(self.sim.cluster, self.sim.profiles, self.involved_pods())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         """The ``-o json|yaml`` document: placements, pending pods with their FitError, the
         final distribution, refused objects, then every step's snapshot."""
         return {

@@ -79,7 +79,7 @@ class PodRow:
     workload_spread: tuple[str, str] | None
     deletion_cost: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         ws = self.workload_spread
         return {
             "namespace": self.namespace,
@@ -105,7 +105,7 @@ class NodeState:
     cordoned: bool
     taints: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "name": self.name,
             "zone": self.zone,
@@ -128,7 +128,7 @@ class BudgetRow:
     disruptions_allowed: int
     disrupted_pods: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "namespace": self.namespace,
             "name": self.name,
@@ -156,7 +156,7 @@ class SubsetRow:
     unscheduled_time: str | None
     failed_count: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "name": self.name,
             "maxReplicas": self.max_replicas,
@@ -183,7 +183,7 @@ class WorkloadSpreadRow:
     subsets: tuple[SubsetRow, ...]
     status: dict[str, Any]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "namespace": self.namespace,
             "name": self.name,

@@ -58,6 +58,7 @@ from kubespread.sim.baseline import SettleError, SettleHooks, settle
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Event, Simulation
 from kubespread.sim.rows import (
     BudgetRow,
+    JsonDoc,
     NodeState,
     PodRow,
     RefusedObject,
@@ -142,7 +143,7 @@ class PendingPod:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {"namespace": self.namespace, "name": self.name, "message": self.message}
 
 
@@ -181,7 +182,7 @@ class Snapshot:
         owners = self._owners
         return [_pod_row(owners, p) for p in sorted(self._pods, key=_pod_key)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "time": self.time,
             "pods": [p.to_dict() for p in self.pods],
@@ -334,7 +335,7 @@ class StepResult:
     def evictions(self) -> list[Event]:
         return [e for e in self.events if e.reason in EVICTION_REASONS]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "index": self.index,
             "action": self.action,
@@ -358,7 +359,7 @@ class SimulationResult:
     #: the simulation as the last step left it (for explaining a pod); not part of to_dict
     sim: Simulation | None = field(default=None, repr=False, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "scenario": self.name,
             "seed": self.seed,

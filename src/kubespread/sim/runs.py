@@ -24,12 +24,13 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 
 from kubespread.admission.framework import AdmissionOptions
 from kubespread.controllers.host import Controller
 from kubespread.scheduler.scheduler import Decision
 from kubespread.sim.engine import DEFAULT_MAX_PODS, Simulation
+from kubespread.sim.rows import JsonDoc
 from kubespread.sim.run import SimulationResult, StepResult, simulate
 from kubespread.sim.scenario import Scenario, ScenarioError, Step
 
@@ -99,7 +100,7 @@ class OutcomeSpread:
     def certain(self) -> bool:
         return all(c.certain for c in self.domains.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         """As a ``distribution`` row names its workload, then ``domains``: name → counts."""
         w, o = self.workload, self.owner
         return {
@@ -151,7 +152,7 @@ class StepSpread:
             text += "; the counts per domain are the same in every run"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "index": self.index,
             "action": self.action,
@@ -180,7 +181,7 @@ class RunsResult:
     def runs(self) -> int:
         return len(self.seeds)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDoc:
         return {
             "scenario": self.scenario,
             "seed": self.seed,
