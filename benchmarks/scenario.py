@@ -217,6 +217,8 @@ class Phase:
     name: str
     seconds: float = 0.0
     placed: int = 0
+    #: this process's CPU seconds (``time.process_time``): comparable when the machine is shared
+    cpu: float = 0.0
 
     @property
     def rate(self) -> float | None:
@@ -249,11 +251,17 @@ def run_scenario(path: Path) -> Run:
 
     run = Run()
     placed = [0]
-    clock: dict[str, Any] = {"phase": Phase("load + settle"), "start": time.perf_counter(), "placed": 0}
+    clock: dict[str, Any] = {
+        "phase": Phase("load + settle"),
+        "start": time.perf_counter(),
+        "cpu": time.process_time(),
+        "placed": 0,
+    }
 
     def close_phase() -> None:
         ph: Phase = clock["phase"]
         ph.seconds += time.perf_counter() - clock["start"]
+        ph.cpu += time.process_time() - clock["cpu"]
         ph.placed += placed[0] - clock["placed"]
         if not run.phases or run.phases[-1] is not ph:
             run.phases.append(ph)
@@ -261,7 +269,7 @@ def run_scenario(path: Path) -> Run:
     def open_phase(name: str) -> None:
         close_phase()
         ph = run.phases[-1] if run.phases[-1].name == name else Phase(name)
-        clock.update(phase=ph, start=time.perf_counter(), placed=placed[0])
+        clock.update(phase=ph, start=time.perf_counter(), cpu=time.process_time(), placed=placed[0])
 
     def on_step(step: Any) -> None:
         open_phase(phase_of(step.action, step.index))
