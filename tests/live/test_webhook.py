@@ -967,3 +967,15 @@ def test_a_bad_certificate_or_key_is_a_config_error_naming_the_file(
     for c, k, named in cases:
         with pytest.raises(WebhookConfigError, match=str(named)):
             WebhookServer(handlers_for(), cert=c, key=k, host="127.0.0.1", port=0)
+
+
+@pytest.mark.parametrize("path", ["/mutate-pods", "/validate-pods", "/convert-workloadspreads"])
+def test_a_body_nested_too_deeply_for_the_json_parser_is_answered_400(path: str) -> None:
+    # json.loads raises RecursionError (not ValueError) here: it used to escape handle() and the
+    # server closed the connection without an answer
+    depth = 100_000
+    body = b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":'
+    body += b"[" * depth + b"]" * depth + b"}"
+    status, answer = handlers_for(world(), merge=True).handle(path, body)
+    assert status == 400 and isinstance(answer, str)
+    assert answer in ("body: nested too deeply", "not a ConversionReview")

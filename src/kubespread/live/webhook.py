@@ -179,6 +179,10 @@ class _Review:
             review = json.loads(body)
         except (ValueError, UnicodeDecodeError) as e:
             raise BadReview(f"body: not JSON ({type(e).__name__})") from None
+        except RecursionError:
+            # json.loads recurses per level: a hostile body of nested brackets would otherwise
+            # escape as an exception and the connection close without an answer
+            raise BadReview("body: nested too deeply") from None
         if not isinstance(review, dict):
             raise BadReview("body: must be a JSON object")
         if review.get("apiVersion") != ADMISSION_API_VERSION:
@@ -244,7 +248,7 @@ def convert_review(body: bytes) -> tuple[int, dict[str, Any] | str]:
         review = json.loads(body)
         request = review["request"]
         uid, desired, objects = request["uid"], request["desiredAPIVersion"], request["objects"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return 400, "not a ConversionReview"
     response: dict[str, Any] = {"uid": uid}
     try:
