@@ -6,6 +6,7 @@ benchmarks/fuzz.py runs the same cases longer."""
 from __future__ import annotations
 
 import gc
+import itertools
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,8 @@ import pytest
 from fuzz.webhook import WIRE_KINDS, case_for, run_case, serving
 from live.tls import make_certificate
 
-SEEDS = range(200)
+#: 200 seeds, then one more of each kind (a body past 3 MiB is drawn about once in 100)
+SEEDS = [*range(200), *(next(s for s in itertools.count(200) if case_for(s).kind == k) for k in WIRE_KINDS)]
 
 
 def rss_mib() -> float:

@@ -979,3 +979,22 @@ def test_a_body_nested_too_deeply_for_the_json_parser_is_answered_400(path: str)
     status, answer = handlers_for(world(), merge=True).handle(path, body)
     assert status == 400 and isinstance(answer, str)
     assert answer in ("body: nested too deeply", "not a ConversionReview")
+
+
+@pytest.mark.slow
+def test_a_body_past_the_limit_gets_its_400_while_the_client_is_still_sending(
+    server: WebhookServer, tls_files: tuple[Path, Path]
+) -> None:
+    # the server refuses on the Content-Length and closes; it used to close with the body
+    # unread, the kernel sent a reset, and the client lost the 400 (IncompleteRead)
+    body = review(POD) + b" " * MAX_BODY_BYTES
+    head = f"POST /mutate-pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
+    context = ssl.create_default_context(cafile=str(tls_files[0]))
+    for _ in range(5):
+        raw = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        with raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+            conn.sendall(head.encode() + body)
+            answer = http.client.HTTPResponse(conn)  # type: ignore[arg-type]
+            answer.begin()
+            assert answer.status == 400
+            assert answer.read().decode().startswith("body: larger than the limit")

@@ -6,6 +6,7 @@ until a signal. The admission logic itself, tested without sockets, is in ``webh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -14,6 +15,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +62,11 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
             f"TLS key file {key}: not an unencrypted PEM private key of certificate {cert} ({e})"
         ) from None
     return context
+
+
+#: how long, and how much, a refused body is read and dropped before the connection closes
+DRAIN_SECONDS = 1.0
+DRAIN_BYTES = 2 * MAX_BODY_BYTES
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -129,6 +136,23 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if method != "HEAD":
             self.wfile.write(payload)
+        if isinstance(body, str):
+            self._drain()
+
+    def _drain(self) -> None:
+        """Read and drop what the client is still sending of a refused body, for a short while:
+        closing a socket with unread data sends a reset, and the client, still writing, then
+        loses the 400 it was sent (a lingering close, as web servers do)."""
+        self.wfile.flush()
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_BYTES
+        with contextlib.suppress(OSError, ValueError):
+            while left > 0 and (remaining := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(remaining)
+                chunk = self.rfile.read1(min(left, 65536))
+                if not chunk:
+                    break
+                left -= len(chunk)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s %s", self.address_string(), format % args)
