@@ -998,3 +998,31 @@ def test_a_body_past_the_limit_gets_its_400_while_the_client_is_still_sending(
             answer.begin()
             assert answer.status == 400
             assert answer.read().decode().startswith("body: larger than the limit")
+
+
+@pytest.mark.slow
+def test_a_slow_loris_client_is_cut_though_each_byte_comes_within_the_timeout(
+    tls_files: tuple[Path, Path],
+) -> None:
+    # one header byte every 0.3 s with a 0.5 s read timeout: each read succeeds, so without a
+    # deadline on the whole request the connection and its thread were held for ever
+    srv = WebhookServer(
+        handlers_for(), cert=tls_files[0], key=tls_files[1], host="127.0.0.1", port=0, request_timeout=0.5
+    )
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        context = ssl.create_default_context(cafile=str(tls_files[0]))
+        raw = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        start = time.monotonic()
+        # the cut shows on a send, or on the read after the last byte
+        with raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as conn, pytest.raises(OSError):
+            for byte in b"POST /mutate-pods HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100:
+                conn.sendall(bytes([byte]))
+                time.sleep(0.3)
+            if not conn.recv(1):
+                raise ConnectionResetError("closed")
+        assert time.monotonic() - start < 4  # twice the timeout, and a byte's pause
+    finally:
+        srv.shutdown()
+        thread.join(timeout=10)

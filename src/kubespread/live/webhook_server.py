@@ -76,6 +76,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server_version = "kubespread-webhook"
     sys_version = ""
     server: WebhookServer
+    _watchdog: threading.Timer
 
     def do_POST(self) -> None:
         self._respond("POST")
@@ -113,8 +114,28 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return f"body: larger than the limit of {MAX_BODY_BYTES} bytes"
         return self.rfile.read(n)
 
+    def handle_one_request(self) -> None:
+        # the socket's timeout bounds each read, not a request: a client sending a byte at a
+        # time, each within the timeout, would hold its thread forever (slow loris). The wait
+        # for a request and its reading get twice the timeout in all; then the socket is shut.
+        watchdog = threading.Timer(2 * self.server.request_timeout, self._cut)
+        watchdog.daemon = True
+        self._watchdog = watchdog
+        watchdog.start()
+        try:
+            super().handle_one_request()
+        finally:
+            watchdog.cancel()
+
+    def _cut(self) -> None:
+        logger.debug("connection from %s: request not read in time, closed", self.address_string())
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
     def _respond(self, method: str) -> None:
         body = self._body()
+        self._watchdog.cancel()  # read in time: the answer takes what it takes
         answer: dict[str, Any] | str
         if isinstance(body, str):
             self.close_connection = True
