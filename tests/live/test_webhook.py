@@ -1026,3 +1026,25 @@ def test_a_slow_loris_client_is_cut_though_each_byte_comes_within_the_timeout(
     finally:
         srv.shutdown()
         thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [None, 3, [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread", "spec": {"subsets": 5}}]],
+)
+def test_a_conversion_review_of_the_wrong_shape_is_answered_not_raised(objects: Any) -> None:
+    # found by the webhook fuzz run: a non-list of objects, or a WorkloadSpread of the wrong
+    # shape, raised TypeError out of handle() and the connection closed without an answer
+    body = json.dumps(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "c", "desiredAPIVersion": "apps.kruise.io/v1beta1", "objects": objects},
+        }
+    ).encode()
+    status, answer = handlers_for().handle("/convert-workloadspreads", body)
+    if isinstance(answer, str):
+        assert status == 400
+    else:
+        assert status == 200 and answer["response"]["uid"] == "c"
+        assert answer["response"]["result"]["status"] in ("Success", "Failure")

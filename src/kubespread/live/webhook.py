@@ -250,12 +250,20 @@ def convert_review(body: bytes) -> tuple[int, dict[str, Any] | str]:
         uid, desired, objects = request["uid"], request["desiredAPIVersion"], request["objects"]
     except (ValueError, KeyError, TypeError, RecursionError):
         return 400, "not a ConversionReview"
+    if not isinstance(uid, str) or not uid or not isinstance(desired, str) or not isinstance(objects, list):
+        return 400, "not a ConversionReview"
     response: dict[str, Any] = {"uid": uid}
     try:
         response["convertedObjects"] = [convert_workload_spread(o, desired) for o in objects]
         response["result"] = {"status": "Success"}
     except BadReview as e:
         response["result"] = {"status": "Failure", "message": str(e)}
+    except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as e:
+        # a WorkloadSpread of the wrong shape: the API server stored it, so say so, never crash
+        response["result"] = {
+            "status": "Failure",
+            "message": f"cannot convert a malformed WorkloadSpread ({type(e).__name__})",
+        }
     return 200, {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}
 
 

@@ -64,6 +64,22 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
     return context
 
 
+def _drain(conn: ssl.SSLSocket) -> None:
+    """Read and drop what the client is still sending, for a short while, before a close:
+    closing a socket with unread data sends a reset, and the client, still writing (a refused
+    body, a request after one that was not read), then loses the answer it was sent (a
+    lingering close, as web servers do)."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    left = DRAIN_BYTES
+    with contextlib.suppress(OSError, ValueError):
+        while left > 0 and (remaining := deadline - time.monotonic()) > 0:
+            conn.settimeout(remaining)
+            chunk = conn.recv(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+
+
 #: how long, and how much, a refused body is read and dropped before the connection closes
 DRAIN_SECONDS = 1.0
 DRAIN_BYTES = 2 * MAX_BODY_BYTES
@@ -157,23 +173,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if method != "HEAD":
             self.wfile.write(payload)
-        if isinstance(body, str):
-            self._drain()
-
-    def _drain(self) -> None:
-        """Read and drop what the client is still sending of a refused body, for a short while:
-        closing a socket with unread data sends a reset, and the client, still writing, then
-        loses the 400 it was sent (a lingering close, as web servers do)."""
-        self.wfile.flush()
-        deadline = time.monotonic() + DRAIN_SECONDS
-        left = DRAIN_BYTES
-        with contextlib.suppress(OSError, ValueError):
-            while left > 0 and (remaining := deadline - time.monotonic()) > 0:
-                self.connection.settimeout(remaining)
-                chunk = self.rfile.read1(min(left, 65536))
-                if not chunk:
-                    break
-                left -= len(chunk)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s %s", self.address_string(), format % args)
@@ -241,6 +240,7 @@ class WebhookServer(ThreadingHTTPServer):
         try:
             conn.do_handshake()
             super().finish_request(conn, client_address)  # the handler, on the TLS socket
+            _drain(conn)
         except (ssl.SSLError, OSError) as e:
             logger.debug("connection from %s: %s", client_address, e)
         finally:
