@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from live.fake_api import join_live_threads
+from live.tls import make_certificate
 
 
 @pytest.fixture
@@ -31,18 +31,7 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         if os.environ.get("KUBESPREAD_REQUIRE_OPENSSL"):
             pytest.fail("KUBESPREAD_REQUIRE_OPENSSL is set but the openssl command is missing")
         pytest.skip("the openssl command-line tool is needed to make a test certificate")
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = d / "tls.crt", d / "tls.key"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return make_certificate(tmp_path_factory.mktemp("tls"))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -967,3 +967,84 @@ def test_a_bad_certificate_or_key_is_a_config_error_naming_the_file(
     for c, k, named in cases:
         with pytest.raises(WebhookConfigError, match=str(named)):
             WebhookServer(handlers_for(), cert=c, key=k, host="127.0.0.1", port=0)
+
+
+@pytest.mark.parametrize("path", ["/mutate-pods", "/validate-pods", "/convert-workloadspreads"])
+def test_a_body_nested_too_deeply_for_the_json_parser_is_answered_400(path: str) -> None:
+    # json.loads raises RecursionError (not ValueError) here: it used to escape handle() and the
+    # server closed the connection without an answer
+    depth = 100_000
+    body = b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":'
+    body += b"[" * depth + b"]" * depth + b"}"
+    status, answer = handlers_for(world(), merge=True).handle(path, body)
+    assert status == 400 and isinstance(answer, str)
+    assert answer in ("body: nested too deeply", "not a ConversionReview")
+
+
+@pytest.mark.slow
+def test_a_body_past_the_limit_gets_its_400_while_the_client_is_still_sending(
+    server: WebhookServer, tls_files: tuple[Path, Path]
+) -> None:
+    # the server refuses on the Content-Length and closes; it used to close with the body
+    # unread, the kernel sent a reset, and the client lost the 400 (IncompleteRead)
+    body = review(POD) + b" " * MAX_BODY_BYTES
+    head = f"POST /mutate-pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
+    context = ssl.create_default_context(cafile=str(tls_files[0]))
+    for _ in range(5):
+        raw = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        with raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+            conn.sendall(head.encode() + body)
+            answer = http.client.HTTPResponse(conn)  # type: ignore[arg-type]
+            answer.begin()
+            assert answer.status == 400
+            assert answer.read().decode().startswith("body: larger than the limit")
+
+
+@pytest.mark.slow
+def test_a_slow_loris_client_is_cut_though_each_byte_comes_within_the_timeout(
+    tls_files: tuple[Path, Path],
+) -> None:
+    # one header byte every 0.3 s with a 0.5 s read timeout: each read succeeds, so without a
+    # deadline on the whole request the connection and its thread were held for ever
+    srv = WebhookServer(
+        handlers_for(), cert=tls_files[0], key=tls_files[1], host="127.0.0.1", port=0, request_timeout=0.5
+    )
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        context = ssl.create_default_context(cafile=str(tls_files[0]))
+        raw = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        start = time.monotonic()
+        # the cut shows on a send, or on the read after the last byte
+        with raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as conn, pytest.raises(OSError):
+            for byte in b"POST /mutate-pods HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100:
+                conn.sendall(bytes([byte]))
+                time.sleep(0.3)
+            if not conn.recv(1):
+                raise ConnectionResetError("closed")
+        assert time.monotonic() - start < 4  # twice the timeout, and a byte's pause
+    finally:
+        srv.shutdown()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [None, 3, [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "WorkloadSpread", "spec": {"subsets": 5}}]],
+)
+def test_a_conversion_review_of_the_wrong_shape_is_answered_not_raised(objects: Any) -> None:
+    # found by the webhook fuzz run: a non-list of objects, or a WorkloadSpread of the wrong
+    # shape, raised TypeError out of handle() and the connection closed without an answer
+    body = json.dumps(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "c", "desiredAPIVersion": "apps.kruise.io/v1beta1", "objects": objects},
+        }
+    ).encode()
+    status, answer = handlers_for().handle("/convert-workloadspreads", body)
+    if isinstance(answer, str):
+        assert status == 400
+    else:
+        assert status == 200 and answer["response"]["uid"] == "c"
+        assert answer["response"]["result"]["status"] in ("Success", "Failure")

@@ -179,6 +179,10 @@ class _Review:
             review = json.loads(body)
         except (ValueError, UnicodeDecodeError) as e:
             raise BadReview(f"body: not JSON ({type(e).__name__})") from None
+        except RecursionError:
+            # json.loads recurses per level: a hostile body of nested brackets would otherwise
+            # escape as an exception and the connection close without an answer
+            raise BadReview("body: nested too deeply") from None
         if not isinstance(review, dict):
             raise BadReview("body: must be a JSON object")
         if review.get("apiVersion") != ADMISSION_API_VERSION:
@@ -244,7 +248,9 @@ def convert_review(body: bytes) -> tuple[int, dict[str, Any] | str]:
         review = json.loads(body)
         request = review["request"]
         uid, desired, objects = request["uid"], request["desiredAPIVersion"], request["objects"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return 400, "not a ConversionReview"
+    if not isinstance(uid, str) or not uid or not isinstance(desired, str) or not isinstance(objects, list):
         return 400, "not a ConversionReview"
     response: dict[str, Any] = {"uid": uid}
     try:
@@ -252,6 +258,12 @@ def convert_review(body: bytes) -> tuple[int, dict[str, Any] | str]:
         response["result"] = {"status": "Success"}
     except BadReview as e:
         response["result"] = {"status": "Failure", "message": str(e)}
+    except (TypeError, AttributeError, ValueError, KeyError, RecursionError) as e:
+        # a WorkloadSpread of the wrong shape: the API server stored it, so say so, never crash
+        response["result"] = {
+            "status": "Failure",
+            "message": f"cannot convert a malformed WorkloadSpread ({type(e).__name__})",
+        }
     return 200, {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}
 
 

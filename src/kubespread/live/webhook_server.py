@@ -6,6 +6,7 @@ until a signal. The admission logic itself, tested without sockets, is in ``webh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -14,6 +15,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +64,27 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
     return context
 
 
+def _drain(conn: ssl.SSLSocket) -> None:
+    """Read and drop what the client is still sending, for a short while, before a close:
+    closing a socket with unread data sends a reset, and the client, still writing (a refused
+    body, a request after one that was not read), then loses the answer it was sent (a
+    lingering close, as web servers do)."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    left = DRAIN_BYTES
+    with contextlib.suppress(OSError, ValueError):
+        while left > 0 and (remaining := deadline - time.monotonic()) > 0:
+            conn.settimeout(remaining)
+            chunk = conn.recv(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+
+
+#: how long, and how much, a refused body is read and dropped before the connection closes
+DRAIN_SECONDS = 1.0
+DRAIN_BYTES = 2 * MAX_BODY_BYTES
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     """HTTP/1.1 with keep-alive (the API server reuses connections to its webhooks)."""
 
@@ -69,6 +92,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server_version = "kubespread-webhook"
     sys_version = ""
     server: WebhookServer
+    _watchdog: threading.Timer
 
     def do_POST(self) -> None:
         self._respond("POST")
@@ -106,8 +130,28 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return f"body: larger than the limit of {MAX_BODY_BYTES} bytes"
         return self.rfile.read(n)
 
+    def handle_one_request(self) -> None:
+        # the socket's timeout bounds each read, not a request: a client sending a byte at a
+        # time, each within the timeout, would hold its thread forever (slow loris). The wait
+        # for a request and its reading get twice the timeout in all; then the socket is shut.
+        watchdog = threading.Timer(2 * self.server.request_timeout, self._cut)
+        watchdog.daemon = True
+        self._watchdog = watchdog
+        watchdog.start()
+        try:
+            super().handle_one_request()
+        finally:
+            watchdog.cancel()
+
+    def _cut(self) -> None:
+        logger.debug("connection from %s: request not read in time, closed", self.address_string())
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
     def _respond(self, method: str) -> None:
         body = self._body()
+        self._watchdog.cancel()  # read in time: the answer takes what it takes
         answer: dict[str, Any] | str
         if isinstance(body, str):
             self.close_connection = True
@@ -196,6 +240,7 @@ class WebhookServer(ThreadingHTTPServer):
         try:
             conn.do_handshake()
             super().finish_request(conn, client_address)  # the handler, on the TLS socket
+            _drain(conn)
         except (ssl.SSLError, OSError) as e:
             logger.debug("connection from %s: %s", client_address, e)
         finally:
