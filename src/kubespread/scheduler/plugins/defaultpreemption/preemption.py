@@ -167,8 +167,6 @@ def select_victims_on_node(
         cluster.update_pod(p)  # the very object that was there
         off.discard(p.key)
 
-    victims: list[Pod] = []
-    violations = 0
     with cluster.hypothetical():
         try:
             for p in potential:
@@ -176,19 +174,14 @@ def select_victims_on_node(
             status = handle.run_filters(pod, index)
             if not status.is_success:
                 return [], 0, status
-            potential.sort(key=importance_key)
-            violating, fine = filter_pods_with_pdb_violation(
-                potential, pdbs, empty_selects_all=empty_selects_all
+            victims, violations = _reprieve(
+                potential,
+                pdbs,
+                empty_selects_all,
+                put_back=put_back,
+                fits=lambda: handle.run_filters(pod, index).is_success,
+                take_off=take_off,
             )
-            for group, counts in ((violating, True), (fine, False)):
-                for p in group:
-                    put_back(p)
-                    if not handle.run_filters(pod, index).is_success:
-                        take_off(p)
-                        victims.append(p)
-                        violations += counts
-            if violating and fine:
-                victims.sort(key=importance_key)
         finally:
             for p in potential:
                 if p.key in off:
@@ -207,21 +200,45 @@ def _select_judged(
     status = verdict(potential)
     if not status.is_success:
         return [], 0, status
+    off = list(potential)
+    victims, violations = _reprieve(
+        potential,
+        pdbs,
+        empty_selects_all,
+        put_back=off.remove,
+        fits=lambda: verdict(off).is_success,
+        take_off=off.append,
+    )
+    return victims, violations, Status()
+
+
+def _reprieve(
+    potential: list[Pod],
+    pdbs: Sequence[PodDisruptionBudget],
+    empty_selects_all: bool,
+    *,
+    put_back: Callable[[Pod], object],
+    fits: Callable[[], bool],
+    take_off: Callable[[Pod], object],
+) -> tuple[list[Pod], int]:
+    """SelectVictimsOnNode's reprieve, once for both ways of judging a node: with every
+    lower-priority pod gone, put each back (the PDB-violating ones first, most important
+    first) and keep it only if the pod still fits; (victims most important first, how many
+    of them violate a PDB)."""
     potential.sort(key=importance_key)
     violating, fine = filter_pods_with_pdb_violation(potential, pdbs, empty_selects_all=empty_selects_all)
-    off = list(potential)
     victims: list[Pod] = []
     violations = 0
     for group, counts in ((violating, True), (fine, False)):
         for p in group:
-            off.remove(p)  # put back
-            if not verdict(off).is_success:
-                off.append(p)
+            put_back(p)
+            if not fits():
+                take_off(p)
                 victims.append(p)
                 violations += counts
     if violating and fine:
         victims.sort(key=importance_key)
-    return victims, violations, Status()
+    return victims, violations
 
 
 @dataclass(frozen=True, slots=True)
