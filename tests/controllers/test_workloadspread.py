@@ -14,7 +14,7 @@ import pytest
 
 from builders import ZONE, cluster_of, make_node, web_rs_owner, web_workload_manifests
 from kubespread.admission.framework import AdmissionContext, Operation, Rejection
-from kubespread.api.apps import Deployment, ReplicaSet
+from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import Pod
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST, ANNOTATION_WORKLOADSPREAD
 from kubespread.api.kruise import CloneSet, WorkloadSpread, WorkloadSpreadSubset, WorkloadSpreadSubsetStatus
@@ -1097,6 +1097,77 @@ def test_a_subset_patch_may_mount_a_volume_it_declares() -> None:
     )
     (b,) = pods_in(sim, "subset-b")
     assert b.spec.containers[0].extra["volumeMounts"] == [mount]
+
+
+def _claim_workload(kind: str, claim: str) -> KubeObject:
+    """Kruise's Test_validateWorkloadSpreadSubsets workloads: a CloneSet or StatefulSet whose
+    container mounts ``vol-1--0``, which only a volumeClaimTemplate (named ``claim``) provides."""
+    tmpl = template()
+    tmpl["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "vol-1--0", "mountPath": "/logs", "subPath": "logs"}
+    ]
+    spec = {
+        "replicas": 6,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": tmpl,
+        "volumeClaimTemplates": [{"metadata": {"name": claim}}],
+    }
+    if kind == "CloneSet":
+        return CloneSet.from_dict(
+            {
+                "apiVersion": "apps.kruise.io/v1alpha1",
+                "kind": kind,
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": spec,
+            }
+        )
+    spec["serviceName"] = "web"
+    return StatefulSet.from_dict(
+        {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": spec,
+        }
+    )
+
+
+ANNOTATION_PATCH = {"metadata": {"annotations": {"some-key": "some-value"}}}
+
+
+@pytest.mark.parametrize("kind", ["CloneSet", "StatefulSet"])
+def test_a_subset_patch_on_a_workload_mounting_a_claim_volume_is_valid(kind: str) -> None:
+    """Kruise's "good cloneset" / "good sts": the patched template is validated with a volume
+    per volumeClaimTemplate, so the mount of the claim's volume is not an unknown volume."""
+    sim = simulation()
+    workload = _claim_workload(kind, "vol-1--0")
+    assert isinstance(sim.create(workload), type(workload))
+    ws = spread(subset("test", "zone-a", patch=ANNOTATION_PATCH), kind=kind)
+    assert isinstance(sim.create(ws), WorkloadSpread)
+
+
+@pytest.mark.parametrize("kind", ["CloneSet", "StatefulSet"])
+def test_a_subset_patch_on_a_workload_mounting_a_volume_nothing_provides_is_refused(kind: str) -> None:
+    """Kruise's "bad cloneset" / "bad sts" (the claim is "bad-boy"): one error, the mount of an
+    unknown volume in the patched pod. The workload is put in the cluster directly: the API
+    server (or Kruise's CloneSet webhook) would have refused it."""
+    sim = simulation()
+    workload = _claim_workload(kind, "bad-boy")
+    workload.metadata.uid = "uid-web"
+    sim.cluster.add(workload)
+    refused = sim.create(spread(subset("test", "zone-a", patch=ANNOTATION_PATCH), kind=kind))
+    assert isinstance(refused, Rejection), refused
+    assert [c["field"] for c in refused.causes] == ["spec.subsets[0].patch"]
+    assert 'volumeMounts[0].name: Not found: "vol-1--0"' in refused.message
+
+
+def test_a_clone_set_may_mount_the_volume_of_its_claim_template() -> None:
+    """Kruise's CloneSet webhook counts volumeClaimTemplates as volumes of the template."""
+    sim = simulation()
+    assert isinstance(sim.create(_claim_workload("CloneSet", "vol-1--0")), CloneSet)
+    refused = sim.create(_claim_workload("CloneSet", "bad-boy"))
+    assert isinstance(refused, Rejection)
+    assert [c["field"] for c in refused.causes] == ["spec.template.spec.containers[0].volumeMounts[0].name"]
 
 
 # =========================================================================== controller

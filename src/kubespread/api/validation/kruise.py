@@ -14,8 +14,9 @@ pkg/webhook/cloneset/validating/validation.go, except:
 - an unknown scheduleStrategy.type is NotSupported (Kruise: Invalid), an empty subset name says
   "must be non-empty" (Kruise: no detail), a percentage must be ``[0-9]+%`` (Kruise also takes
   ``+5%``), "is not permitted" reads so (Kruise: "is no permitted");
-- a subset's patch (Kruise: "TODO validate patch") must be an object, and the labels and
-  annotations it sets must be valid;
+- a subset's patch must be an object, and the labels and annotations it sets must be valid (the
+  patched pod as a whole needs the target workload: the webhook checks it, see
+  :func:`with_claim_volumes`);
 - the adaptive window is the proposal's 10 minutes, not Kruise's 5 (see
   :data:`UNSCHEDULABLE_RECOVERY_SECONDS`).
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubespread.api.core import PodTemplateSpec
 from kubespread.api.errors import FieldError, Path
 from kubespread.api.kruise import CloneSet, TargetReference, WorkloadSpread, WorkloadSpreadSpec
 from kubespread.api.selectors import compile_label_selector
@@ -51,6 +53,7 @@ __all__ = [
     "validate_clone_set",
     "validate_workload_spread",
     "validate_workload_spread_update",
+    "with_claim_volumes",
 ]
 
 # How long a subset marked unschedulable stays so (the proposal's 10 minutes). An adaptive
@@ -316,9 +319,32 @@ def validate_workload_spread_update(ws: WorkloadSpread, old: WorkloadSpread) -> 
 # --- CloneSet -------------------------------------------------------------------------------------
 
 
+def with_claim_volumes(template: PodTemplateSpec, claims: Any) -> PodTemplateSpec:
+    """The template with a volume per volumeClaimTemplate (named after the claim, on the claim of
+    that name) appended to its own: what Kruise validates a CloneSet's template as, and a
+    WorkloadSpread subset's patch applied to a CloneSet's or StatefulSet's template
+    (withVolumeClaimTemplates), since their containers may mount volumes only a claim provides.
+    ``claims`` is the workload's ``spec.volumeClaimTemplates`` as read (anything else adds none)."""
+    names = [
+        c["metadata"].get("name")
+        for c in (claims if isinstance(claims, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
+    ]
+    volumes = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in names if isinstance(n, str)]
+    if not volumes:
+        return template
+    out = template.copy()
+    extra = dict(out.spec.extra or {})
+    own = extra.get("volumes")
+    extra["volumes"] = [*(own if isinstance(own, list) else []), *volumes]
+    out.spec.extra = extra
+    return out
+
+
 def validate_clone_set(cs: CloneSet) -> list[FieldError]:
     """Like a Deployment: replicas, a required non-empty selector that selects the template's
-    labels, the template as a pod template, restartPolicy Always and no activeDeadlineSeconds.
+    labels, the template as a pod template (with its volumeClaimTemplates as volumes),
+    restartPolicy Always and no activeDeadlineSeconds.
     (updateStrategy and scaleStrategy, which Kruise defaults first, are not checked.)"""
     errs = validate_object_meta(cs.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)
     spec, path = cs.spec, Path("spec")
@@ -338,7 +364,8 @@ def validate_clone_set(cs: CloneSet) -> list[FieldError]:
                     MISMATCH,
                 )
             )
-        errs.extend(validate_pod_template(spec.template, tpath))
+        claims = (spec.extra or {}).get("volumeClaimTemplates")
+        errs.extend(validate_pod_template(with_claim_volumes(spec.template, claims), tpath))
     policy = spec.template.spec.restart_policy
     if policy and policy != "Always":
         errs.append(FieldError.not_supported(tpath.child("spec", "restartPolicy"), policy, ("Always",)))

@@ -35,6 +35,7 @@ from kubespread.api.meta import KubeObject
 from kubespread.api.patch import PatchError
 from kubespread.api.resources import pod_requests
 from kubespread.api.validation import validate
+from kubespread.api.validation.kruise import with_claim_volumes
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.pods import is_active, pod_from_template
@@ -344,7 +345,8 @@ class WorkloadSpreadWebhook:
 
     def _validate_workload_spread(self, ws: WorkloadSpread) -> list[FieldError]:
         """What the cluster decides: a workload has at most one WorkloadSpread, and each
-        subset's patch applied to the workload's pod template gives a valid pod."""
+        subset's patch applied to the workload's pod template (a volume per volumeClaimTemplate
+        added, as Kruise's withVolumeClaimTemplates does) gives a valid pod."""
         errs: list[FieldError] = []
         target = ws.spec.target_ref
         if target is None:
@@ -373,6 +375,8 @@ class WorkloadSpreadWebhook:
         template = getattr(getattr(workload, "spec", None), "template", None)
         if workload is None or template is None:
             return errs
+        # a CloneSet's or StatefulSet's containers may mount what only a claim provides
+        template = with_claim_volumes(template, (workload.spec.extra or {}).get("volumeClaimTemplates"))  # type: ignore[attr-defined]
         for i, subset in enumerate(ws.spec.subsets):
             if not isinstance(subset.patch, dict) or not subset.patch:
                 continue
