@@ -252,6 +252,55 @@ def test_inter_pod_affinity_requeues_when_a_deleted_pods_anti_affinity_matched_i
     assert _hints(event, make_pod("web").label("app", "web").obj()) == {"1.35": QUEUE_SKIP, "1.36": QUEUE}
 
 
+# ------------------------------------------------------------------ v1.37: kubernetes#139161
+def _two_anti_terms() -> list[dict[str, Any]]:
+    return [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": ZONE},
+        {"labelSelector": {"matchLabels": {"tier": "cache"}}, "topologyKey": ZONE},
+    ]
+
+
+def _anti_hints(event: QueueingEvent, pod: Pod) -> dict[str, QueueingHint]:
+    return {v: _affinity_plugin(v).hint_after_pod_change(pod, event) for v in ("1.36", "1.37")}
+
+
+def test_a_deleted_pod_matching_one_of_two_anti_affinity_terms_requeues_from_137() -> None:
+    """The pending pod keeps off app=db and tier=cache; the bound pod that goes is app=db only.
+    Filter rejects on any one term, but up to v1.36 the hint asks the gone pod to match every
+    term and skips; v1.37 queues (#139161)."""
+    pending = make_pod("web").label("app", "web").dict()
+    pending["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": _two_anti_terms()}
+    }
+    gone = make_pod("db").label("app", "db").node("n1").obj()
+    event = QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), gone, None)
+    assert _anti_hints(event, Pod.from_dict(pending)) == {"1.36": QUEUE_SKIP, "1.37": QUEUE}
+
+
+def test_an_update_leaving_one_of_two_anti_affinity_terms_requeues_from_137() -> None:
+    """A bound app=db pod relabelled to app=api no longer matches the pending pod's first term
+    (and never matched the second): v1.36 skips (it never matched every term), v1.37 queues."""
+    pending = make_pod("web").label("app", "web").dict()
+    pending["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": _two_anti_terms()}
+    }
+    before = make_pod("db").label("app", "db").node("n1").obj()
+    after = make_pod("db").label("app", "api").node("n1").obj()
+    event = QueueingEvent(EventKind(EventResource.POD, ActionType.UPDATE_POD_LABEL), before, after)
+    assert _anti_hints(event, Pod.from_dict(pending)) == {"1.36": QUEUE_SKIP, "1.37": QUEUE}
+
+
+def test_a_deleted_pods_anti_affinity_with_one_matching_term_requeues_from_137() -> None:
+    """The reverse (#135325's case): the gone pod's two anti-affinity terms, of which the pending
+    app=db pod matches one: v1.36 skips, v1.37 queues."""
+    gone = make_pod("guard").node("n1").dict()
+    gone["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": _two_anti_terms()}
+    }
+    event = QueueingEvent(EventKind(EventResource.POD, ActionType.DELETE), Pod.from_dict(gone), None)
+    assert _anti_hints(event, make_pod("db").label("app", "db").obj()) == {"1.36": QUEUE_SKIP, "1.37": QUEUE}
+
+
 def test_the_v133_scheduler_ignores_pod_level_requests_in_an_evaluate_input() -> None:
     """An input document's pods as the v1.33 scheduler reads them: spec.resources does not
     count (SkipPodLevelResources), on the incoming pod and on the pods already bound."""

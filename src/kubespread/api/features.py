@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_KUBE_VERSION",
     "FEATURES",
     "INTER_POD_AFFINITY_HINT_FIXES",
+    "INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM",
     "KUBE_VERSIONS",
     "KUBE_VERSION_ENV",
     "MATCH_LABEL_KEYS_IN_POD_AFFINITY",
@@ -260,6 +261,16 @@ INTER_POD_AFFINITY_HINT_FIXES: Final = _change(
     "pod's required anti-affinity matched it; a nominated pending pod counts as placed",
     "interpodaffinity/plugin.go isSchedulableAfterPodChange, v1.35.4 against v1.36",
 )
+INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM: Final = _change(
+    "InterPodAntiAffinityQueueingHintAnyTerm",
+    "1.37",
+    "kubernetes#139161",
+    "InterPodAffinity's queueing hint treats a pod as matching required anti-affinity when it "
+    "matches any one term (up to v1.36: only when it matches every term), on an update or "
+    "deletion of a bound pod, both ways",
+    "PR #139161's description and its review (podMatchesAnyAffinityTerms); the old behaviour "
+    "(podMatchesAllAffinityTerms for anti-affinity) in v1.35.4's and v1.36's plugin.go",
+)
 PREEMPTION_PLACEMENT_MESSAGE: Final = _change(
     "PreemptionPlacementMessage",
     "1.37",
@@ -301,6 +312,7 @@ FEATURES: Final[Mapping[str, Feature]] = {
         *_REPORTED,
         BALANCED_ALLOCATION_SCORES_IMPROVEMENT,
         INTER_POD_AFFINITY_HINT_FIXES,
+        INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM,
         PREEMPTION_PLACEMENT_MESSAGE,
         PREEMPTION_EMPTY_PDB_SELECTOR,
         SPREAD_EMPTY_SELECTOR_MATCHES_ALL,

@@ -14,7 +14,11 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod
-from kubespread.api.features import INTER_POD_AFFINITY_HINT_FIXES, FeatureGates
+from kubespread.api.features import (
+    INTER_POD_AFFINITY_HINT_FIXES,
+    INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM,
+    FeatureGates,
+)
 from kubespread.api.schedconfig import InterPodAffinityArgs
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.defaults import default_inter_pod_affinity_args
@@ -72,6 +76,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
         #: v1.36's hint fixes (kubernetes#135325, #135394)
         self.hint_fixes = self.features.enabled(INTER_POD_AFFINITY_HINT_FIXES)
+        #: v1.37 (kubernetes#139161): anti-affinity matches a pod on any one term, as Filter
+        #: judges it; before, the hint asked for every term
+        self.anti_any_term = self.features.enabled(INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM)
         # the design's daemon co-existence (kubespread extension): the namespaces whose pods
         # required anti-affinity ignores, both ways; empty when the option is off
         self.daemon_namespaces: frozenset[str] = (
@@ -112,14 +119,16 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def hint_after_pod_change(self, pod: Pod, event: QueueingEvent) -> QueueingHint:
         """isSchedulableAfterPodChange (bound pods only): Queue when an added or updated pod
         now matches all the pod's required affinity terms, or an updated or deleted pod no
-        longer matches one of its required anti-affinity terms.
+        longer matches its required anti-affinity.
 
         From v1.36: the pod's own label change queues it (another pod's anti-affinity may no
         longer match it), a pending pod nominated to a node counts as placed, and a deleted
-        pod whose required anti-affinity matched this pod queues it."""
+        pod whose required anti-affinity matched this pod queues it. Up to v1.36 "matches
+        anti-affinity" means every term (podMatchesAllAffinityTerms); from v1.37 any one."""
         old: Pod | None = event.old
         new: Pod | None = event.new
         fixes = self.hint_fixes
+        anti_every = not self.anti_any_term
         if fixes and old is not None and new is not None and _same_pod(new, pod):
             return QUEUE
         if _unplaced(new, fixes) or _unplaced(old, fixes):
@@ -130,15 +139,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             match = self._matches
             if not match(affinity, old, event, every=True) and match(affinity, new, event, every=True):
                 return QUEUE
-            if match(anti, old, event, every=False) and not match(anti, new, event, every=False):
+            if match(anti, old, event, every=anti_every) and not match(anti, new, event, every=anti_every):
                 return QUEUE
             return QUEUE_SKIP
         if new is not None:
             return QUEUE if self._matches(affinity, new, event, every=True) else QUEUE_SKIP
         assert old is not None
-        if self._matches(anti, old, event, every=False):
+        if self._matches(anti, old, event, every=anti_every):
             return QUEUE
-        if fixes and self._matches(pod_terms(old).required_anti_affinity, pod, event, every=True):
+        if fixes and self._matches(pod_terms(old).required_anti_affinity, pod, event, every=anti_every):
             return QUEUE
         return QUEUE_SKIP
 
