@@ -142,3 +142,41 @@ def test_an_object_refused_in_one_version_is_said_and_exits_1(tmp_path: Path) ->
     assert code == 1
     assert stdout.startswith("2 pod(s): 2 changed")
     assert f'refused (after) {after}:1: Deployment prod/web: namespaces "prod" not found' in stderr
+
+
+def test_a_pod_pending_in_both_with_another_message_is_changed(tmp_path: Path) -> None:
+    """A pod no node fits for two reasons: the default profile rejects it at NodeAffinity (the
+    first filter to reject), one without that filter at NodeResourcesFit. Pending in both, its
+    FailedScheduling message differs: the change is ``message``, with each version's text."""
+    default = tmp_path / "default.yaml"
+    default.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    lax = tmp_path / "lax.yaml"
+    lax.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    filter:\n      disabled:\n"
+        "      - name: NodeAffinity\n"
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big"},
+        "spec": {
+            "nodeSelector": {"disk": "ssd"},
+            "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100"}}}],
+        },
+    }
+    nodes = write(tmp_path / "nodes.yaml", [node("a1", "a"), node("b1", "b")])
+    files = ["-f", str(nodes), "-f", str(write(tmp_path / "pod.yaml", [pod]))]
+    code, stdout, stderr = run(
+        *files, "--before-config", str(default), "--after-config", str(lax), "-o", "json"
+    )
+    assert code == 0, stderr
+    (p,) = json.loads(stdout)["pods"]
+    assert p["change"] == "message"
+    assert "didn't match Pod's node affinity/selector" in p["before"]["message"]
+    assert "Insufficient cpu" in p["after"]["message"]
+    assert p["before"]["node"] is None and p["after"]["node"] is None
+    code, stdout, _ = run(
+        *files, "--before-config", str(default), "--after-config", str(default), "-o", "json"
+    )
+    assert [p["change"] for p in json.loads(stdout)["pods"]] == ["same"]

@@ -5,7 +5,9 @@ Both versions are scheduled by ``schedule``'s own use case (:func:`~kubespread.s
 with the same seed, and their spread rows are ``schedule``'s (``PlacementResult.spread``,
 ``scheduler.views``): this module only pairs them. Pods are paired by name, then, within a
 workload, in the order they were placed (a changed pod template renames a Deployment's pods:
-its ReplicaSet's hash changes)."""
+its ReplicaSet's hash changes). A pod left pending by both versions is changed when its last
+FailedScheduling message differs (``message``): what an upgrade changes in what users read
+(v1.37's preemption part, kubernetes#140180, for one)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ __all__ = [
     "diff_placements",
 ]
 
-Change = Literal["added", "removed", "same", "placed", "pending", "moved", "reshuffled"]
+Change = Literal["added", "removed", "same", "placed", "pending", "moved", "reshuffled", "message"]
 
 #: a spread row's fields whose difference makes the row changed
 _SPREAD_FIELDS: Final = ("domains", "skew", "leftOutDomains", "rawDomains", "maxSkew", "whenUnsatisfiable")
@@ -38,14 +40,19 @@ _SPREAD_FIELDS: Final = ("domains", "skew", "leftOutDomains", "rawDomains", "max
 
 @dataclass(frozen=True, slots=True)
 class PodAt:
-    """Where one version left a pod: its node and zone (None: pending)."""
+    """Where one version left a pod: its node and zone (None: pending); a pending pod's last
+    FailedScheduling message ("" when the scheduler never tried it)."""
 
     name: str
     node: str | None
     zone: str | None
+    message: str | None = None
 
     def to_dict(self) -> JsonDoc:
-        return {"name": self.name, "node": self.node, "zone": self.zone}
+        d: JsonDoc = {"name": self.name, "node": self.node, "zone": self.zone}
+        if self.node is None:
+            d["message"] = self.message or ""
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,13 +198,15 @@ def diff_placements(before: PlacementResult, after: PlacementResult) -> Placemen
 def _pods(result: PlacementResult) -> list[_Pod]:
     """The pods the run placed or left pending, as they ended, with their top owner's label."""
     cluster = result.sim.cluster
+    messages = {p.key: p.message for p in result.final.pending}
     rows = []
     for pod in result.involved_pods():
         top = ownership(cluster, pod).top
         node = pod.spec.node_name or None
         zone = zone_of(cluster.nodes[node].metadata.labels) if node and node in cluster.nodes else None
         owner = f"{short_kind(top.kind)}/{top.name}" if top else f"pod/{pod.metadata.name}"
-        rows.append(_Pod(pod.namespace, owner, PodAt(pod.metadata.name, node, zone)))
+        message = None if node else messages.get(pod.key, "")
+        rows.append(_Pod(pod.namespace, owner, PodAt(pod.metadata.name, node, zone, message)))
     return rows
 
 
@@ -207,6 +216,8 @@ def _change(before: _Pod | None, after: _Pod | None) -> Change:
     if after is None:
         return "removed"
     if before.at.node == after.at.node:
+        if before.at.node is None and before.at.message != after.at.message:
+            return "message"
         return "same"
     if before.at.node is None:
         return "placed"
