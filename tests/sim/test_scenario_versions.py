@@ -3,11 +3,14 @@ controllers read that version's gates."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import pytest
 
 from kubespread.api.features import KubeVersion, features_for
 from kubespread.sim.run import simulate
-from kubespread.sim.scenario import parse_scenario
+from kubespread.sim.scenario import ScenarioError, parse_scenario
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",
@@ -56,3 +59,26 @@ def test_the_scenario_admits_and_schedules_as_its_version() -> None:
         assert pod.spec.node_name == "n1"
         stored = pod.spec.topology_spread_constraints[0].label_selector
         assert [e.key for e in stored.match_expressions] == expressions, version
+
+
+def test_an_apply_step_is_checked_as_the_scenarios_version() -> None:
+    """A step's pod whose matchLabelKeys repeat a labelSelector key is refused at load by both
+    versions, each by its own rule: v1.33 (unmerged, the legacy rule) at ``matchLabelKeys[0]``,
+    v1.35 at the merged expression; as the cluster section is."""
+    bad = copy.deepcopy(POD)
+    bad["spec"]["topologySpreadConstraints"][0]["matchLabelKeys"] = ["app"]
+    doc = {
+        "apiVersion": "kubespread.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "v"},
+        "cluster": [NODE],
+        "steps": [{"apply": bad}],
+    }
+    fields = {}
+    for version in ("1.33", "1.35"):
+        with pytest.raises(ScenarioError) as e:
+            parse_scenario(doc, features=features_for(version))
+        (problem,) = e.value.problems
+        assert "steps[0]" in problem, problem
+        fields[version] = "matchLabelKeys[0]" in problem
+    assert fields == {"1.33": True, "1.35": False}

@@ -342,7 +342,9 @@ def _node_taint(value: dict[str, Any], at: str, problems: _Problems) -> None:
         problems.append(f"{where}{text}")
 
 
-def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Step | None:
+def _step(
+    raw: Any, i: int, base: Path, problems: _Problems, source: str, features: FeatureGates | None = None
+) -> Step | None:
     where = f"{source}: steps[{i}]"
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(where, f"must be a mapping with exactly one of: {', '.join(STEP_KINDS)}")
@@ -355,7 +357,7 @@ def _step(raw: Any, i: int, base: Path, problems: _Problems, source: str) -> Ste
     step = Step(i, action)
     if action == "apply":
         loaded = _objects(value, f"steps[{i}].apply", base, problems, source)
-        problems.extend(creation_problems(loaded))
+        problems.extend(creation_problems(loaded, features))
         step.objects = [lo.obj for lo in loaded]
         return step
     if action == "advance":
@@ -483,7 +485,11 @@ def parse_scenario(
     if not isinstance(raw_steps, list):
         problems.add(f"{source}: steps", "must be a list")
         raw_steps = []
-    steps = [s for i, raw in enumerate(raw_steps) if (s := _step(raw, i, base, problems, source)) is not None]
+    steps = [
+        s
+        for i, raw in enumerate(raw_steps)
+        if (s := _step(raw, i, base, problems, source, features)) is not None
+    ]
     if problems:
         raise ScenarioError(list(problems))
     return Scenario(str(name), seed, profiles, cluster, steps, source, problems.warnings, live)
