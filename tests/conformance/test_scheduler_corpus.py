@@ -5,12 +5,20 @@ shared/conformance/cases-1.36, the same inputs answered by kube-scheduler v1.36 
 Every case must pass compare.py's diff_case: same feasible nodes, rejecting plugin and
 reasons per node, weighted scores and totals, selected node and FitError message.
 
+``tests/data/conformance-1.XX.json.gz`` hold the same 491 inputs answered by kube-scheduler
+v1.33.3 and v1.34.1 (the same harness built against their vendored scheduler; see
+``tests/data/conformance-versions.md``): each input is read from ``cases/`` and given
+``"kubeVersion"`` before it is answered.
+
 The corpus is not optional: without it this module fails rather than skips, so a CI machine
 missing ../shared cannot pass silently."""
 
 from __future__ import annotations
 
+import copy
+import gzip
 import json
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -24,6 +32,20 @@ from shared_corpus import SHARED, load_script
 CORPUS = SHARED / "conformance"
 CASES = sorted((CORPUS / "cases").rglob("*.input.json"))
 CASES_136 = sorted((CORPUS / "cases-1.36").rglob("*.input.json"))
+DATA = Path(__file__).resolve().parents[1] / "data"
+#: the versions with a reference corpus stored in the repository (answers only; inputs from cases/)
+STORED_VERSIONS = ("1.33", "1.34")
+
+
+@cache
+def _stored(version: str) -> dict:
+    with gzip.open(DATA / f"conformance-{version}.json.gz", "rt") as f:
+        doc = json.load(f)
+    assert doc["kubeVersion"] == version
+    return doc
+
+
+STORED_CASES = [(v, name) for v in STORED_VERSIONS for name in sorted(_stored(v)["cases"])]
 
 
 def _compare() -> ModuleType:
@@ -56,6 +78,76 @@ def test_case_136(case: Path) -> None:
     assert doc.get("kubeVersion") == "1.36"
     problems = _compare().diff_case(_expected(case), evaluate(doc))
     assert not problems, "\n".join(problems)
+
+
+def test_stored_corpora_cover_the_visible_inputs() -> None:
+    names = {str(c.relative_to(CORPUS / "cases")).removesuffix(".input.json") for c in CASES}
+    for version in STORED_VERSIONS:
+        assert set(_stored(version)["cases"]) == names, version
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("version", "name"), STORED_CASES, ids=[f"{v}-{n.rsplit('/', 1)[-1]}" for v, n in STORED_CASES]
+)
+def test_case_stored_version(version: str, name: str) -> None:
+    """The input as kube-scheduler ``version`` answered it (its ``"kubeVersion"`` set)."""
+    expected, answer = _stored(version)["cases"][name], _without_post_filter(_answer(name, version))
+    problems = _compare().diff_case(expected, answer)
+    assert not problems, "\n".join(problems)
+    # beyond compare.py: each rejection's code (Unschedulable or UnschedulableAndUnresolvable,
+    # which decides whether preemption tries the node) is the reference's
+    assert _filter_codes(answer) == _filter_codes(expected)
+
+
+def _filter_codes(answer: dict) -> list[dict[str, str]]:
+    return [
+        {n["name"]: n["filter"]["code"] for n in r.get("nodes") or [] if n.get("filter")}
+        for r in answer["results"]
+    ]
+
+
+def _answer(name: str, version: str | None) -> dict:
+    doc = json.loads((CORPUS / "cases" / f"{name}.input.json").read_text())
+    if version is not None:
+        doc["kubeVersion"] = version
+    return evaluate(doc)
+
+
+def _without_post_filter(answer: dict) -> dict:
+    """The reference harness ran no PostFilter: an unscheduled pod's message is compared
+    without its preemption part (kubespread gives both)."""
+    for r in answer["results"]:
+        if "fitErrorWithoutPostFilter" in r:
+            r["fitError"] = r["fitErrorWithoutPostFilter"]
+    return answer
+
+
+@pytest.mark.slow
+def test_stored_corpora_answer_differently_as_135() -> None:
+    """Answered as v1.35 (no kubeVersion), 295 of the v1.33 and v1.34 answers are missed: the
+    TaintToleration message that names the taint up to v1.34.1 (kubernetes#134740)."""
+    differ = {
+        name
+        for name in _stored("1.34")["cases"]
+        if _compare().diff_case(_stored("1.34")["cases"][name], _without_post_filter(_answer(name, None)))
+    }
+    assert len(differ) == 295
+
+
+def test_133_and_134_differ_only_in_fit_codes() -> None:
+    """v1.33.3 and v1.34.1 agree on everything compare.py compares; they differ in the code of
+    NodeResourcesFit's rejection where the request exceeds the node's whole allocatable
+    (kubernetes#131345: Unresolvable from v1.34), on 9 cases."""
+    a, b = _stored("1.33")["cases"], _stored("1.34")["cases"]
+    assert not [n for n in a if _compare().diff_case(a[n], _without_post_filter(copy.deepcopy(b[n])))]
+    differ = [n for n in a if _filter_codes(a[n]) != _filter_codes(b[n])]
+    assert len(differ) == 9
+    for n in differ:
+        for ca, cb in zip(_filter_codes(a[n]), _filter_codes(b[n]), strict=True):
+            changed = {k for k in ca if ca[k] != cb[k]}
+            assert {ca[k] for k in changed} <= {"Unschedulable"}
+            assert {cb[k] for k in changed} <= {"UnschedulableAndUnresolvable"}
 
 
 def test_136_corpus_answers_differently_as_135() -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "BALANCED_ALLOCATION_SCORES_IMPROVEMENT",
     "DEFAULT_KUBE_VERSION",
     "FEATURES",
+    "FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE",
     "INTER_POD_AFFINITY_HINT_FIXES",
     "INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM",
     "KUBE_VERSIONS",
@@ -43,6 +44,7 @@ __all__ = [
     "PREEMPTION_EMPTY_PDB_SELECTOR",
     "PREEMPTION_PLACEMENT_MESSAGE",
     "SPREAD_EMPTY_SELECTOR_MATCHES_ALL",
+    "TAINT_MESSAGE_WITHOUT_VALUES",
     "Feature",
     "FeatureGates",
     "KubeVersion",
@@ -245,6 +247,27 @@ _REPORTED: Final = (
 )
 
 # Changes kube made without a gate, from the release that shipped them.
+FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE: Final = _change(
+    "NodeResourcesFitUnresolvableBeyondAllocatable",
+    "1.34",
+    "kubernetes#131345",
+    "NodeResourcesFit rejects a node whose whole allocatable is smaller than the pod's request as "
+    "UnschedulableAndUnresolvable (up to v1.33: Unschedulable), so preemption no longer tries it: "
+    "the FailedScheduling message's preemption part counts it as 'Preemption is not helpful'",
+    "noderesources/fit.go of v1.33.3 against v1.34.1 and v1.35.4; the 1.33 and 1.34 reference "
+    "corpora (filter codes of 9 cases)",
+)
+TAINT_MESSAGE_WITHOUT_VALUES: Final = _change(
+    "TaintTolerationGenericMessage",
+    "1.35",
+    "kubernetes#134740",
+    "TaintToleration rejects a node with 'node(s) had untolerated taint(s)' instead of naming the "
+    "first untolerated taint ('node(s) had untolerated taint {key: value}'): taint keys and values "
+    "may be sensitive. Cherry-picked into a later v1.34 patch release (kubernetes#135023); "
+    "kubespread's 1.34 answers as v1.34.1, which names the taint",
+    "taint_toleration.go of v1.33.3 and v1.34.1 against v1.35.4; the 1.33 and 1.34 reference "
+    "corpora (tests/data/conformance-1.3x.json.gz)",
+)
 BALANCED_ALLOCATION_SCORES_IMPROVEMENT: Final = _change(
     "BalancedAllocationScoresImprovement",
     "1.36",
@@ -311,6 +334,8 @@ FEATURES: Final[Mapping[str, Feature]] = {
         MAX_UNAVAILABLE_STATEFUL_SET,
         *_REPORTED,
         BALANCED_ALLOCATION_SCORES_IMPROVEMENT,
+        FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE,
+        TAINT_MESSAGE_WITHOUT_VALUES,
         INTER_POD_AFFINITY_HINT_FIXES,
         INTER_POD_ANTI_AFFINITY_HINT_ANY_TERM,
         PREEMPTION_PLACEMENT_MESSAGE,

@@ -4,7 +4,8 @@ Filter: the pod must fit in what the node has left (allocatable - NodeInfo.Reque
 every resource it requests, and in one more pod slot. Every shortfall is reported, in
 kube's order (pods, cpu, memory, ephemeral-storage, then scalar resources); the code is
 UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable, since
-evicting pods there cannot help (preemption skips such nodes).
+evicting pods there cannot help (preemption skips such nodes): from v1.34 (kubernetes#131345),
+Unschedulable before.
 
 Score: the configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio)
 over NonZeroRequested, with the pod's request counted with the 100m / 200Mi defaults.
@@ -17,7 +18,7 @@ from typing import Final
 import numpy as np
 
 from kubespread.api.core import Node, Pod
-from kubespread.api.features import FeatureGates
+from kubespread.api.features import FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE, FeatureGates
 from kubespread.api.resources import Resources, is_scalar_resource_name, node_allocatable, pod_requests
 from kubespread.api.schedconfig import NodeResourcesFitArgs
 from kubespread.cluster.nodeinfo import NodeInfo
@@ -190,6 +191,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         args = default_node_resources_fit_args(args)
         super().__init__(args, features=features)
         assert args.scoring_strategy is not None
+        #: v1.34 (kubernetes#131345): a request beyond the whole allocatable is unresolvable
+        self.unresolvable_beyond = self.features.enabled(FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE)
         self.ignored = _Ignored(args.ignored_resources, args.ignored_resource_groups)
         self.scorer = ResourceAllocationScorer(
             args.scoring_strategy.resources, _strategy(args), use_requested=False, skip_pod_level=True
@@ -272,7 +275,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         shortfalls = insufficient_resources(self._request(state, pod), node, self.ignored)
-        return _status(shortfalls) if shortfalls else SUCCESS
+        if not shortfalls:
+            return SUCCESS
+        return _status(shortfalls if self.unresolvable_beyond else [(r, False) for r, _ in shortfalls])
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
         """Pods, cpu, memory and ephemeral storage over the node vectors; scalar resources
@@ -300,12 +305,20 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                     continue
                 have = vec(alloc_name)[nodes]
                 short = want > have - vec(used_name)[nodes]
-                bits = bits | np.where(short, bit, 0) | np.where(short & (want > have), _UNRESOLVABLE, 0)
+                bits = bits | np.where(short, bit, 0)
+                if self.unresolvable_beyond:
+                    bits = bits | np.where(short & (want > have), _UNRESOLVABLE, 0)
         if not (requested_any and request.scalar):
             return self._from_bits(bits)
         info_at = cluster.node_info_at
         keys = [
-            (int(b), tuple(_scalar_shortfalls(request, info_at(int(i)), self.ignored)))
+            (
+                int(b),
+                tuple(
+                    (r, u and self.unresolvable_beyond)
+                    for r, u in _scalar_shortfalls(request, info_at(int(i)), self.ignored)
+                ),
+            )
             for b, i in zip(bits, nodes, strict=True)
         ]
         statuses: dict[tuple[int, tuple[tuple[str, bool], ...]], int] = {}

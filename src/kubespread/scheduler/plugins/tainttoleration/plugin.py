@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from kubespread.api.core import Node, Pod
+from kubespread.api.features import TAINT_MESSAGE_WITHOUT_VALUES, FeatureGates
 from kubespread.api.taints import PREFER_NO_SCHEDULE, Taint, Toleration, find_untolerated, tolerates_all
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.scheduler.framework import (
@@ -101,9 +102,19 @@ def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> n
     return per_set[ts.ids]
 
 
+def _named_rejection(taint: Taint) -> Status:
+    """The rejection up to v1.34.1, naming the first untolerated taint (its value may be "")."""
+    return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+
+
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     reads = READS_NODE  # the node alone decides
     name = NAME
+
+    def __init__(self, args: Any = None, *, features: FeatureGates | None = None) -> None:
+        super().__init__(args, features=features)
+        #: kubernetes#134740 (v1.35): the rejection no longer names the taint
+        self.generic_message = self.features.enabled(TAINT_MESSAGE_WITHOUT_VALUES)
 
     def events_to_register(self) -> list[EventRegistration]:
         """A node that appears or changes taints; the pod's own tolerations changing."""
@@ -137,15 +148,29 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return QUEUE if new.key == pod.key else QUEUE_SKIP
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        if find_untolerated(node.node.spec.taints, pod.spec.tolerations) is None:
+        taint = find_untolerated(node.node.spec.taints, pod.spec.tolerations)
+        if taint is None:
             return SUCCESS
-        return _REJECTED
+        return _REJECTED if self.generic_message else _named_rejection(taint)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> FilterResult:
-        rejected = untolerated_nodes(state.cluster, pod.spec.tolerations)[nodes]
-        if not rejected.any():
+        if self.generic_message:
+            rejected = untolerated_nodes(state.cluster, pod.spec.tolerations)[nodes]
+            if not rejected.any():
+                return FilterResult.passing(len(nodes))
+            return FilterResult.from_mask(rejected, _REJECTED)
+        # per distinct taint list: the first untolerated taint, and so the status
+        ts = _TAINT_SETS.get(state.cluster)
+        statuses: dict[Status, int] = {}
+        per_set = np.full(len(ts.sets), -1, dtype=np.int32)
+        for i, taints in enumerate(ts.sets):
+            taint = find_untolerated(taints, pod.spec.tolerations)
+            if taint is not None:
+                st = _named_rejection(taint)
+                per_set[i] = statuses.setdefault(st, len(statuses))
+        if not statuses:
             return FilterResult.passing(len(nodes))
-        return FilterResult.from_mask(rejected, _REJECTED)
+        return FilterResult(per_set[ts.ids[nodes]], tuple(statuses))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         state.write(_PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))
