@@ -311,3 +311,47 @@ def test_the_v133_scheduler_ignores_pod_level_requests_in_an_evaluate_input() ->
     doc = {"nodes": [_node("n1")], "pods": [bound], "incoming": [new]}
     fits = {v: evaluate(doc | {"kubeVersion": v})["results"][0].get("selectedNode") for v in ("1.33", "1.34")}
     assert fits == {"1.33": "n1", "1.34": None}
+
+
+# ------------------------------------------------ v1.35: kubernetes#134740; v1.34: #131345
+def _taint_doc(version: str) -> dict[str, Any]:
+    """Two nodes tainted differently, one without room: the pod fits none."""
+    nodes = [
+        make_node("a").taint("dedicated", "infra").dict(),
+        make_node("b").taint("maintenance").dict(),
+        _node("c"),
+    ]
+    return {"kubeVersion": version, "nodes": nodes, "pods": [], "incoming": [_pod("new", "64", "1Gi")]}
+
+
+def test_the_taint_is_named_in_the_rejection_up_to_134() -> None:
+    """v1.34.1 names each node's first untolerated taint, and the FitError counts them apart;
+    v1.35 says only that the node had untolerated taints."""
+    filters = {}
+    for version in ("1.34", "1.35"):
+        result = evaluate(_taint_doc(version))["results"][0]
+        filters[version] = {n["name"]: n["filter"]["reasons"] for n in result["nodes"]}
+        filters[version + " fitError"] = result["fitErrorWithoutPostFilter"]
+    assert filters["1.34"] == {
+        "a": ["node(s) had untolerated taint {dedicated: infra}"],
+        "b": ["node(s) had untolerated taint {maintenance: }"],
+        "c": ["Insufficient cpu"],
+    }
+    assert filters["1.34 fitError"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: infra}, "
+        "1 node(s) had untolerated taint {maintenance: }."
+    )
+    assert filters["1.35"]["a"] == filters["1.35"]["b"] == ["node(s) had untolerated taint(s)"]
+    assert filters["1.35 fitError"] == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+    )
+
+
+def test_fit_rejects_beyond_allocatable_as_unresolvable_from_134() -> None:
+    """Node c (4 cpu) can never hold a 64-cpu pod: v1.34 says so (UnschedulableAndUnresolvable,
+    and preemption does not try c), v1.33 rejects it as Unschedulable and preemption tries it."""
+    answers = {v: evaluate(_taint_doc(v))["results"][0] for v in ("1.33", "1.34")}
+    codes = {v: next(n["filter"]["code"] for n in a["nodes"] if n["name"] == "c") for v, a in answers.items()}
+    assert codes == {"1.33": "Unschedulable", "1.34": "UnschedulableAndUnresolvable"}
+    assert "1 No preemption victims found for incoming pod" in answers["1.33"]["fitError"]
+    assert "3 Preemption is not helpful for scheduling" in answers["1.34"]["fitError"]
