@@ -120,10 +120,12 @@ EXTRA_TYPES: dict[str, dict[str, str]] = {
     },
     "kruise.v1alpha1.WorkloadSpreadSpec": {
         "targetRef": "kruise.v1alpha1.TargetReference",
+        "targetFilter": "kruise.v1alpha1.TargetFilter",
         "subsets": "[]kruise.v1alpha1.WorkloadSpreadSubset",
         "scheduleStrategy": "kruise.v1alpha1.WorkloadSpreadScheduleStrategy",
     },
     "kruise.v1alpha1.TargetReference": {"apiVersion": "string", "kind": "string", "name": "string"},
+    "kruise.v1alpha1.TargetFilter": {"selector": "meta.v1.LabelSelector", "replicasPathList": "[]string"},
     "kruise.v1alpha1.WorkloadSpreadSubset": {
         "name": "string",
         "requiredNodeSelectorTerm": "core.v1.NodeSelectorTerm",

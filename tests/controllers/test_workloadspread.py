@@ -1453,3 +1453,48 @@ def test_a_cloneset_target_gets_deletion_costs_and_scales_down_the_unbounded_sub
     assert sorted(p.key for p in active_pods(sim)) == kept
     after = statuses(sim)
     assert (after["subset-a"].replicas, after["subset-b"].replicas) == (2, 0)
+
+
+# =========================================================================== targetFilter
+def _filtered(replicas_path: str | None = None, **selector: Any) -> WorkloadSpread:
+    ws = spread(subset("subset-a", "zone-a", "50%"), subset("subset-b", "zone-b"))
+    d = ws.to_dict()
+    d["spec"]["targetFilter"] = {"selector": {"matchLabels": selector}}
+    if replicas_path is not None:
+        d["spec"]["targetFilter"]["replicasPathList"] = [replicas_path]
+    return WorkloadSpread.from_dict(d)
+
+
+def test_a_target_filter_leaves_the_pods_it_does_not_select_alone() -> None:
+    """Kruise's IsPodSelected: only the target's pods the filter selects are booked in a subset
+    and counted; here it selects none of the Deployment's (app=web) pods."""
+    sim = simulation()
+    start(sim, _filtered(app="other"), deployment(4))
+    assert all(subset_of(p) is None for p in active_pods(sim))
+    assert {name: s.missing_replicas for name, s in statuses(sim).items()} == {"subset-a": 2, "subset-b": -1}
+
+
+def test_a_target_filter_selecting_the_pods_spreads_them() -> None:
+    sim = simulation()
+    start(sim, _filtered(app="web"), deployment(4))
+    assert len(pods_in(sim, "subset-a")) == 2 and len(pods_in(sim, "subset-b")) == 2
+
+
+def test_replicas_path_list_is_what_percentages_are_of() -> None:
+    """GetReplicasFromWorkloadWithTargetFilter: the integers at the paths, summed, replace the
+    workload's replicas. spec.replicas (4): subset-a's 50% is 2 pods. A path that leads to no
+    integer counts 0, so 50% is 0 and subset-b (unbounded) takes all four."""
+    sim = simulation()
+    start(sim, _filtered("spec.replicas", app="web"), deployment(4))
+    assert len(pods_in(sim, "subset-a")) == 2
+    sim = simulation()
+    start(sim, _filtered("spec.template.spec.containers.0.ports.0.containerPort", app="web"), deployment(4))
+    assert len(pods_in(sim, "subset-a")) == 0 and len(pods_in(sim, "subset-b")) == 4
+
+
+def test_a_target_filter_whose_selector_does_not_parse_is_refused() -> None:
+    ws = _filtered(app="web").to_dict()
+    ws["spec"]["targetFilter"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "Nope"}]}
+    refused = simulation().create(WorkloadSpread.from_dict(ws))
+    assert isinstance(refused, Rejection)
+    assert [c["field"] for c in refused.causes] == ["spec.targetFilter"]

@@ -17,6 +17,7 @@ __all__ = [
     "KRUISE_V1BETA1",
     "SUBSET_FIELDS_V1BETA1",
     "CloneSet",
+    "TargetFilter",
     "TargetReference",
     "WorkloadSpread",
     "WorkloadSpreadSubset",
@@ -60,8 +61,19 @@ class WorkloadSpreadScheduleStrategy(Model):
 
 
 @model
+class TargetFilter(Model):
+    """Which of the target's pods the WorkloadSpread manages (``selector``: all when None),
+    and where in the workload their number is (``replicasPathList``: dot paths such as
+    ``spec.replicas`` or ``spec.roles.1.replicas``, summed; empty: the workload's replicas)."""
+
+    selector: LabelSelector | None = None
+    replicas_path_list: list[str] = field(default_factory=list)
+
+
+@model
 class WorkloadSpreadSpec(Model):
     target_ref: TargetReference | None = None
+    target_filter: TargetFilter | None = None
     subsets: list[WorkloadSpreadSubset] = field(default_factory=list)
     schedule_strategy: WorkloadSpreadScheduleStrategy = field(default_factory=WorkloadSpreadScheduleStrategy)
 

@@ -249,7 +249,7 @@ def _workload_spread_rows(sim: Simulation) -> list[WorkloadSpreadRow]:
     for _, ws in sorted(sim.cluster.objects(WorkloadSpread.KIND).items()):
         assert isinstance(ws, WorkloadSpread)
         get = sim.cluster.get
-        replicas = workload_replicas(workload_of(ws, get))
+        replicas = workload_replicas(workload_of(ws, get), ws)
         status = {s.name: s for s in ws.status.subset_statuses}
         target = ws.spec.target_ref
         subsets = []

@@ -44,6 +44,7 @@ from kubespread.api.validation.pod import (
 from kubespread.api.validation.selectors import (
     label_selector_json,
     label_selector_parses,
+    validate_label_selector,
     validate_node_selector_term,
 )
 
@@ -289,13 +290,26 @@ def _validate_schedule_strategy(spec: WorkloadSpreadSpec, path: Path) -> list[Fi
     return errs
 
 
+def _validate_target_filter(spec: WorkloadSpreadSpec, path: Path) -> list[FieldError]:
+    """A targetFilter's selector must parse (metav1.LabelSelectorAsSelector); the error is
+    reported at ``targetFilter`` with the whole filter as the value, as Kruise does."""
+    tf = spec.target_filter
+    if tf is None:
+        return []
+    problems = validate_label_selector(tf.selector, Path("selector"))
+    if not problems:
+        return []
+    return [FieldError.invalid(path, tf.to_dict(), problems[0].detail or str(problems[0]))]
+
+
 def validate_workload_spread(ws: WorkloadSpread) -> list[FieldError]:
-    """Metadata, then spec.targetRef, spec.subsets and spec.scheduleStrategy."""
+    """Metadata, then spec.targetRef, spec.subsets, spec.scheduleStrategy and spec.targetFilter."""
     errs = validate_object_meta(ws.metadata, namespaced=True, name_fn=name_is_dns1123_subdomain)
     spec, path = ws.spec, Path("spec")
     errs.extend(_validate_target_ref(spec.target_ref, path.child("targetRef")))
     errs.extend(_validate_subsets(spec, path.child("subsets")))
     errs.extend(_validate_schedule_strategy(spec, path.child("scheduleStrategy")))
+    errs.extend(_validate_target_filter(spec, path.child("targetFilter")))
     return errs
 
 

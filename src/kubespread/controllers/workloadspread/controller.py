@@ -51,6 +51,7 @@ from kubespread.controllers.workloadspread.subsets import (
     group_of,
     matched_subset,
     owner_chain_reaches,
+    pod_selected,
     subset_max,
     subset_node_score,
     workload_of,
@@ -206,7 +207,7 @@ class WorkloadSpreadController:
         if not isinstance(ws, WorkloadSpread) or ws.metadata.deletion_timestamp or ws.spec.target_ref is None:
             return
         workload = workload_of(ws, self._get)
-        replicas = workload_replicas(workload)
+        replicas = workload_replicas(workload, ws)
         pods = self._pods_of(ws)
         groups = self._group(ws, pods, replicas)
         target = ws.spec.target_ref
@@ -233,7 +234,8 @@ class WorkloadSpreadController:
                 )
 
     def _pods_of(self, ws: WorkloadSpread) -> list[Pod]:
-        """The target's pods: those whose controller is the target or reaches it."""
+        """The target's pods: those whose controller is the target or reaches it, and that its
+        targetFilter selects."""
         sim = self.sim
         assert sim is not None and ws.spec.target_ref is not None
         namespace = ws.namespace
@@ -243,6 +245,7 @@ class WorkloadSpreadController:
             pods[k]
             for k in sorted(pods)
             if owner_chain_reaches(target, pods[k].metadata.controller_ref(), namespace, self._get)
+            and pod_selected(ws, pods[k])
         ]
 
     def _group(self, ws: WorkloadSpread, pods: list[Pod], replicas: int) -> dict[str, list[Pod]]:

@@ -21,7 +21,12 @@ from kubespread.api.keys import ANNOTATION_WORKLOADSPREAD
 from kubespread.api.kruise import CloneSet, TargetReference, WorkloadSpread, WorkloadSpreadSubset
 from kubespread.api.meta import KubeObject, OwnerReference
 from kubespread.api.patch import PatchError, strategic_merge_patch
-from kubespread.api.selectors import NodeSelector, node_selector_matches, node_selector_term_matches
+from kubespread.api.selectors import (
+    NodeSelector,
+    compile_label_selector,
+    node_selector_matches,
+    node_selector_term_matches,
+)
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.pods import scaled_int_or_percent
@@ -34,6 +39,7 @@ __all__ = [
     "inject",
     "matched_subset",
     "owner_chain_reaches",
+    "pod_selected",
     "reference_equal",
     "subset_max",
     "subset_node_score",
@@ -228,11 +234,39 @@ def workload_of(ws: WorkloadSpread, get: Callable[[str, str], KubeObject | None]
     return obj if isinstance(obj, cls) else None
 
 
-def workload_replicas(workload: KubeObject | None) -> int:
+def pod_selected(ws: WorkloadSpread, pod: Pod) -> bool:
+    """IsPodSelected: whether the WorkloadSpread manages the pod (its targetFilter's selector
+    matches the pod's labels; no filter or no selector: every pod of the target)."""
+    tf = ws.spec.target_filter
+    if tf is None or tf.selector is None:
+        return True
+    return compile_label_selector(tf.selector).matches(pod.metadata.labels)
+
+
+def _replicas_at(doc: object, path: str) -> int:
+    """The integer at a dot path of the workload as JSON (a number indexes a list); 0 when the
+    path leads nowhere or not to an integer (Kruise's controller fails the sync and retries)."""
+    node = doc
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return 0
+    return node if isinstance(node, int) and not isinstance(node, bool) else 0
+
+
+def workload_replicas(workload: KubeObject | None, ws: WorkloadSpread | None = None) -> int:
     """What percentages are of: spec.replicas (a Job's parallelism), 1 when unset, as the
-    API server defaults them; 0 for no workload."""
+    API server defaults them; 0 for no workload. A targetFilter's replicasPathList replaces
+    it: the sum of the integers at those paths (GetReplicasFromWorkloadWithTargetFilter)."""
     if workload is None:
         return 0
+    tf = ws.spec.target_filter if ws is not None else None
+    if tf is not None and tf.replicas_path_list:
+        doc = workload.to_dict()
+        return sum(_replicas_at(doc, path) for path in tf.replicas_path_list)
     spec = workload.spec  # type: ignore[attr-defined]
     value = spec.parallelism if isinstance(workload, Job) else spec.replicas
     return 1 if value is None else int(value)

@@ -45,6 +45,7 @@ from kubespread.controllers.workloadspread.subsets import (
     group_of,
     inject,
     matched_subset,
+    pod_selected,
     reference_equal,
     subset_max,
     workload_of,
@@ -161,7 +162,8 @@ class WorkloadSpreadWebhook:
 
     def workload_spread_for(self, pod: Pod) -> WorkloadSpread | Rejection | None:
         """HandlePodCreation's search: the first WorkloadSpread (by name) of the pod's namespace,
-        not being deleted, whose target the pod's controller is or reaches; None for pods
+        not being deleted, that selects the pod (targetFilter) and whose target the pod's
+        controller is or reaches; None for pods
         without a controller, not active, or of no WorkloadSpread. Walking a WorkloadSpread's
         chain to an owner that does not exist refuses the pod (500, Kruise's NotFound), so its
         creator retries once the owner is there, rather than admitting it unbooked."""
@@ -173,7 +175,7 @@ class WorkloadSpreadWebhook:
             spreads = workload_spreads_in(self.client.cluster, namespace)
         for ws in spreads:
             target = ws.spec.target_ref
-            if target is None or ws.metadata.deletion_timestamp:
+            if target is None or ws.metadata.deletion_timestamp or not pod_selected(ws, pod):
                 continue
             found = reference_equal(target, ref, namespace, self._get)
             if isinstance(found, MissingOwner):
@@ -272,7 +274,7 @@ class WorkloadSpreadWebhook:
         current = self._get(WorkloadSpread.KIND, key)
         if not isinstance(current, WorkloadSpread):
             return None
-        return current, subset_statuses(current, workload_replicas(workload_of(current, self._get)))
+        return current, subset_statuses(current, workload_replicas(workload_of(current, self._get), current))
 
     def _write(self, ws: WorkloadSpread, statuses: list[WorkloadSpreadSubsetStatus]) -> bool:
         updated = ws.copy()
