@@ -180,3 +180,29 @@ def test_a_pod_pending_in_both_with_another_message_is_changed(tmp_path: Path) -
         *files, "--before-config", str(default), "--after-config", str(default), "-o", "json"
     )
     assert [p["change"] for p in json.loads(stdout)["pods"]] == ["same"]
+
+
+def test_an_upgrade_that_rewords_why_a_pod_waits(tmp_path: Path) -> None:
+    """v1.34.1 names the taint that keeps a pod off a node; v1.35 does not (kubernetes#134740):
+    the pod is pending in both, and ``diff --against`` shows the new message."""
+    tainted = [node("a1", "a", taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}])]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    files = [
+        "-f",
+        str(write(tmp_path / "nodes.yaml", tainted)),
+        "-f",
+        str(write(tmp_path / "pod.yaml", [pod])),
+    ]
+    code, stdout, stderr = run(*files, "--kube-version", "1.34", "--against", "1.35", "-o", "json")
+    assert code == 0, stderr
+    (p,) = json.loads(stdout)["pods"]
+    assert p["change"] == "message"
+    assert p["before"]["message"].startswith(
+        "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}."
+    )
+    assert p["after"]["message"].startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")
