@@ -345,7 +345,10 @@ def _parse_yaml(text: str, source: str, out: Manifests) -> list[Doc]:
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = dict(pairs)
+    if len(d) == len(pairs):  # no key given twice: the usual case, at C speed
+        return d
+    d = {}
     dups: list[tuple[str, int]] = []
     for k, v in pairs:
         if k in d:
