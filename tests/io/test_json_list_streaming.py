@@ -50,7 +50,7 @@ TEXTS = {
 
 def _whole(text: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(loader, "_load_json_list", lambda text, source, validate: None)
+        m.setattr(loader, "_load_json_list", lambda read, source, validate: None)
         return load_text(text, "dump.json", json_only=True)
 
 
@@ -79,3 +79,69 @@ def test_a_kubectl_list_is_read_item_by_item(monkeypatch: pytest.MonkeyPatch) ->
         "dump.json: skipped 1 object of unknown kind Widget (example.com/v1)"
     ]
     assert len(seen) == 3
+
+
+FILE_TEXTS = {
+    **TEXTS,
+    "numbers and non-ASCII across pieces": json.dumps(
+        {
+            "apiVersion": "v1",
+            "items": [_pod("é-ü"), _pod("j", status={"phase": "Running"})],
+            "kind": "List",
+            "metadata": {"resourceVersion": "12345678"},
+            "x": 1234567,
+        },
+        ensure_ascii=False,
+    ),
+    "truncated": json.dumps({"apiVersion": "v1", "items": [_pod("k"), _pod("l")], "kind": "List"})[:-40],
+}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 22])
+@pytest.mark.parametrize("text", FILE_TEXTS.values(), ids=FILE_TEXTS.keys())
+def test_a_file_read_a_piece_at_a_time_or_whole_the_same(
+    text: str, chunk: int, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "dump.json"
+    path.write_text(text, encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_load_json_list", lambda read, source, validate: None)
+        whole = load_text(text, str(path), json_only=True)
+    monkeypatch.setattr(loader, "_CHUNK", chunk)
+    assert _view(loader.load([path])) == _view(whole)
+
+
+def test_invalid_utf8_in_a_file_is_said_as_when_read_whole(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "dump.json"
+    good = json.dumps({"apiVersion": "v1", "items": [_pod("m")], "kind": "List"}).encode()
+    path.write_bytes(good[:30] + b"\xff" + good[30:])
+    monkeypatch.setattr(loader, "_CHUNK", 16)
+    assert [str(p) for p in loader.load([path]).problems] == [
+        f"{path}:1: cannot read: invalid UTF-8: byte 0xff at offset 30 (line 1, column 31)"
+    ]
+
+
+def test_a_dump_file_is_never_read_whole(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "dump.json"
+    path.write_text(TEXTS["kubectl's order"])
+    asked: list[int] = []
+    pieces = loader._file_pieces
+
+    def counted(f: Any) -> Any:
+        read = pieces(f)
+
+        def each(size: int) -> str:
+            asked.append(size)
+            return read(size)
+
+        return each
+
+    monkeypatch.setattr(loader, "_CHUNK", 64)
+    monkeypatch.setattr(loader, "_file_pieces", counted)
+    monkeypatch.setattr(loader.Path, "read_bytes", None)
+    monkeypatch.setattr(loader.json, "loads", None)
+    out = loader.load([path])
+    assert [lo.obj.metadata.name for lo in out.objects] == ["a", "b"]
+    assert len(asked) > 5 and max(asked) < 1024

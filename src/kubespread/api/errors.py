@@ -55,6 +55,8 @@ class Path(str):
     __slots__ = ()
 
     def child(self, *names: str) -> Path:
+        if len(names) == 1:  # the usual call, built for every field a validator looks at
+            return Path(f"{self}.{names[0]}" if self else names[0])
         out = str(self)
         for n in names:
             out = f"{out}.{n}" if out else n

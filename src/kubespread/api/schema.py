@@ -293,6 +293,14 @@ def _struct_walker(ref: str) -> Walker:
     go_struct = ref.rsplit(".", 1)[-1]
     go_type = _go_type(ref)
     walkers: dict[str, Walker] = {}
+    # fields whose values are checked here without a call: the type a string or boolean
+    # field's value must be (anything else goes to its walker, which says what is wrong),
+    # and fields any value passes (quantities are parsed by the model)
+    simple: dict[str, type | None] = {
+        k: (str if r == "string" else bool if r == "boolean" else None)
+        for k, r in fields.items()
+        if r in ("string", "boolean", "any", "quantity")
+    }
 
     def walk(v: Any) -> list[FieldIssue] | None:
         if not isinstance(v, dict):
@@ -304,12 +312,16 @@ def _struct_walker(ref: str) -> Walker:
                 for k in v
                 if k not in known and k is not None
             ]
-        dups = getattr(v, "duplicates", None)
+        dups = None if type(v) is dict else getattr(v, "duplicates", None)
         if dups:
             out = (out or []) + [FieldIssue(IssueKind.DUPLICATE, [k], line=line) for k, line in dups]
         for k, x in v.items():
             if x is None:
                 continue
+            if k in simple:
+                t = simple[k]
+                if t is None or type(x) is t:
+                    continue
             w = walkers.get(k)
             if w is None:
                 r = fields.get(k)

@@ -8,6 +8,7 @@ reports every problem in every file.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from kubespread.api.documents import DocumentError, FieldLines, StrictDict, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError
@@ -204,8 +205,17 @@ def load(
 
 
 def _load_file(path: str, validate: Validation) -> Manifests:
-    """:func:`load_bytes` of one file, its bytes let go once decoded (a dump of 100,000 pods
-    is 600 MiB of them)."""
+    """:func:`load_bytes` of one file. A JSON list (a dump of 100,000 pods is 600 MiB of
+    it) is read a piece at a time and decoded item by item, never held whole; any other
+    file, or one that does not read so, is read whole."""
+    if path.lower().endswith(".json"):
+        try:
+            with open(path, "rb") as f:
+                streamed = _load_json_list(_file_pieces(f), path, validate)
+        except OSError:
+            streamed = None  # said as reading it whole says it
+        if streamed is not None:
+            return streamed
     try:
         data = Path(path).read_bytes()
     except OSError as err:
@@ -215,7 +225,7 @@ def _load_file(path: str, validate: Validation) -> Manifests:
     except DocumentError as err:
         return Manifests(sources=[path], problems=[LoadProblem(path, f"cannot read: {err}", line=err.line)])
     del data
-    return load_text(text, path, json_only=path.lower().endswith(".json"), validate=validate)
+    return _load_text(text, path, path.lower().endswith(".json"), validate, as_list=False)
 
 
 def _reader(path: str) -> Callable[[], str]:
@@ -275,7 +285,16 @@ def load_text(
     text: str, source: str, *, json_only: bool = False, validate: Validation = Validation.STRICT
 ) -> Manifests:
     """Load the documents of one file's text; ``source`` names it in messages."""
-    if json_only and (streamed := _load_json_list(text, source, validate)) is not None:
+    return _load_text(text, source, json_only, validate, as_list=True)
+
+
+def _load_text(text: str, source: str, json_only: bool, validate: Validation, as_list: bool) -> Manifests:
+    """:func:`load_text`; ``as_list`` False when the text is known not to read as a JSON list."""
+    if (
+        json_only
+        and as_list
+        and (streamed := _load_json_list(_text_pieces(text), source, validate)) is not None
+    ):
         return streamed
     out = Manifests(sources=[source])
     docs = _parse_json(text, source, out) if json_only else _parse_yaml(text, source, out)
@@ -326,7 +345,10 @@ def _parse_yaml(text: str, source: str, out: Manifests) -> list[Doc]:
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+    d: dict[str, Any] = dict(pairs)
+    if len(d) == len(pairs):  # no key given twice: the usual case, at C speed
+        return d
+    d = {}
     dups: list[tuple[str, int]] = []
     for k, v in pairs:
         if k in d:
@@ -366,64 +388,130 @@ class _NotAList(Exception):
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
+#: how much of a file is read at a time: a dump is never held whole, as bytes or as text
+_CHUNK = 1 << 22
 
-def _each_list_item(text: str, on_item: Callable[[Any], None]) -> dict[str, Any]:
+#: the next piece of a text, at least about the size asked for; "" at its end
+Pieces = Callable[[int], str]
+
+
+def _text_pieces(text: str) -> Pieces:
+    """The pieces of a text already read: all of it at once."""
+    left = [text]
+
+    def read(size: int) -> str:
+        return left.pop() if left else ""
+
+    return read
+
+
+def _file_pieces(f: BinaryIO) -> Pieces:
+    """The pieces of a UTF-8 file read as asked; invalid UTF-8 raises a ValueError (the
+    file is then read whole, which says where)."""
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+
+    def read(size: int) -> str:
+        while True:
+            data = f.read(size)
+            text = utf8.decode(data, final=not data)
+            if text or not data:
+                return text
+
+    return read
+
+
+def _each_list_item(read: Pieces, on_item: Callable[[Any], None]) -> dict[str, Any]:
     """Read a JSON object whose ``items`` is an array, handing each item to ``on_item`` as
     soon as it is read, and return its other fields (``items`` as the number of items):
-    the items' raw dicts are never all alive at once. Raises _NotAList for any other text
-    (a duplicate top-level key, no ``items`` array...) and json's errors for malformed text:
-    ``json.loads`` then reads it, and says what is wrong the one way."""
+    neither the whole text nor the items' raw dicts are ever all alive at once, the text
+    being asked of ``read`` a piece at a time. Raises _NotAList for any other text (a
+    duplicate top-level key, no ``items`` array...) and json's errors for malformed text:
+    ``json.loads`` then reads it whole, and says what is wrong the one way."""
     decoder = json.JSONDecoder(object_pairs_hook=_json_object, parse_int=_json_int)
-    read, space = decoder.raw_decode, _JSON_SPACE.match
-    i = space(text, 0).end()  # type: ignore[union-attr]
-    if not text.startswith("{", i):
+    scan, space = decoder.raw_decode, _JSON_SPACE.match
+    buf, i, eof = read(_CHUNK), 0, False
+
+    def more() -> bool:
+        """The next piece appended (what is consumed let go); False at the end of the text."""
+        nonlocal buf, i, eof
+        if eof:
+            return False
+        piece = read(max(_CHUNK, len(buf) - i))  # an item larger than a piece: grow fast
+        if not piece:
+            eof = True
+            return False
+        buf, i = buf[i:] + piece, 0
+        return True
+
+    def peek() -> str:
+        """The next character that is not white space ("" at the end of the text)."""
+        nonlocal i
+        while True:
+            i = space(buf, i).end()  # type: ignore[union-attr]
+            if i < len(buf):
+                return buf[i]
+            if not more():
+                return ""
+
+    def value() -> Any:
+        """The next JSON value, read again with more text when it (or a number) might go on."""
+        nonlocal i
+        while True:
+            try:
+                v, end = scan(buf, i)
+            except ValueError:
+                if more():
+                    continue
+                raise
+            if end < len(buf) or not more():
+                i = end
+                return v
+
+    if peek() != "{":
         raise _NotAList
+    i += 1
     top: dict[str, Any] = {}
-    i = space(text, i + 1).end()  # type: ignore[union-attr]
     while True:
-        key, i = read(text, i)
-        if not isinstance(key, str) or key in top:
+        peek()
+        key = value()
+        if not isinstance(key, str) or key in top or peek() != ":":
             raise _NotAList
-        i = space(text, i).end()  # type: ignore[union-attr]
-        if not text.startswith(":", i):
-            raise _NotAList
-        i = space(text, i + 1).end()  # type: ignore[union-attr]
-        if key == "items" and text.startswith("[", i):
+        i += 1
+        if key == "items" and peek() == "[":
             count = 0
-            i = space(text, i + 1).end()  # type: ignore[union-attr]
-            if text.startswith("]", i):
+            i += 1
+            if peek() == "]":
                 i += 1
             else:
                 while True:
-                    item, i = read(text, i)
-                    on_item(item)
+                    on_item(value())
                     count += 1
-                    i = space(text, i).end()  # type: ignore[union-attr]
-                    if text.startswith(",", i):
-                        i = space(text, i + 1).end()  # type: ignore[union-attr]
-                    elif text.startswith("]", i):
-                        i += 1
+                    c = peek()
+                    i += 1
+                    if c == "]":
                         break
-                    else:
+                    if c != ",":
                         raise _NotAList
+                    peek()
             top[key] = count
         else:
-            top[key], i = read(text, i)
-        i = space(text, i).end()  # type: ignore[union-attr]
-        if text.startswith(",", i):
-            i = space(text, i + 1).end()  # type: ignore[union-attr]
-        elif text.startswith("}", i):
+            peek()
+            top[key] = value()
+        c = peek()
+        i += 1
+        if c == "}":
             break
-        else:
+        if c != ",":
             raise _NotAList
-    if space(text, i + 1).end() != len(text):  # type: ignore[union-attr]
+    if peek() != "":
         raise _NotAList
     return top
 
 
-def _load_json_list(text: str, source: str, validate: Validation) -> Manifests | None:
-    """A JSON list of objects (``kubectl get -o json``) decoded item by item as it is read,
-    as :func:`_decode_documents` decodes them; None for any other JSON (read whole)."""
+def _load_json_list(read: Pieces, source: str, validate: Validation) -> Manifests | None:
+    """A JSON list of objects (``kubectl get -o json``) decoded item by item as it is read
+    (``read``: its text, a piece at a time), as :func:`_decode_documents` decodes them; None
+    for any other JSON (read whole)."""
     out = Manifests(sources=[source])
     unknown: dict[str, int] = {}
 
@@ -433,7 +521,7 @@ def _load_json_list(text: str, source: str, validate: Validation) -> Manifests |
         _add_document(item, None, [], source, out, unknown, validate)
 
     try:
-        top = _each_list_item(text, on_item)
+        top = _each_list_item(read, on_item)
     except (_NotAList, ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
         return None
     kind = top.get("kind")

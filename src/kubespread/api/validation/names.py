@@ -8,8 +8,10 @@ names the regex and gives examples. The ``validate_*`` functions wrap them into 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
+from typing import Concatenate, ParamSpec
 
 from kubespread.api.errors import FieldError, Path
 
@@ -86,11 +88,38 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
+P = ParamSpec("P")
+
+#: strings remembered valid per check, at most this many each
+_REMEMBERED = 100_000
+
+
+def _remember_valid(
+    check: Callable[Concatenate[str, P], list[str]],
+) -> Callable[Concatenate[str, P], list[str]]:
+    """``check`` answering at once for a string it found valid before: the pods of a dump
+    repeat the same label keys, values and names by the thousand. Only the wording of an
+    error depends on the other arguments, so a valid string is valid for all of them."""
+    valid: set[str] = set()
+
+    @functools.wraps(check)
+    def remembered(value: str, /, *args: P.args, **kwargs: P.kwargs) -> list[str]:
+        if value in valid:
+            return []
+        errs = check(value, *args, **kwargs)
+        if not errs and len(valid) < _REMEMBERED:
+            valid.add(value)
+        return errs
+
+    return remembered
+
+
 def _blen(s: str) -> int:
     """Go's len(): bytes of the UTF-8 encoding."""
     return len(s.encode("utf-8"))
 
 
+@_remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if _blen(value) > DNS1123_LABEL_MAX:
@@ -104,6 +133,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if _blen(value) > DNS1123_SUBDOMAIN_MAX:
@@ -113,6 +143,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1035_label(value: str) -> list[str]:
     errs = []
     if _blen(value) > DNS1035_LABEL_MAX:
@@ -122,6 +153,7 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_qualified_name(value: str, *, label_key: bool = False) -> list[str]:
     """IsQualifiedName: ``[prefix/]name``, the prefix a DNS subdomain, the name ≤ 63 bytes.
 
@@ -156,6 +188,7 @@ def is_qualified_name(value: str, *, label_key: bool = False) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     errs = []
     if _blen(value) > LABEL_VALUE_MAX:
