@@ -132,8 +132,9 @@ def deployment(name: str, replicas: int, image: str, rng: random.Random) -> Depl
 @pytest.mark.parametrize("seed", range(8))
 def test_rollouts_delete_the_pods_ranking_every_pod_would(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deployments rolled out, scaled down pod by pod and disturbed (pods' deletion costs
-    changed, pods deleted) on a few nodes, so pods share nodes: every victim the kept ranking picks is checked against the ranking of all
-    the ReplicaSet's active pods, related pods counted afresh."""
+    changed, pods deleted) on a few nodes, so pods share nodes: every victim the kept ranking
+    picks is checked against the ranking of all the ReplicaSet's active pods, related pods
+    counted afresh."""
     rng = random.Random(seed)
     picks: list[str] = []
     original = ReplicaSetController._ranked_victim
