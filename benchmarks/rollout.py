@@ -6,14 +6,17 @@ hostname anti-affinity; created, then every one rolled out with 25% surge and un
 then a zone failure) on a fixed cluster of ``--nodes`` nodes (default 3,000, enough for
 2,000 replicas plus the surge under the anti-affinity) with ``--deployments`` Deployments
 (default 3) of each of ``--replicas`` sizes (default 500, 1,000, 2,000), ``--runs`` times each
-(default 3), and prints per size the medians of the ``create`` and ``rollout`` phases: wall
-seconds, CPU seconds of this process, pods placed per wall second and per CPU second, and
-the CPU microseconds per pod (flat when the phase is linear in replicas). The 1-minute load
-average is printed with each run: the machine may be shared, so CPU seconds are the figure
-to compare.
+(default 3), and prints per size the medians of the ``create``, ``rollout`` and ``zone
+failure`` phases and of the whole run (``end to end``: loading, settling, every phase and the
+output document): wall seconds, CPU seconds of this process, pods placed per wall second and
+per CPU second, and the CPU microseconds per pod (flat when the phase is linear in replicas).
+Issue 38's scenario (5,000 nodes, 20 Deployments of 1,000) is ``--nodes 5000 --deployments
+20 --replicas 1000``. The 1-minute load average is printed with each run: the machine may be
+shared, so CPU seconds are the figure to compare.
 
     .venv/bin/python benchmarks/rollout.py
     .venv/bin/python benchmarks/rollout.py --nodes 1500 --replicas 250 500 1000 --runs 1
+    .venv/bin/python benchmarks/rollout.py --nodes 5000 --deployments 20 --replicas 1000
 """
 
 from __future__ import annotations
@@ -34,14 +37,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scenario import Phase, Size, run_scenario, scenario_files
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-PHASES = ("create", "rollout")
+PHASES = ("create", "rollout", "zone failure")
+#: the whole run (loading, settling, every phase, the output document) as one more row
+END_TO_END = "end to end"
 
 
 def one_run(size: Size) -> dict[str, Phase]:
     with tempfile.TemporaryDirectory() as tmp:
         run = run_scenario(scenario_files(size, Path(tmp)))
     gc.collect()
-    return {ph.name: ph for ph in run.phases if ph.name in PHASES}
+    phases = {ph.name: ph for ph in run.phases if ph.name in PHASES}
+    phases[END_TO_END] = Phase(END_TO_END, run.total_seconds, run.placed, run.total_cpu)
+    return phases
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,10 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             r = runs[-1]
             console.print(
                 f"{size.label} run {i + 1}: "
-                + ", ".join(f"{n} {r[n].seconds:.1f} s wall / {r[n].cpu:.1f} s CPU" for n in PHASES)
+                + ", ".join(f"{n} {r[n].seconds:.1f} s wall / {r[n].cpu:.1f} s CPU" for n in r)
                 + f" (load {os.getloadavg()[0]:.1f})"
             )
-        for name in PHASES:
+        for name in (*PHASES, END_TO_END):
             wall = statistics.median(r[name].seconds for r in runs)
             cpu = statistics.median(r[name].cpu for r in runs)
             placed = runs[0][name].placed

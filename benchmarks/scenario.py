@@ -50,7 +50,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -229,9 +231,37 @@ class Phase:
 class Run:
     phases: list[Phase] = field(default_factory=list)
     total_seconds: float = 0.0
+    #: this process's CPU seconds end to end
+    total_cpu: float = 0.0
     placed: int = 0
     peak_mib: float = 0.0
     running_pods: int = 0
+    #: the 1-minute load average when the run ended
+    load: float = 0.0
+
+
+def median_run(runs: list[Run]) -> Run:
+    """Per phase and in total, the median seconds and CPU seconds of ``runs`` (of one scenario:
+    the same phases, the same pods placed)."""
+    first = runs[0]
+    phases = [
+        Phase(
+            ph.name,
+            statistics.median(r.phases[i].seconds for r in runs),
+            ph.placed,
+            statistics.median(r.phases[i].cpu for r in runs),
+        )
+        for i, ph in enumerate(first.phases)
+    ]
+    return Run(
+        phases,
+        statistics.median(r.total_seconds for r in runs),
+        statistics.median(r.total_cpu for r in runs),
+        first.placed,
+        max(r.peak_mib for r in runs),
+        first.running_pods,
+        statistics.median(r.load for r in runs),
+    )
 
 
 def phase_of(action: str, index: int) -> str:
@@ -278,13 +308,15 @@ def run_scenario(path: Path) -> Run:
         if decision.selected is not None:
             placed[0] += 1
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     scenario = load_scenario(path)
     result = simulate(scenario, controllers=default_controllers(), on_step=on_step, on_decision=on_decision)
     open_phase("output")
     doc = result.to_dict()
     close_phase()
     run.total_seconds = time.perf_counter() - t0
+    run.total_cpu = time.process_time() - cpu0
+    run.load = os.getloadavg()[0]
     run.placed = placed[0]
     run.running_pods = sum(1 for p in doc["final"]["pods"] if p["node"])
     run.peak_mib = peak_mib()
@@ -292,14 +324,33 @@ def run_scenario(path: Path) -> Run:
 
 
 def phase_table(title: str, run: Run) -> Table:
+    """Per phase: wall seconds, pods placed, pods per wall second, CPU seconds and pods per CPU
+    second (the figure a shared machine's load disturbs least); ``total`` is end to end."""
     t = Table(title=title)
-    for col in ("phase", "seconds", "pods placed", "pods/s"):
+    for col in ("phase", "seconds", "pods placed", "pods/s", "CPU s", "pods/s CPU"):
         t.add_column(col, justify="left" if col == "phase" else "right")
+
+    def per(placed: int, seconds: float) -> str:
+        return f"{placed / seconds:.0f}" if placed and seconds > 0 else "-"
+
     for ph in run.phases:
-        rate = ph.rate
-        t.add_row(ph.name, f"{ph.seconds:.2f}", f"{ph.placed:,}", f"{rate:.0f}" if rate else "-")
-    rate = run.placed / run.total_seconds if run.total_seconds else 0.0
-    t.add_row("total", f"{run.total_seconds:.2f}", f"{run.placed:,}", f"{rate:.0f}", style="bold")
+        t.add_row(
+            ph.name,
+            f"{ph.seconds:.2f}",
+            f"{ph.placed:,}",
+            per(ph.placed, ph.seconds),
+            f"{ph.cpu:.2f}",
+            per(ph.placed, ph.cpu),
+        )
+    t.add_row(
+        "total",
+        f"{run.total_seconds:.2f}",
+        f"{run.placed:,}",
+        per(run.placed, run.total_seconds),
+        f"{run.total_cpu:.2f}",
+        per(run.placed, run.total_cpu),
+        style="bold",
+    )
     return t
 
 
@@ -501,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="fail the zone with one node step per node (a snapshot after each) instead of one selector step",
     )
+    ap.add_argument("--runs", type=int, default=1, help="run (a) this many times: medians (default 1)")
     ap.add_argument("--only", choices=("scenario", "examples", "scaling", "memory"), help="run one part only")
     ap.add_argument(
         "--memory",
@@ -531,18 +583,36 @@ def main(argv: list[str] | None = None) -> int:
             a.deployments,
             max(1, round(a.replicas * a.scale)),
         )
-        with tempfile.TemporaryDirectory(prefix="kubespread-scenario-") as tmp:
-            path = scenario_files(size, Path(tmp), per_node=a.fail_per_node)
-            run = run_scenario(path)
-        console.print(phase_table(f"(a) simulate: {size.label}, {size.zones} zones", run))
+        runs = []
+        for i in range(a.runs):
+            with tempfile.TemporaryDirectory(prefix="kubespread-scenario-") as tmp:
+                path = scenario_files(size, Path(tmp), per_node=a.fail_per_node)
+                runs.append(run_scenario(path))
+            gc.collect()
+            r = runs[-1]
+            console.print(
+                f"run {i + 1}: {r.total_seconds:.1f} s wall / {r.total_cpu:.1f} s CPU, "
+                + ", ".join(f"{ph.name} {ph.seconds:.1f} / {ph.cpu:.1f}" for ph in r.phases)
+                + f" (load {r.load:.1f})"
+            )
+        run = median_run(runs)
+        title = f"(a) simulate: {size.label}, {size.zones} zones" + (
+            f", medians of {a.runs}" if a.runs > 1 else ""
+        )
+        console.print(phase_table(title, run))
         console.print(
-            f"end to end {run.placed / run.total_seconds:.0f} pods/s; {run.running_pods:,} pods running at "
-            f"the end; peak memory {run.peak_mib:.0f} MiB"
+            f"end to end {run.placed / run.total_seconds:.0f} pods/s, "
+            f"{run.placed / run.total_cpu:.0f} per CPU second; {run.running_pods:,} pods running at "
+            f"the end; peak memory {run.peak_mib:.0f} MiB "
+            f"(load {run.load:.1f})"
         )
         report["scenario"] = {
             "size": size.__dict__,
             "phases": [ph.__dict__ for ph in run.phases],
             "totalSeconds": run.total_seconds,
+            "totalCpu": run.total_cpu,
+            "runs": a.runs,
+            "load": [r.load for r in runs],
             "placed": run.placed,
             "peakMiB": run.peak_mib,
         }

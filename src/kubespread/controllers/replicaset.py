@@ -12,19 +12,11 @@ from __future__ import annotations
 
 import bisect
 import copy
-import functools
-import heapq
-import math
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING
 
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
-from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
-from kubespread.api.timestamps import virtual_seconds
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
@@ -39,276 +31,18 @@ from kubespread.controllers.pods import (
     pod_from_template,
     spec_changed,
 )
+from kubespread.controllers.ranking import (
+    RelatedCounts,
+    VictimRanking,
+    _Later,
+    deletion_cost,
+    deletion_order,
+)
 
 if TYPE_CHECKING:
     from kubespread.controllers.host import ControllerHost
 
 __all__ = ["ReplicaSetController", "deletion_cost", "deletion_order"]
-
-_PHASE_ORDINAL: Final = {"Pending": 0, "Unknown": 1, "Running": 2}
-_INT_RE: Final = re.compile(r"[+-]?[0-9]+")
-
-
-def deletion_cost(pod: Pod) -> int:
-    """The controller.kubernetes.io/pod-deletion-cost annotation: an int32, 0 when absent or invalid."""
-    value = pod.metadata.annotations.get(ANNOTATION_POD_DELETION_COST)
-    if value is None or not _INT_RE.fullmatch(value):
-        return 0
-    cost = int(value)
-    return cost if -(2**31) <= cost < 2**31 else 0
-
-
-def _max_restarts(pod: Pod) -> tuple[int, int]:
-    """(regular, sidecar) highest restartCount from the pod's container statuses, when it has any."""
-    extra = pod.status.extra or {}
-    sidecars = {c.name for c in pod.spec.init_containers if c.is_sidecar}
-
-    def most(statuses: Any, only: set[str] | None) -> int:
-        best = 0
-        for s in statuses if isinstance(statuses, list) else ():
-            if isinstance(s, dict) and (only is None or s.get("name") in only):
-                count = s.get("restartCount")
-                if isinstance(count, int):
-                    best = max(best, count)
-        return best
-
-    return most(extra.get("containerStatuses"), None), most(extra.get("initContainerStatuses"), sidecars)
-
-
-def _log_rank(t: float | None, now: float) -> int:
-    """floor(log2(now - t)) with the difference in nanoseconds, -1 when not positive."""
-    if t is None:
-        return -1
-    d = round((now - t) * 1e9)
-    return int(math.log2(d)) if d > 0 else -1
-
-
-@dataclass(slots=True)
-class _Facts:
-    """What ActivePodsWithRanks looks at, read once per pod rather than at every comparison."""
-
-    assigned: bool
-    phase: int
-    ready: bool
-    cost: int
-    rank: int
-    ready_since: float | None
-    ready_bucket: int
-    restarts: tuple[int, int]
-    created: float | None
-    created_bucket: int
-    uid: str
-    name: str
-
-
-def _newer_first(
-    t1: float | None, t2: float | None, bucket1: int, bucket2: int, uid1: str, uid2: str
-) -> bool:
-    """The logarithmic comparison (LogarithmicScaleDown): a missing time counts as the newest;
-    times in the same power-of-two age bucket tie, broken by uid."""
-    if t1 is None or t2 is None:
-        return t1 is None
-    if bucket1 == bucket2:
-        return uid1 < uid2
-    return bucket1 < bucket2
-
-
-def _less(a: _Facts, b: _Facts) -> bool:
-    """ActivePodsWithRanks.Less: whether ``a`` is the better pod to delete."""
-    if a.assigned != b.assigned:
-        return not a.assigned
-    if a.phase != b.phase:
-        return a.phase < b.phase
-    if a.ready != b.ready:
-        return not a.ready
-    if a.cost != b.cost:
-        return a.cost < b.cost
-    if a.rank != b.rank:
-        return a.rank > b.rank
-    if a.ready and b.ready and a.ready_since != b.ready_since:
-        return _newer_first(a.ready_since, b.ready_since, a.ready_bucket, b.ready_bucket, a.uid, b.uid)
-    if a.restarts != b.restarts:
-        return a.restarts > b.restarts
-    if a.created != b.created:
-        return _newer_first(a.created, b.created, a.created_bucket, b.created_bucket, a.uid, b.uid)
-    return False
-
-
-@dataclass(slots=True, frozen=True)
-class _Later:
-    """What ranking reads of one pod object (criteria 1-4 and 6-8, its node, the name), read
-    once per object: a stored pod is replaced, never changed in place."""
-
-    active: bool
-    assigned: bool
-    phase: int
-    ready: bool
-    cost: int
-    node: str
-    ready_since: float | None
-    restarts: tuple[int, int]
-    created: float | None
-    uid: str
-    name: str
-    #: criteria 6-8's facts: pods equal on them compare by name alone
-    same: tuple[bool, float | None, tuple[int, int], float | None]
-
-
-def _later_facts(p: Pod, ready: ReadyTimes, cache: dict[str, tuple[Pod, _Later]]) -> _Later:
-    key = p.metadata.uid  # (cheaper than p.key; the pod object itself is checked)
-    hit = cache.get(key)
-    if hit is not None and hit[0] is p:
-        return hit[1]
-    is_r, since, restarts = is_ready(p), ready.since(p), _max_restarts(p)
-    created = virtual_seconds(p.metadata.creation_timestamp)
-    facts = _Later(
-        active=is_active(p),
-        assigned=bool(p.spec.node_name),
-        phase=_PHASE_ORDINAL.get(p.status.phase, 0),
-        ready=is_r,
-        cost=deletion_cost(p),
-        node=p.spec.node_name,
-        ready_since=since,
-        restarts=restarts,
-        created=created,
-        uid=p.metadata.uid,
-        name=p.metadata.name,
-        same=(is_r, since, restarts, created),
-    )
-    cache[key] = (p, facts)
-    return facts
-
-
-def _one_victim(
-    pods: Sequence[Pod],
-    related: Sequence[Pod],
-    now: float,
-    ready: ReadyTimes,
-    use_cost: bool,
-    cache: dict[str, tuple[Pod, _Later]],
-) -> Pod:
-    """``heapq.nsmallest(1, ...)`` of :func:`deletion_order`, which is min(): the first pod no
-    later pod is less than. Criteria 1-5 are plain comparisons, so only the pods with the least
-    (assigned, phase, ready, cost, -rank) can win, and among them min() meets the same
-    comparisons in the same order (:func:`_least`)."""
-    get = cache.get  # (_later_facts inlined: these loops run over every pod at each deletion)
-    on_node: dict[str, int] = {}
-    for p in related:
-        hit = get(p.metadata.uid)
-        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
-        if f.active:
-            on_node[f.node] = on_node.get(f.node, 0) + 1
-    least: tuple[bool, int, bool, int, int] | None = None
-    group: list[tuple[Pod, _Later]] = []
-    for p in pods:
-        hit = get(p.metadata.uid)
-        f = hit[1] if hit is not None and hit[0] is p else _later_facts(p, ready, cache)
-        k = (f.assigned, f.phase, f.ready, f.cost if use_cost else 0, -on_node.get(f.node, 0))
-        if least is None or k < least:
-            least, group = k, [(p, f)]
-        elif k == least:
-            group.append((p, f))
-    return _least(group, now)
-
-
-def _least(group: list[tuple[Pod, _Later]], now: float) -> Pod:
-    """min() over pods equal on criteria 1-5 (see :func:`deletion_order`): the first pod that
-    no later one is less than, with :func:`_less`'s comparisons from criterion 6 on."""
-    same = group[0][1].same
-    if all(f.same == same for _, f in group):
-        # equal on 6-8 (a rollout's old pods, created and ready together): every comparison
-        # falls through to the name
-        return min(group, key=lambda pf: pf[1].name)[0]
-    buckets: dict[float, int] = {}
-
-    def bucket(t: float) -> int:
-        b = buckets.get(t)
-        if b is None:
-            b = buckets[t] = _log_rank(t, now)
-        return b
-
-    def newer_first(t1: float | None, t2: float | None, uid1: str, uid2: str) -> bool:
-        if t1 is None or t2 is None:
-            return t1 is None
-        return _newer_first(t1, t2, bucket(t1), bucket(t2), uid1, uid2)
-
-    def less(a: _Later, b: _Later) -> bool:
-        if a.ready and b.ready and a.ready_since != b.ready_since:
-            return newer_first(a.ready_since, b.ready_since, a.uid, b.uid)
-        if a.restarts != b.restarts:
-            return a.restarts > b.restarts
-        if a.created != b.created:
-            return newer_first(a.created, b.created, a.uid, b.uid)
-        return False
-
-    best, bf = group[0]
-    for p, f in group[1:]:
-        if less(f, bf) or (not less(bf, f) and f.name < bf.name):
-            best, bf = p, f
-    return best
-
-
-def deletion_order(
-    pods: Sequence[Pod],
-    related: Sequence[Pod],
-    now: float,
-    ready: ReadyTimes | None = None,
-    *,
-    first: int | None = None,
-    use_cost: bool = True,
-    cache: dict[str, tuple[Pod, _Later]] | None = None,
-) -> list[Pod]:
-    """``pods`` ordered the way ActivePodsWithRanks sorts them, first deleted first:
-
-    1. unassigned before assigned; 2. Pending < Unknown < Running; 3. not ready before ready;
-    4. lower pod-deletion-cost first; 5. more active ``related`` pods on the same node first
-    (doubled up); 6. when both are ready, more recently ready first; 7. more container restarts
-    first; 8. newer creation first. 6 and 8 compare ages on a log2 scale (LogarithmicScaleDown),
-    ties within a bucket broken by uid. Pods equal on all of these go by name. ``first``: only
-    that many from the front (what getPodsToDelete keeps of the sorted list). ``use_cost=False``
-    leaves 4 out: the order of controller.ActivePods, which the WorkloadSpread controller ranks
-    pods by when it decides their deletion cost. ``cache``: a caller's memory of
-    :class:`_Later` per pod uid (the pod object it was read from kept with it), across calls.
-    """
-    ready = ready if ready is not None else ReadyTimes()
-    if first == 1 and pods:
-        # one pod to delete (a Deployment's rollout scales its old ReplicaSet down one at a time)
-        return [_one_victim(pods, related, now, ready, use_cost, cache if cache is not None else {})]
-    on_node: dict[str, int] = {}
-    for p in related:
-        if is_active(p):
-            on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
-    facts: dict[str, _Facts] = {}
-    for p in pods:
-        since = ready.since(p)
-        created = virtual_seconds(p.metadata.creation_timestamp)
-        facts[p.key] = _Facts(
-            assigned=bool(p.spec.node_name),
-            phase=_PHASE_ORDINAL.get(p.status.phase, 0),
-            ready=is_ready(p),
-            cost=deletion_cost(p) if use_cost else 0,
-            rank=on_node.get(p.spec.node_name, 0),
-            ready_since=since,
-            ready_bucket=_log_rank(since, now),
-            restarts=_max_restarts(p),
-            created=created,
-            created_bucket=_log_rank(created, now),
-            uid=p.metadata.uid,
-            name=p.metadata.name,
-        )
-
-    def compare(a: Pod, b: Pod) -> int:
-        fa, fb = facts[a.key], facts[b.key]
-        if _less(fa, fb):
-            return -1
-        if _less(fb, fa):
-            return 1
-        return (fa.name > fb.name) - (fa.name < fb.name)
-
-    key = functools.cmp_to_key(compare)
-    if first is not None:
-        return heapq.nsmallest(first, pods, key=key)
-    return sorted(pods, key=key)
 
 
 class ReplicaSetController:
@@ -335,6 +69,12 @@ class ReplicaSetController:
         self._selectors = SelectorCache()
         #: deletion_order's facts per pod, across syncs
         self._later: dict[str, tuple[Pod, _Later]] = {}
+        #: active pods per node per ReplicaSet (criterion 5 of the ranking), kept from events
+        self._related_counts = RelatedCounts(ReplicaSet.KIND, self._count_moved)
+        #: ReplicaSet uid -> its pods ranked for a one-pod scale-down, once it has had one
+        self._rankings: dict[str, VictimRanking] = {}
+        #: ReplicaSet uid -> the uids of the rankings counting its pods as related
+        self._ranked_by_member: dict[str, set[str]] = {}
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
@@ -342,6 +82,7 @@ class ReplicaSetController:
         self.ready.seed(sim.cluster.pods.values(), sim.now)
         for key in sorted(sim.cluster.pods):
             self._claim(key)
+            self._related_counts.set(key, sim.cluster.pods[key])
         sim.cluster.subscribe(self._on_event)
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
@@ -353,12 +94,15 @@ class ReplicaSetController:
             self.pods.observe(event, sim.cluster)
             self.ready.observe(event, sim.now)
             self._claim(event.obj.key)
+            self._related_counts.set(event.obj.key, sim.cluster.pods.get(event.obj.key))
             if event.type is EventType.DELETED:
                 self._later.pop(event.obj.metadata.uid, None)
             for pod in (event.obj, event.old):
                 key = owner_key(pod, ReplicaSet.KIND) if pod is not None else None
                 if key is not None:
                     sim.enqueue(self, key)
+        elif event.kind == ReplicaSet.KIND and event.type is EventType.DELETED:
+            self._forget_ranking(event.obj.metadata.uid)
         elif event.kind == ReplicaSet.KIND and spec_changed(event):
             rs, old = event.obj, event.old
             if (
@@ -377,6 +121,8 @@ class ReplicaSetController:
         assert sim is not None
         old = self._claims.pop(key, None)
         if old is not None:
+            if old[0] in self._rankings:
+                self._rankings[old[0]].dirty_pods.add(key)
             counts = self._counts[old[0]]
             counts[0] -= old[1]
             counts[1] -= old[2]
@@ -399,6 +145,8 @@ class ReplicaSetController:
         fully = active and all(labels.get(k) == v for k, v in template_labels.items())
         facts = (ref.uid, active, active and is_ready(pod), fully)
         self._claims[key] = facts
+        if ref.uid in self._rankings:
+            self._rankings[ref.uid].dirty_pods.add(key)
         counts = self._counts.setdefault(ref.uid, [0, 0, 0])
         counts[0] += facts[1]
         counts[1] += facts[2]
@@ -430,6 +178,9 @@ class ReplicaSetController:
         diff = active - want
         if diff < 0:
             self._create(rs, -diff)
+        elif diff == 1 and active > 1:
+            victim = self._ranked_victim(rs)
+            self._delete(rs, [victim] if victim is not None else self._active_claimed(rs), diff)
         elif diff > 0:
             self._delete(rs, self._active_claimed(rs), diff)
         self._update_status(rs.key)
@@ -450,20 +201,69 @@ class ReplicaSetController:
 
         create_with_slow_start(sim, pods, on_created=created, on_failed=failed)
 
-    def _related(self, rs: ReplicaSet) -> list[Pod]:
-        """getIndirectlyRelatedPods: the pods of every ReplicaSet under the same controller."""
+    def _members(self, rs: ReplicaSet) -> frozenset[str]:
+        """getIndirectlyRelatedPods' ReplicaSets: every one under the same controller (this one
+        alone when it has none), by uid."""
         sim = self.sim
         assert sim is not None
         ref = rs.metadata.controller_ref()
         if ref is None:
-            return self.pods.pods(rs.metadata.uid)
+            return frozenset((rs.metadata.uid,))
         namespace = rs.metadata.namespace
+        return frozenset(
+            other.metadata.uid
+            for other in sim.cluster.objects(ReplicaSet.KIND).values()
+            if other.metadata.namespace == namespace
+            and (other_ref := other.metadata.controller_ref()) is not None
+            and other_ref.uid == ref.uid
+        )
+
+    def _related(self, rs: ReplicaSet) -> list[Pod]:
+        """getIndirectlyRelatedPods: the pods of every ReplicaSet under the same controller."""
         related: list[Pod] = []
-        for other in sim.cluster.objects(ReplicaSet.KIND).values():
-            other_ref = other.metadata.controller_ref()
-            if other.metadata.namespace == namespace and other_ref is not None and other_ref.uid == ref.uid:
-                related.extend(self.pods.unordered(other.metadata.uid))  # counted per node only
+        for uid in self._members(rs):
+            related.extend(self.pods.unordered(uid))  # counted per node only
         return related
+
+    # ------------------------------------------------------------------ one-pod scale-downs
+    def _ranked_victim(self, rs: ReplicaSet) -> Pod | None:
+        """The pod ``deletion_order(active, related, first=1)`` picks, from the ReplicaSet's
+        :class:`VictimRanking` brought up to date (built on its first one-pod scale-down; a
+        rollout shrinks the old ReplicaSet one pod per new pod available)."""
+        sim = self.sim
+        assert sim is not None
+        uid = rs.metadata.uid
+        members = self._members(rs)
+        ranking = self._rankings.get(uid)
+        if ranking is None or ranking.members != members:
+            self._forget_ranking(uid)
+            ranking = self._rankings[uid] = VictimRanking(members)
+            for member in members:
+                self._ranked_by_member.setdefault(member, set()).add(uid)
+            ranking.dirty_pods.update(self._active_keys.get(uid, ()))
+        claims, pods = self._claims, sim.cluster.pods
+
+        def current(key: str) -> Pod | None:
+            claim = claims.get(key)
+            return pods[key] if claim is not None and claim[0] == uid and claim[1] else None
+
+        ranking.refresh(current, self._related_counts, self.ready, self._later)
+        return ranking.victim(sim.now)
+
+    def _count_moved(self, owner: str, node: str) -> None:
+        for uid in self._ranked_by_member.get(owner, ()):
+            self._rankings[uid].dirty_nodes.add(node)
+
+    def _forget_ranking(self, uid: str) -> None:
+        ranking = self._rankings.pop(uid, None)
+        if ranking is None:
+            return
+        for member in ranking.members:
+            ranked = self._ranked_by_member.get(member)
+            if ranked is not None:
+                ranked.discard(uid)
+                if not ranked:
+                    del self._ranked_by_member[member]
 
     def _delete(self, rs: ReplicaSet, active: list[Pod], count: int) -> None:
         sim = self.sim

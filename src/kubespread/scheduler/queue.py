@@ -29,6 +29,7 @@ lets them in. The queue holds pod keys, times and the last seen pod; the caller 
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,6 +47,7 @@ from kubespread.scheduler.queueing import (
     EventKind,
     EventRegistration,
     EventResource,
+    HintFn,
     QueueingEvent,
     pod_update_actions,
     queueing_events,
@@ -106,6 +108,11 @@ def _no_registrations(pod: Pod) -> Registrations | None:
     return None
 
 
+#: per rejecting plugin (sorted by name) that registered for an event kind: whether it answered
+#: Pending, and the hints of its registrations matching the kind, in order
+_Plan = tuple[tuple[bool, tuple[HintFn | None, ...]], ...]
+
+
 class SchedulingQueue:
     """Pending pods by key. ``gate(pod)`` answers whether a pod may enter (PreEnqueue);
     ``registrations(pod)`` the queueing hints of the pod's profile (None: unknown, so any
@@ -122,8 +129,17 @@ class SchedulingQueue:
         self._active: list[tuple[int, float, int, str]] = []
         self._in_active: set[str] = set()
         self._backoff: set[str] = set()
-        self._unschedulable: set[str] = set()
+        #: unschedulable pod key -> its (queue time, key), the order they are moved in;
+        #: ``_unschedulable_order`` holds the same pairs sorted, so an event sorts nothing
+        self._unschedulable: dict[str, tuple[float, str]] = {}
+        self._unschedulable_order: list[tuple[float, str]] = []
         self._gated: set[str] = set()
+        #: pod key -> (the pod object, its profile's registrations), asked once per object
+        self._registrations_of: dict[str, tuple[Pod, Registrations | None]] = {}
+        #: (unschedulable plugins, pending plugins, id(registrations), event kind) -> the hints
+        #: to ask; the registrations are kept in ``_plan_registrations`` so their id stays theirs
+        self._plans: dict[tuple[frozenset[str], frozenset[str], int, EventKind], _Plan] = {}
+        self._plan_registrations: dict[int, Registrations] = {}
         self._seq = itertools.count()
         #: in-flight pods -> where their events start in ``_flight_events``
         self._in_flight: dict[str, int] = {}
@@ -182,12 +198,24 @@ class SchedulingQueue:
         if self._infos.pop(key, None) is not None:
             self._remove_from_pools(key)
             self._gated.discard(key)
+            self._registrations_of.pop(key, None)
         self._end_flight(key)
 
     def _remove_from_pools(self, key: str) -> None:
         self._in_active.discard(key)  # its heap entry is skipped when popped
         self._backoff.discard(key)
-        self._unschedulable.discard(key)
+        self._leave_unschedulable(key)
+
+    def _enter_unschedulable(self, info: QueuedPodInfo) -> None:
+        if info.key not in self._unschedulable:
+            entry = self._unschedulable[info.key] = (info.timestamp, info.key)
+            bisect.insort(self._unschedulable_order, entry)
+
+    def _leave_unschedulable(self, key: str) -> None:
+        entry = self._unschedulable.pop(key, None)
+        if entry is not None:
+            order = self._unschedulable_order
+            del order[bisect.bisect_left(order, entry)]
 
     def _push_active(self, info: QueuedPodInfo) -> None:
         self._in_active.add(info.key)
@@ -201,7 +229,7 @@ class SchedulingQueue:
 
     def _requeue(self, info: QueuedPodInfo, strategy: QueueingStrategy, now: float) -> None:
         """requeuePodWithQueueingStrategy, for a pod leaving the unschedulable pool."""
-        self._unschedulable.discard(info.key)
+        self._leave_unschedulable(info.key)
         if strategy is QueueingStrategy.IMMEDIATELY:
             self._push_active(info)
         else:
@@ -260,7 +288,7 @@ class SchedulingQueue:
             if strategy is QueueingStrategy.IMMEDIATELY:
                 break
         if strategy is QueueingStrategy.SKIP:
-            self._unschedulable.add(key)
+            self._enter_unschedulable(info)
         else:
             self._requeue(info, strategy, now)
         return info
@@ -283,24 +311,50 @@ class SchedulingQueue:
         rejecting plugin recorded, a wildcard event, or no known hints: after backoff. A
         Queue from a pending plugin: immediately; from an unschedulable plugin: after
         backoff; none: skip."""
-        rejectors = info.unschedulable_plugins | info.pending_plugins
-        if not rejectors or event.kind.is_wildcard or info.pod is None:
+        if (
+            not (info.unschedulable_plugins or info.pending_plugins)
+            or event.kind.is_wildcard
+            or info.pod is None
+        ):
             return QueueingStrategy.AFTER_BACKOFF
-        registrations = self._registrations(info.pod)
+        pod = info.pod
+        known = self._registrations_of.get(info.key)
+        if known is not None and known[0] is pod:
+            registrations = known[1]
+        else:
+            registrations = self._registrations(pod)
+            self._registrations_of[info.key] = (pod, registrations)
         if registrations is None:
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
-        for plugin in sorted(rejectors):
-            for reg in registrations.get(plugin, ()):
-                if not reg.kind.matches(event.kind):
+        for pending, hints in self._plan(info, registrations, event.kind):
+            for hint in hints:
+                if hint is not None and hint(pod, event) is QUEUE_SKIP:
                     continue
-                if reg.hint is not None and reg.hint(info.pod, event) is QUEUE_SKIP:
-                    continue
-                if plugin in info.pending_plugins:
+                if pending:
                     return QueueingStrategy.IMMEDIATELY
                 strategy = QueueingStrategy.AFTER_BACKOFF
                 break
         return strategy
+
+    def _plan(self, info: QueuedPodInfo, registrations: Registrations, kind: EventKind) -> _Plan:
+        """Which hints :meth:`worth_requeuing` asks for a pod rejected as ``info`` was, on an
+        event of ``kind``: the same for every pod rejected by the same plugins of one profile."""
+        key = (info.unschedulable_plugins, info.pending_plugins, id(registrations), kind)
+        plan = self._plans.get(key)
+        if plan is not None and self._plan_registrations.get(id(registrations)) is registrations:
+            return plan
+        if len(self._plans) >= 4096:
+            self._plans.clear()
+            self._plan_registrations.clear()
+        steps = []
+        for plugin in sorted(info.unschedulable_plugins | info.pending_plugins):
+            hints = tuple(reg.hint for reg in registrations.get(plugin, ()) if reg.kind.matches(kind))
+            if hints:
+                steps.append((plugin in info.pending_plugins, hints))
+        plan = self._plans[key] = tuple(steps)
+        self._plan_registrations[id(registrations)] = registrations
+        return plan
 
     # ------------------------------------------------------------------ moving
     def on_event(
@@ -311,7 +365,7 @@ class SchedulingQueue:
         active when its backoff is over. The change is kept for the pods in flight. Returns
         the moved pods."""
         moved = []
-        for key in sorted(self._unschedulable, key=lambda k: (self._infos[k].timestamp, k)):
+        for _, key in list(self._unschedulable_order):  # (a copy: moving a pod takes it out)
             info = self._infos[key]
             if pre_check is not None and (info.pod is None or not pre_check(info.pod)):
                 continue
@@ -348,7 +402,7 @@ class SchedulingQueue:
             and key in self._unschedulable
             and now - info.unschedulable_since >= MAX_UNSCHEDULABLE_SECONDS
         ):
-            self._unschedulable.discard(key)
+            self._leave_unschedulable(key)
             self._to_backoff_or_active(info, now)
 
     def leftover_due(self, key: str, now: float) -> bool:
