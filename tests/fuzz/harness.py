@@ -3,28 +3,42 @@
 The outcomes of issue 18: ``accepted`` (exit 0), ``clean`` (exit 1 or 2 with a message and no
 traceback), ``crash`` (an uncaught exception, or a traceback in the output) and ``hang`` (no
 answer within the time limit, enforced with SIGALRM so that it works without threads).
+
+``forked`` runs such calls in children forked from a warm process (benchmarks/fuzz.py's long
+runs): an input sees no state left by inputs outside its batch, several run at once, and a
+child that SIGALRM cannot stop (stuck in C code, signals blocked) is killed at the time limit
+plus a grace and its input reported as a hang all the same.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
+import os
+import pickle
+import select
 import shutil
 import signal
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import typer.main
+import typer.testing
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
 
 from .mutate import EXAMPLES, Mutant, Source
 
-__all__ = ["COMMANDS", "Outcome", "commands_for", "run_mutant"]
+__all__ = ["COMMANDS", "Finished", "Outcome", "commands_for", "forked", "run_mutant"]
 
 COMMANDS = ("admit", "validate", "schedule", "explain", "simulate")
 NODES = EXAMPLES / "cluster" / "nodes.yaml"
@@ -129,6 +143,11 @@ def _args(command: str, mutant: Mutant, workdir: Path) -> tuple[tuple[str, ...],
     raise ValueError(command)
 
 
+#: Typer builds the Click command from the app on every ``CliRunner.invoke`` (about 0.1 s, most
+#: of an input's time); Click commands are reusable, so the fuzz harness builds it once
+_command = functools.cache(typer.main.get_command)
+
+
 def run_mutant(command: str, mutant: Mutant, time_limit_s: float = TIME_LIMIT) -> Outcome:
     """Run ``command`` on ``mutant`` and classify what happened."""
     runner = CliRunner()
@@ -136,7 +155,7 @@ def run_mutant(command: str, mutant: Mutant, time_limit_s: float = TIME_LIMIT) -
         args, stdin = _args(command, mutant, Path(tmp))
         start = time.perf_counter()
         try:
-            with time_limit(time_limit_s):
+            with time_limit(time_limit_s), mock.patch.object(typer.testing, "_get_command", _command):
                 result = runner.invoke(app, list(args), input=stdin, env={"COLUMNS": "120"})
         except Hang as e:
             return Outcome(command, "hang", None, time.perf_counter() - start, args, "", str(e))
@@ -153,3 +172,114 @@ def run_mutant(command: str, mutant: Mutant, time_limit_s: float = TIME_LIMIT) -
     if result.exit_code in (1, 2) and result.stderr.strip():
         return Outcome(command, "clean", result.exit_code, seconds, args, output)
     return Outcome(command, "crash", result.exit_code, seconds, args, output, "exit without a message")
+
+
+# --------------------------------------------------------------------------- forked runs
+Call = tuple[Any, Callable[..., Any], tuple[Any, ...]]  # (key, fn, args)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One forked call: its value, or why there is none (``hang``: killed at the time limit plus
+    the grace; ``died``: the call raised, or the child ended without an answer)."""
+
+    key: Any
+    value: Any
+    kind: str  # done | hang | died
+    seconds: float
+    detail: str = ""
+    peak_mib: float = 0.0  # the child's high-water RSS above what it started with, so far
+
+
+def _status_mib(field: str) -> float:
+    with open("/proc/self/status") as f:
+        return next((int(line.split()[1]) / 1024 for line in f if line.startswith(field)), 0.0)
+
+
+def _child(write: int, batch: list[Call]) -> None:
+    """In the forked child: each call in turn, its answer sent back framed (length, pickle)
+    as soon as it is known; then leave without cleanup (atexit handlers, temporary folders
+    and buffers are the parent's)."""
+    start = _status_mib("VmRSS:")
+    for _key, fn, args in batch:
+        try:
+            answer: tuple[Any, ...] = ("done", fn(*args), "")
+        except BaseException:  # anything the call raises is its answer
+            answer = ("died", None, traceback.format_exc())
+        data = pickle.dumps((*answer, max(_status_mib("VmHWM:") - start, 0.0)))
+        view = memoryview(len(data).to_bytes(8, "big") + data)
+        while view:
+            view = view[os.write(write, view) :]
+    os._exit(0)
+
+
+@dataclass
+class _Worker:
+    pid: int
+    batch: list[Call]
+    last: float  # when the call under way started
+    done: int = 0
+    buffer: bytes = b""
+
+
+def forked(
+    calls: Iterable[Call], jobs: int = 1, batch: int = 1, time_limit_s: float = TIME_LIMIT, grace: float = 5.0
+) -> Iterator[Finished]:
+    """Run ``(key, fn, args)`` calls in children forked from this process, ``jobs`` children at
+    once, each child taking ``batch`` calls in turn (1: every call in a fresh copy of this
+    process; more: a fork's cost shared, state isolated per batch). Yields each call's answer
+    as it comes (not in order). A call that gives no answer within ``time_limit_s + grace`` has
+    its child killed and is a ``hang``; the rest of its batch goes to a fresh child.
+
+    Fork from a process without threads: a lock held by another thread at the fork stays held
+    in the child forever."""
+    # what the parent holds is left out of the collector's sweeps: a full collection in a child
+    # would otherwise write to every object's header and copy the parent's whole heap
+    gc.freeze()
+    pending = deque(calls)
+    running: dict[int, _Worker] = {}  # by the read end of the child's pipe
+    limit = time_limit_s + grace
+    while pending or running:
+        while pending and len(running) < jobs:
+            todo = [pending.popleft() for _ in range(min(batch, len(pending)))]
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                _child(write, todo)
+            os.close(write)
+            running[read] = _Worker(pid, todo, time.perf_counter())
+        wait = max(min(w.last for w in running.values()) + limit - time.perf_counter(), 0.0)
+        ready, _, _ = select.select(list(running), [], [], wait)
+        for fd in ready:
+            w = running[fd]
+            chunk = os.read(fd, 1 << 16)
+            w.buffer += chunk
+            while len(w.buffer) >= 8 and len(w.buffer) >= 8 + (size := int.from_bytes(w.buffer[:8], "big")):
+                kind, value, detail, peak = pickle.loads(w.buffer[8 : 8 + size])
+                w.buffer = w.buffer[8 + size :]
+                now = time.perf_counter()
+                yield Finished(w.batch[w.done][0], value, kind, now - w.last, detail, peak)
+                w.done += 1
+                w.last = now
+            if not chunk:  # the child is gone: whatever it had not answered, it never will
+                del running[fd]
+                os.close(fd)
+                _, status = os.waitpid(w.pid, 0)
+                if w.done < len(w.batch):
+                    seconds = time.perf_counter() - w.last
+                    yield Finished(
+                        w.batch[w.done][0], None, "died", seconds, f"child ended with wait status {status}"
+                    )
+                    pending.extendleft(reversed(w.batch[w.done + 1 :]))
+        now = time.perf_counter()
+        for fd, w in list(running.items()):
+            if now - w.last >= limit:
+                os.kill(w.pid, signal.SIGKILL)
+                os.waitpid(w.pid, 0)
+                os.close(fd)
+                del running[fd]
+                yield Finished(
+                    w.batch[w.done][0], None, "hang", now - w.last, f"killed after {now - w.last:.1f} s"
+                )
+                pending.extendleft(reversed(w.batch[w.done + 1 :]))
