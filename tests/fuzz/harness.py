@@ -236,50 +236,63 @@ def forked(
     # what the parent holds is left out of the collector's sweeps: a full collection in a child
     # would otherwise write to every object's header and copy the parent's whole heap
     gc.freeze()
-    pending = deque(calls)
-    running: dict[int, _Worker] = {}  # by the read end of the child's pipe
-    limit = time_limit_s + grace
-    while pending or running:
-        while pending and len(running) < jobs:
-            todo = [pending.popleft() for _ in range(min(batch, len(pending)))]
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                _child(write, todo)
-            os.close(write)
-            running[read] = _Worker(pid, todo, time.perf_counter())
-        wait = max(min(w.last for w in running.values()) + limit - time.perf_counter(), 0.0)
-        ready, _, _ = select.select(list(running), [], [], wait)
-        for fd in ready:
-            w = running[fd]
-            chunk = os.read(fd, 1 << 16)
-            w.buffer += chunk
-            while len(w.buffer) >= 8 and len(w.buffer) >= 8 + (size := int.from_bytes(w.buffer[:8], "big")):
-                kind, value, detail, peak = pickle.loads(w.buffer[8 : 8 + size])
-                w.buffer = w.buffer[8 + size :]
-                now = time.perf_counter()
-                yield Finished(w.batch[w.done][0], value, kind, now - w.last, detail, peak)
-                w.done += 1
-                w.last = now
-            if not chunk:  # the child is gone: whatever it had not answered, it never will
-                del running[fd]
-                os.close(fd)
-                _, status = os.waitpid(w.pid, 0)
-                if w.done < len(w.batch):
-                    seconds = time.perf_counter() - w.last
+    try:
+        pending = deque(calls)
+        running: dict[int, _Worker] = {}  # by the read end of the child's pipe
+        limit = time_limit_s + grace
+        while pending or running:
+            while pending and len(running) < jobs:
+                todo = [pending.popleft() for _ in range(min(batch, len(pending)))]
+                read, write = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    os.close(read)
+                    _child(write, todo)
+                os.close(write)
+                running[read] = _Worker(pid, todo, time.perf_counter())
+            wait = max(min(w.last for w in running.values()) + limit - time.perf_counter(), 0.0)
+            ready, _, _ = select.select(list(running), [], [], wait)
+            for fd in ready:
+                w = running[fd]
+                chunk = os.read(fd, 1 << 16)
+                w.buffer += chunk
+                while len(w.buffer) >= 8 and len(w.buffer) >= 8 + (
+                    size := int.from_bytes(w.buffer[:8], "big")
+                ):
+                    kind, value, detail, peak = pickle.loads(w.buffer[8 : 8 + size])
+                    w.buffer = w.buffer[8 + size :]
+                    now = time.perf_counter()
+                    yield Finished(w.batch[w.done][0], value, kind, now - w.last, detail, peak)
+                    w.done += 1
+                    w.last = now
+                if not chunk:  # the child is gone: whatever it had not answered, it never will
+                    del running[fd]
+                    os.close(fd)
+                    _, status = os.waitpid(w.pid, 0)
+                    if w.done < len(w.batch):
+                        seconds = time.perf_counter() - w.last
+                        yield Finished(
+                            w.batch[w.done][0],
+                            None,
+                            "died",
+                            seconds,
+                            f"child ended with wait status {status}",
+                        )
+                        pending.extendleft(reversed(w.batch[w.done + 1 :]))
+            now = time.perf_counter()
+            for fd, w in list(running.items()):
+                if now - w.last >= limit:
+                    os.kill(w.pid, signal.SIGKILL)
+                    os.waitpid(w.pid, 0)
+                    os.close(fd)
+                    del running[fd]
                     yield Finished(
-                        w.batch[w.done][0], None, "died", seconds, f"child ended with wait status {status}"
+                        w.batch[w.done][0], None, "hang", now - w.last, f"killed after {now - w.last:.1f} s"
                     )
                     pending.extendleft(reversed(w.batch[w.done + 1 :]))
-        now = time.perf_counter()
-        for fd, w in list(running.items()):
-            if now - w.last >= limit:
-                os.kill(w.pid, signal.SIGKILL)
-                os.waitpid(w.pid, 0)
-                os.close(fd)
-                del running[fd]
-                yield Finished(
-                    w.batch[w.done][0], None, "hang", now - w.last, f"killed after {now - w.last:.1f} s"
-                )
-                pending.extendleft(reversed(w.batch[w.done + 1 :]))
+    finally:  # left early (an error, Ctrl-C): no child outlives the run
+        for fd, w in running.items():
+            os.kill(w.pid, signal.SIGKILL)
+            os.waitpid(w.pid, 0)
+            os.close(fd)
+        gc.unfreeze()

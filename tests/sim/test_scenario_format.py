@@ -300,3 +300,44 @@ def test_untainting_a_taint_the_node_does_not_have_is_a_located_error(tmp_path: 
     with pytest.raises(ScenarioError) as info:
         simulate(load_scenario(path), controllers=default_controllers())
     assert info.value.problems == [f"{path}: steps[0].node: taint maintenance not found on node a1"]
+
+
+def _deployment(name: str) -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}}}
+        spec:
+          replicas: 1
+          selector: {{matchLabels: {{app: {name}}}}}
+          template:
+            metadata: {{labels: {{app: {name}}}}}
+            spec: {{containers: [{{name: c, image: nginx}}]}}
+        """)
+
+
+def test_a_directory_is_read_for_its_own_files_only_as_kubectl_apply_without_r(tmp_path: Path) -> None:
+    """`apply: ..` once made `validate` read every manifest under the parent folder (27 s under
+    /tmp); like `kubectl apply -f DIR`, a scenario reads the directory's own files."""
+    (tmp_path / "top.yaml").write_text(_deployment("top"))
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "nested.yaml").write_text(_deployment("nested"))
+    (tmp_path / "s").mkdir()
+    path = write(
+        tmp_path / "s",
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {name: parent}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: ..
+        """,
+    )
+    s = load_scenario(path)
+    assert [o.ref() for o in s.steps[0].objects] == ["Deployment default/top"]
+
+    (tmp_path / "top.yaml").unlink()
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(path)
+    assert "steps[0].apply: no *.yaml, *.yml or *.json files in directory .." in str(e.value)

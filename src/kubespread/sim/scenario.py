@@ -10,7 +10,8 @@
     cluster: [nodes.yaml]                # paths and/or inline objects; or a live cluster,
                                          # read once: {kubeconfig: kc.yaml, context: prod}
     steps:
-    - apply: deployment.yaml             # path, inline object, or a list of them
+    - apply: deployment.yaml             # path (a directory: its own files, not its subdirectories),
+                                         # inline object, or a list of them
     - scale: {kind: Deployment, namespace: default, name: web, replicas: 6}
     - set: {kind: Deployment, namespace: default, name: web,
             path: spec.template.spec.containers[0].image, value: "nginx:1.15.0"}
@@ -47,7 +48,7 @@ from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.api.selectors import parse_selector
 from kubespread.api.taints import TAINT_EFFECTS, Taint
 from kubespread.api.validation.node import validate_taints
-from kubespread.io.loader import LoadedObject, Manifests, Validation, load, load_data
+from kubespread.io.loader import MANIFEST_SUFFIXES, LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
 
@@ -196,6 +197,21 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
                 path = base / path
             if not path.exists():
                 problems.add(f"{source}: {at}", f"no such file or directory: {item}")
+                continue
+            if path.is_dir():
+                # a directory's own files, as `kubectl apply -f DIR` without -R: a value such as
+                # `..` must not make a run read every manifest in a tree it does not own
+                files = sorted(
+                    f for f in path.iterdir() if f.suffix.lower() in MANIFEST_SUFFIXES and f.is_file()
+                )
+                if not files:
+                    problems.add(
+                        f"{source}: {at}",
+                        f"no *.yaml, *.yml or *.json files in directory {item} (a scenario reads a "
+                        "directory's own files, not its subdirectories)",
+                    )
+                    continue
+                out.extend(load(files, validate=problems.validation))
                 continue
             out.extend(load([path], validate=problems.validation))
         elif isinstance(item, dict):
