@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -50,6 +51,14 @@ KINDS = ("clean", "accepted", "closed", "crash", "hang")
 WEBHOOK_KINDS = {"4xx": "clean", "review": "accepted", "closed": "closed", "crash": "crash", "hang": "hang"}
 #: every (source, command) pair, taken in turn so that N inputs spread over the command paths
 PAIRS = [(s, c) for s in sources() for c in commands_for(s)]
+
+
+#: set by SIGTERM/SIGINT or --minutes: no new input starts, the table covers what was run
+STOP: list[bool] = []
+
+
+def _stop(signum: int, frame: object) -> None:
+    STOP.append(True)
 
 
 def rss_mib() -> float:
@@ -124,6 +133,8 @@ def _webhook_run(seeds: list[int], out: Path, folder: Path) -> None:
     with open(out, "w") as f, serving(*make_certificate(tls)) as srv:
         f.write(json.dumps({"rss": rss_mib()}) + "\n")
         for n, seed in enumerate(seeds):
+            if STOP:
+                break
             case = case_for(seed)
             before = rss_mib()
             w = run_case(srv, case)
@@ -181,7 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         "grows from input to input)",
     )
     parser.add_argument("--show", type=int, default=5, help="crashes to print in full")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="stop starting inputs after this long and print the table of those run (so does SIGTERM)",
+    )
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
 
     share = min(max(args.webhook_share, 0.0), 1.0)
     if share and shutil.which("openssl") is None:
@@ -231,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
 
+    def stopping() -> bool:
+        if args.minutes is not None and time.perf_counter() - start > args.minutes * 60:
+            STOP.append(True)
+        return bool(STOP)
+
     def progress(done: int) -> None:
         if done % 100 == 0:
             print(f"{done}/{args.n} inputs, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
@@ -242,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         tls = Path(tempfile.mkdtemp(prefix="kubespread-fuzz-tls-"))
         with serving(*make_certificate(tls)) if share else _nothing() as srv:
             for i, (entry, index, seed) in enumerate(plan):
+                if stopping():
+                    break
                 before = rss_mib()
                 if entry == "webhook":
                     case = case_for(seed)
@@ -284,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             if entry != "webhook"
         )
         for done, f in enumerate(
-            forked(calls, jobs=args.jobs, batch=args.batch, time_limit_s=args.time_limit), 1
+            forked(calls, jobs=args.jobs, batch=args.batch, time_limit_s=args.time_limit, stop=stopping), 1
         ):
             index, seed = f.key
             entry = PAIRS[index][1]
@@ -300,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
             record_cli(index, seed, outcome, text)
             progress(done)
         if webhook_pid:
+            if STOP:
+                os.kill(webhook_pid, signal.SIGTERM)
             _, status = os.waitpid(webhook_pid, 0)
             if status:
                 console.print(f"[red]the webhook's process ended with wait status {status}[/]")
@@ -329,8 +357,10 @@ def main(argv: list[str] | None = None) -> int:
         load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         load = "?"
+    ran = sum(sum(c.values()) for c in counts.values())
+    stopped = f" (stopped early: {ran:,} of {args.n:,})" if ran < args.n else ""
     title = (
-        f"{args.n} mutated inputs, seed {args.seed}, {elapsed:.0f} s ({args.n / elapsed:.1f} inputs/s),"
+        f"{ran} mutated inputs{stopped}, seed {args.seed}, {elapsed:.0f} s ({ran / elapsed:.1f} inputs/s),"
         f" CPU {cpu_s:.0f} s, load {load}"
     )
     table = Table(title=title)

@@ -223,13 +223,19 @@ class _Worker:
 
 
 def forked(
-    calls: Iterable[Call], jobs: int = 1, batch: int = 1, time_limit_s: float = TIME_LIMIT, grace: float = 5.0
+    calls: Iterable[Call],
+    jobs: int = 1,
+    batch: int = 1,
+    time_limit_s: float = TIME_LIMIT,
+    grace: float = 5.0,
+    stop: Callable[[], bool] | None = None,
 ) -> Iterator[Finished]:
     """Run ``(key, fn, args)`` calls in children forked from this process, ``jobs`` children at
     once, each child taking ``batch`` calls in turn (1: every call in a fresh copy of this
     process; more: a fork's cost shared, state isolated per batch). Yields each call's answer
     as it comes (not in order). A call that gives no answer within ``time_limit_s + grace`` has
-    its child killed and is a ``hang``; the rest of its batch goes to a fresh child.
+    its child killed and is a ``hang``; the rest of its batch goes to a fresh child. Once
+    ``stop()`` is true no further child starts and the calls not yet given are dropped.
 
     Fork from a process without threads: a lock held by another thread at the fork stays held
     in the child forever."""
@@ -241,6 +247,8 @@ def forked(
         running: dict[int, _Worker] = {}  # by the read end of the child's pipe
         limit = time_limit_s + grace
         while pending or running:
+            if stop is not None and stop():
+                pending.clear()
             while pending and len(running) < jobs:
                 todo = [pending.popleft() for _ in range(min(batch, len(pending)))]
                 read, write = os.pipe()
@@ -250,6 +258,8 @@ def forked(
                     _child(write, todo)
                 os.close(write)
                 running[read] = _Worker(pid, todo, time.perf_counter())
+            if not running:
+                break
             wait = max(min(w.last for w in running.values()) + limit - time.perf_counter(), 0.0)
             ready, _, _ = select.select(list(running), [], [], wait)
             for fd in ready:
