@@ -29,6 +29,7 @@ from kubespread.scheduler.config import default_profile
 from kubespread.sim.placement import place
 from live.fake_api import FakeApi
 from live.stand_ins import StandIns
+from live.zone_spread import zone_spread_replicaset
 
 OURS = "kubespread"
 ZONE = "topology.kubernetes.io/zone"
@@ -54,59 +55,21 @@ def skewed_cluster(replicas: int = 12, *, pdb: bool = True) -> FakeApi:
     for zone in "abc":
         for i in range(2):
             api.create(make_node(f"{zone}{i}").zone(zone).capacity(cpu="4").dict())
-    labels = {"app": "web"}
-    spec = {
-        "schedulerName": OURS,
-        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "500m"}}}],
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": ZONE,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": labels},
-            }
-        ],
-    }
-    rs = api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": spec},
-            },
-        }
-    )
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs["metadata"]["uid"]}
+    pod = zone_spread_replicaset(api, NS, "web", replicas, cpu="500m", scheduler=OURS)
     for i in range(replicas):
-        node = f"{'bc'[i % 2]}{i // 2 % 2}"
-        api.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": f"web-{i:02d}",
-                    "namespace": NS,
-                    "labels": labels,
-                    "ownerReferences": [{**owner, "controller": True}],
-                },
-                "spec": {**spec, "nodeName": node},
-                "status": {
-                    "phase": "Running",
-                    "startTime": f"2026-01-01T00:{i:02d}:00Z",
-                    "conditions": [{"type": "Ready", "status": "True"}],
-                },
-            }
-        )
+        status = {
+            "phase": "Running",
+            "startTime": f"2026-01-01T00:{i:02d}:00Z",
+            "conditions": [{"type": "Ready", "status": "True"}],
+        }
+        api.create({**pod(i, nodeName=f"{'bc'[i % 2]}{i // 2 % 2}"), "status": status})
     if pdb:
         api.create(
             {
                 "apiVersion": "policy/v1",
                 "kind": "PodDisruptionBudget",
                 "metadata": {"name": "web", "namespace": NS},
-                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
             }
         )
     return api
