@@ -22,6 +22,7 @@ import signal
 import tempfile
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from unittest import mock
 
 import typer.main
 import typer.testing
+from typer._click import _compat
 from typer.testing import CliRunner
 
 from kubespread.cli.app import app
@@ -148,6 +150,17 @@ def _args(command: str, mutant: Mutant, workdir: Path) -> tuple[tuple[str, ...],
 _command = functools.cache(typer.main.get_command)
 
 
+def _forget_runner_streams() -> None:
+    """Click caches a text wrapper per stdin/stdout/stderr object in a WeakKeyDictionary whose
+    values hold their keys, so each ``CliRunner.invoke``'s streams stay for good (~8 objects
+    an input: most of ``admit``'s RSS growth over a fuzz run). A CLI process has one stdout;
+    the harness drops the runner's, so that an in-process run measures kubespread's memory."""
+    for cached in (_compat._default_text_stdin, _compat._default_text_stdout, _compat._default_text_stderr):
+        for cell in cached.__closure__ or ():
+            if isinstance(cell.cell_contents, weakref.WeakKeyDictionary):
+                cell.cell_contents.clear()
+
+
 def run_mutant(command: str, mutant: Mutant, time_limit_s: float = TIME_LIMIT) -> Outcome:
     """Run ``command`` on ``mutant`` and classify what happened."""
     runner = CliRunner()
@@ -159,6 +172,8 @@ def run_mutant(command: str, mutant: Mutant, time_limit_s: float = TIME_LIMIT) -
                 result = runner.invoke(app, list(args), input=stdin, env={"COLUMNS": "120"})
         except Hang as e:
             return Outcome(command, "hang", None, time.perf_counter() - start, args, "", str(e))
+        finally:
+            _forget_runner_streams()
         seconds = time.perf_counter() - start
     output = result.stdout + result.stderr
     exc = result.exception
