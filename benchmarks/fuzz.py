@@ -121,7 +121,7 @@ def _cli_input(index: int, seed: int, time_limit: float) -> tuple[Outcome, str]:
     so that mutating is shared among the jobs too); the mutant's text comes back only when bad."""
     source, entry = PAIRS[index]
     mutant = mutate(source, seed)
-    outcome = run_mutant(entry, mutant, time_limit)
+    outcome = run_mutant(entry, mutant, time_limit, cpu=True)
     return outcome, mutant.text if outcome.bad else ""
 
 
@@ -171,7 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--n", type=int, default=100_000, help="inputs to try, over all entry points")
     parser.add_argument("--seed", type=int, default=0, help="the first mutation seed")
-    parser.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per input")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=TIME_LIMIT,
+        help="seconds per input: of CPU time for a CLI input (a forked child is also killed after"
+        " this plus a minute of wall time without an answer), of wall time for a webhook request",
+    )
     parser.add_argument(
         "--webhook-share",
         type=float,
@@ -278,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                         bad.append((f"{w.kind} webhook {case.path[:80]}", w.detail, where))
                 else:
                     mutant = mutate(PAIRS[index][0], seed)
-                    record_cli(index, seed, run_mutant(entry, mutant, args.time_limit), "")
+                    record_cli(index, seed, run_mutant(entry, mutant, args.time_limit, cpu=True), "")
                 growth[entry] += rss_mib() - before
                 if i + 1 == max(args.n // 10, 1):
                     rss_warm = rss_mib()
@@ -310,7 +316,15 @@ def main(argv: list[str] | None = None) -> int:
             if entry != "webhook"
         )
         for done, f in enumerate(
-            forked(calls, jobs=args.jobs, batch=args.batch, time_limit_s=args.time_limit, stop=stopping), 1
+            forked(
+                calls,
+                jobs=args.jobs,
+                batch=args.batch,
+                time_limit_s=args.time_limit,
+                grace=max(60.0, 5 * args.time_limit),
+                stop=stopping,
+            ),
+            1,
         ):
             index, seed = f.key
             entry = PAIRS[index][1]

@@ -8,7 +8,9 @@ import os
 import signal
 import time
 
-from fuzz.harness import forked
+import pytest
+
+from fuzz.harness import Hang, forked, time_limit
 
 
 def _call(x: int) -> int:
@@ -35,3 +37,13 @@ def test_each_call_is_answered_once_and_a_stuck_one_is_killed_as_a_hang() -> Non
     assert got[4].kind == "died" and "wait status" in got[4].detail
     assert got[5].kind == "died" and "ValueError: boom" in got[5].detail
     assert all(got[k].kind == "done" for k in (0, 1, 3, 6, 7))
+
+
+def test_a_cpu_time_limit_stops_a_loop_and_lets_a_slow_wait_be() -> None:
+    """benchmarks/fuzz.py's CLI limit counts CPU time: on a loaded machine a starved input
+    (wall time without CPU) is not a hang, and a loop that never ends still is."""
+    with pytest.raises(Hang, match="CPU time"), time_limit(0.2, cpu=True):
+        while True:
+            pass
+    with time_limit(0.2, cpu=True):
+        time.sleep(0.4)
