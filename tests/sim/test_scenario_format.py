@@ -316,28 +316,47 @@ def _deployment(name: str) -> str:
         """)
 
 
-def test_a_directory_is_read_for_its_own_files_only_as_kubectl_apply_without_r(tmp_path: Path) -> None:
-    """`apply: ..` once made `validate` read every manifest under the parent folder (27 s under
-    /tmp); like `kubectl apply -f DIR`, a scenario reads the directory's own files."""
-    (tmp_path / "top.yaml").write_text(_deployment("top"))
-    (tmp_path / "deep" / "er").mkdir(parents=True)
-    (tmp_path / "deep" / "er" / "nested.yaml").write_text(_deployment("nested"))
-    (tmp_path / "s").mkdir()
+def test_a_directory_is_read_for_its_own_files_only_and_only_under_the_scenarios_folder(
+    tmp_path: Path,
+) -> None:
+    """`apply: ..` once made `validate` read every manifest under the parent folder (27 s, and
+    90 s where /tmp held large JSON lists): a scenario reads a directory only under its own
+    folder and, like `kubectl apply -f DIR`, only the directory's own files."""
+    (tmp_path / "s" / "manifests" / "deep").mkdir(parents=True)
+    (tmp_path / "s" / "manifests" / "top.yaml").write_text(_deployment("top"))
+    (tmp_path / "s" / "manifests" / "deep" / "nested.yaml").write_text(_deployment("nested"))
+    (tmp_path / "s" / "empty").mkdir()
+    (tmp_path / "beside.yaml").write_text(_deployment("beside"))
     path = write(
         tmp_path / "s",
         """\
         apiVersion: kubespread.io/v1alpha1
         kind: Scenario
-        metadata: {name: parent}
+        metadata: {name: dirs}
         cluster: [nodes.yaml]
         steps:
-        - apply: ..
+        - apply: manifests
+        - apply: ../beside.yaml
         """,
     )
     s = load_scenario(path)
     assert [o.ref() for o in s.steps[0].objects] == ["Deployment default/top"]
+    assert [o.ref() for o in s.steps[1].objects] == ["Deployment default/beside"]  # a file: anywhere
 
-    (tmp_path / "top.yaml").unlink()
+    outside = write(
+        tmp_path / "s",
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {name: dirs}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: ..
+        - apply: empty
+        """,
+        name="outside.yaml",
+    )
     with pytest.raises(ScenarioError) as e:
-        load_scenario(path)
-    assert "steps[0].apply: no *.yaml, *.yml or *.json files in directory .." in str(e.value)
+        load_scenario(outside)
+    assert "steps[0].apply: directory .. is outside the scenario's folder" in str(e.value)
+    assert "steps[1].apply: no *.yaml, *.yml or *.json files in directory empty" in str(e.value)
