@@ -360,3 +360,30 @@ def test_a_directory_is_read_for_its_own_files_only_and_only_under_the_scenarios
         load_scenario(outside)
     assert "steps[0].apply: directory .. is outside the scenario's folder" in str(e.value)
     assert "steps[1].apply: no *.yaml, *.yml or *.json files in directory empty" in str(e.value)
+
+
+def test_a_path_the_file_system_cannot_take_is_a_located_error(tmp_path: Path) -> None:
+    """A mutated `apply:` holding a whole list as one string raised ENAMETOOLONG from
+    Path.exists() as a traceback; it is a located problem like a missing file."""
+    long_name = "[{'apiVersion': 'v1', 'kind': 'Pod'}" + "x" * 300 + "]"
+    path = write(
+        tmp_path,
+        f"""\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {{name: long}}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: "{long_name}"
+        - apply: missing.yaml
+        """,
+    )
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(path)
+    (first, second) = e.value.problems
+    assert (
+        first.startswith(f"{path}: steps[0].apply: cannot read [{{'apiVersion'")
+        and "File name too long" in first
+    )
+    assert len(first) < 250
+    assert second == f"{path}: steps[1].apply: no such file or directory: missing.yaml"

@@ -195,8 +195,14 @@ def _objects(value: Any, where: str, base: Path, problems: _Problems, source: st
             path = Path(item)
             if not path.is_absolute():
                 path = base / path
-            if not path.exists():
-                problems.add(f"{source}: {at}", f"no such file or directory: {item}")
+            shown = item if len(item) <= 80 else f"{item[:77]}..."
+            try:
+                path.stat()
+            except (FileNotFoundError, NotADirectoryError):
+                problems.add(f"{source}: {at}", f"no such file or directory: {shown}")
+                continue
+            except OSError as e:  # a name too long for the file system, a loop of links, ...
+                problems.add(f"{source}: {at}", f"cannot read {shown}: {e.strerror or e}")
                 continue
             if path.is_dir():
                 # a directory under the scenario's own folder, and its own files only, as
