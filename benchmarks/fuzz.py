@@ -135,7 +135,11 @@ def _webhook_run(seeds: list[int], out: Path, folder: Path) -> None:
         for n, seed in enumerate(seeds):
             if STOP:
                 break
-            case = case_for(seed)
+            try:
+                case = case_for(seed)
+            except Exception as e:  # the harness's own fault: said, and the run goes on
+                f.write(json.dumps({"unbuilt": seed, "error": f"{type(e).__name__}: {e}"}) + "\n")
+                continue
             before = rss_mib()
             w = run_case(srv, case)
             line: dict[str, object] = {
@@ -230,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     peak: Counter[str] = Counter()
     bad: list[tuple[str, str, Path]] = []
     slowest: tuple[float, str] = (0.0, "")
+    unbuilt: list[str] = []  # webhook cases the harness could not build
 
     def record(entry: str, kind: str, seconds: float, label: str) -> None:
         nonlocal slowest
@@ -351,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                     rss_start = rss_warm = line["rss"]
                 if "rss_end" in line:
                     rss_end = line["rss_end"]
+                if "unbuilt" in line:
+                    unbuilt.append(f"seed {line['unbuilt']}: {line['error']}")
                 if "seed" not in line:
                     continue
                 record("webhook", line["kind"], line["seconds"], line["label"])
@@ -412,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {rss_end:.0f} MiB at the end"
     )
     console.print(f"slowest input: {slowest[0]:.2f} s ({slowest[1]})")
+    if unbuilt:
+        console.print(f"[yellow]{len(unbuilt)} webhook cases the harness could not build[/]: {unbuilt[:3]}")
     for what, detail, case in bad[: args.show]:
         console.print(f"\n[bold]{what}[/]  ({case})")
         console.print(f"  {detail}")
