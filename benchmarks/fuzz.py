@@ -345,9 +345,16 @@ def main(argv: list[str] | None = None) -> int:
             record_cli(index, seed, outcome, text)
             progress(done)
         if webhook_pid:
-            if STOP:
-                os.kill(webhook_pid, signal.SIGTERM)
-            _, status = os.waitpid(webhook_pid, 0)
+            # the webhook's share may outlast the CLI's: --minutes and SIGTERM reach it from here
+            while True:
+                pid, status = os.waitpid(webhook_pid, os.WNOHANG)
+                if pid:
+                    break
+                if stopping():
+                    os.kill(webhook_pid, signal.SIGTERM)
+                    _, status = os.waitpid(webhook_pid, 0)
+                    break
+                time.sleep(0.5)
             if status:
                 console.print(f"[red]the webhook's process ended with wait status {status}[/]")
             for raw in lines.read_text().splitlines():

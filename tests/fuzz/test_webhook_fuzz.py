@@ -69,3 +69,12 @@ def test_a_case_depends_on_its_seed_alone() -> None:
 
     first = {s: wire(s) for s in seeds}
     assert all(wire(s) == first[s] for s in reversed(seeds))
+
+
+def test_the_uid_expected_is_the_one_the_body_carries() -> None:
+    """Seed 21209 changed one byte inside a 10,000-character uid: still JSON, answered with
+    the uid as sent; the harness expected the uid from before the change (a false crash)."""
+    import json
+
+    case = case_for(21209)
+    assert case.uid == json.loads(case.body)["request"]["uid"]
