@@ -52,3 +52,21 @@ def test_mutated_manifests_never_crash_or_hang(index: int, seed: int) -> None:
 @given(index=st.integers(0, len(PAIRS) - 1), seed=st.integers(0, 2**32 - 1))
 def test_many_mutated_manifests_never_crash_or_hang(index: int, seed: int) -> None:
     check(index, seed)
+
+
+def test_an_input_run_again_and_again_leaves_nothing_behind() -> None:
+    """``admit`` grew RSS by 19 MiB over 120 fuzz inputs: glibc keeping freed memory, caches
+    filling once, and Click keeping every CliRunner's streams (8 objects an input, dropped by
+    the harness now). The same input repeated keeps no object per run."""
+    import gc
+
+    source, command = next((s, c) for s, c in PAIRS if c == "admit")
+    mutant = mutate(source, 3)
+    for _ in range(5):
+        run_mutant(command, mutant)
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(50):
+        run_mutant(command, mutant)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 50

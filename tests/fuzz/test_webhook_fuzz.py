@@ -54,3 +54,27 @@ def test_hostile_requests_get_a_review_or_a_4xx_and_memory_stays_flat(tmp_path: 
     assert outcomes["review"] > 0 and outcomes["4xx"] > 0
     # 150 requests, some of them 3 MiB bodies: a leak of one body per request would be > 10 MiB
     assert growth < 10, f"RSS grew {growth:.1f} MiB over 150 requests"
+
+
+def test_a_case_depends_on_its_seed_alone() -> None:
+    """Seed 16351 once inserted a list of ODD_VALUES into itself (a circular reference: the
+    case could not be sent, and the long run's webhook share ended there); the shared values
+    also carried one seed's mutations into the next seeds' cases."""
+    assert case_for(16351).body
+    seeds = range(16_000, 16_600, 3)
+
+    def wire(seed: int) -> tuple[object, bytes]:
+        case = case_for(seed)
+        return case.headers, case.body
+
+    first = {s: wire(s) for s in seeds}
+    assert all(wire(s) == first[s] for s in reversed(seeds))
+
+
+def test_the_uid_expected_is_the_one_the_body_carries() -> None:
+    """Seed 21209 changed one byte inside a 10,000-character uid: still JSON, answered with
+    the uid as sent; the harness expected the uid from before the change (a false crash)."""
+    import json
+
+    case = case_for(21209)
+    assert case.uid == json.loads(case.body)["request"]["uid"]

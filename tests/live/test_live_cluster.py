@@ -38,6 +38,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from live.zone_spread import zone_spread_replicaset
+
 KUBECONFIG = os.environ.get("KUBESPREAD_TEST_KUBECONFIG", "")
 RESTART = os.environ.get("KUBESPREAD_TEST_APISERVER_RESTART", "")
 SKIP_REASON = (
@@ -1299,60 +1301,17 @@ def preempt_node(zone: str) -> dict[str, Any]:
 
 
 def workload(api: Any, namespace: str, name: str, replicas: int, priority_class: str, cpu: str) -> Any:
-    """A ReplicaSet, as kube-controller-manager (absent here) would make for a Deployment's
-    revision; returns a function making its i-th pod (owned by it), which runs on the test's
-    three nodes only."""
-    labels = {"app": name}
-    spec: dict[str, Any] = {
-        "priorityClassName": priority_class,
-        "nodeSelector": {PREEMPT_LABEL: "true"},
-        "containers": [
-            {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}
-        ],
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": ZONE,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": labels},
-            }
-        ],
-    }
-    rs = api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": spec},
-            },
-        }
+    """A zone-spread ReplicaSet of ``priority_class`` on the test's three nodes only; returns
+    the maker of its i-th pod."""
+    return zone_spread_replicaset(
+        api,
+        namespace,
+        name,
+        replicas,
+        cpu=cpu,
+        priority_class=priority_class,
+        node_selector={PREEMPT_LABEL: "true"},
     )
-    owner = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "name": name,
-        "uid": rs["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-    def pod(i: int, **more: Any) -> dict[str, Any]:
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-{i:02d}",
-                "namespace": namespace,
-                "labels": labels,
-                "ownerReferences": [owner],
-            },
-            "spec": {**spec, **more},
-        }
-
-    return pod
 
 
 def test_preemption_deletes_the_victims_schedule_names_and_the_preemptors_bind_after_them(
@@ -1644,56 +1603,12 @@ def skewed_workload(api: Any, namespace: str) -> Iterator[list[dict[str, Any]]]:
             api.delete("Node", m["metadata"]["name"])
         api.create(m)
         api.patch("Node", m["metadata"]["name"], {"spec": {"taints": None}})
-    labels = {"app": "web"}
-    spec = {
-        "schedulerName": "kubespread",
-        "nodeSelector": {REBALANCE_LABEL: "true"},
-        "containers": [
-            {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": "500m"}}}
-        ],
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": ZONE,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": labels},
-            }
-        ],
-    }
-    rs = api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": namespace},
-            "spec": {
-                "replicas": 12,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": spec},
-            },
-        }
+    pod = zone_spread_replicaset(
+        api, namespace, "web", 12, cpu="500m", scheduler="kubespread", node_selector={REBALANCE_LABEL: "true"}
     )
-    owner = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "name": "web",
-        "uid": rs["metadata"]["uid"],
-        "controller": True,
-    }
     for i in range(12):
         name = f"web-{i:02d}"
-        api.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "labels": labels,
-                    "ownerReferences": [owner],
-                },
-                "spec": {**spec, "nodeName": f"ks-rebalance-{'bc'[i % 2]}{i // 2 % 2}"},
-            }
-        )
+        api.create(pod(i, nodeName=f"ks-rebalance-{'bc'[i % 2]}{i // 2 % 2}"))
         api.patch(
             "Pod",
             f"{namespace}/{name}",
@@ -1713,7 +1628,7 @@ def skewed_workload(api: Any, namespace: str) -> Iterator[list[dict[str, Any]]]:
             "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
             "metadata": {"name": "web", "namespace": namespace},
-            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
         }
     )
     try:
@@ -1816,6 +1731,72 @@ def test_rebalance_apply_evens_a_0_6_6_skew_in_waves_of_one_across_a_restart(
         f"\nrebalance --apply: 0/6/6 -> {'/'.join(map(str, after))} in {took:.1f}s (the API server "
         f"restarted after the first eviction); {summary}; a second run: "
         f"{again.stderr.strip().splitlines()[-1]}"
+    )
+
+
+def test_rebalance_every_evicts_only_while_leading_and_a_successor_carries_on(
+    api: Any, namespace: str, tmp_path: Path
+) -> None:
+    """``rebalance --apply --every 2s --leader-elect``, two replicas: only the Lease holder
+    evicts; the 0/6/6 skew becomes 4/4/4 with 4 distinct pods evicted, once each, and its later
+    runs evict nothing; when it exits the other takes the Lease and finds nothing to do."""
+    from kubespread.live.kube import KubeApi
+    from live.stand_ins import StandIns
+
+    args = [
+        "rebalance",
+        "--kubeconfig",
+        KUBECONFIG,
+        "--apply",
+        "--every",
+        "2s",
+        "--leader-elect",
+        "--leader-elect-namespace",
+        namespace,
+    ]
+    with skewed_workload(api, namespace):
+        scheduler = Process(
+            ["scheduler", "--kubeconfig", KUBECONFIG, "--metrics-bind-address", "127.0.0.1:0"],
+            tmp_path / "scheduler.log",
+        )
+        stop = threading.Event()
+        others = StandIns(KubeApi.connect(KUBECONFIG), namespace, stop, every=0.1, kubelet_delay=0.5)
+        others.start()
+        first = second = None
+        try:
+            wait_for("the scheduler to list the cluster", lambda: "watching" in scheduler.log(), 60)
+            assert zone_counts(api, namespace) == [0, 6, 6]
+            started = time.monotonic()
+            first = Process(args, tmp_path / "first.log")
+            wait_for("the first rebalancer to lead", lambda: "now leads" in first.log(), 60)
+            second = Process(args, tmp_path / "second.log")
+            wait_for("4/4/4", lambda: zone_counts(api, namespace) == [4, 4, 4], 180)
+            took = time.monotonic() - started
+            wait_for(
+                "a run of the leader that evicts nothing", lambda: ": balanced; 0 evicted" in first.log(), 60
+            )
+            lease = api.get("Lease", f"{namespace}/kubespread-rebalancer")["spec"]
+            assert first.terminate() == 0  # releases the Lease on its way out
+            wait_for("the second rebalancer to lead", lambda: "now leads" in second.log(), 30)
+            wait_for("a run of the successor", lambda: "run 1: " in second.log(), 60)
+            assert second.terminate() == 0
+        finally:
+            stop.set()
+            others.join(5)
+            for p in (first, second):
+                if p is not None:
+                    p.terminate()
+            scheduler.terminate()
+    first_log, second_log = first.log(), second.log()
+    evictions = [json.loads(line) for line in first_log.splitlines() if line.startswith("{")]
+    evicted = [e for e in evictions if e["outcome"] == "evicted"]
+    assert len(evicted) == 4 and len({e["uid"] for e in evicted}) == 4, evictions  # none twice
+    assert f"{lease['holderIdentity']} now leads" in first_log
+    assert not [line for line in second_log.splitlines() if line.startswith("{")], second_log[-2000:]
+    assert "run 1: balanced; 0 evicted" in second_log, second_log[-2000:]
+    print(
+        f"\nrebalance --every --leader-elect: 0/6/6 -> 4/4/4 in {took:.1f}s by the leader "
+        f"({len(evicted)} evicted); its successor's first run: balanced, nothing evicted"
     )
 
 

@@ -29,6 +29,7 @@ from kubespread.scheduler.config import default_profile
 from kubespread.sim.placement import place
 from live.fake_api import FakeApi
 from live.stand_ins import StandIns
+from live.zone_spread import zone_spread_replicaset
 
 OURS = "kubespread"
 ZONE = "topology.kubernetes.io/zone"
@@ -54,59 +55,21 @@ def skewed_cluster(replicas: int = 12, *, pdb: bool = True) -> FakeApi:
     for zone in "abc":
         for i in range(2):
             api.create(make_node(f"{zone}{i}").zone(zone).capacity(cpu="4").dict())
-    labels = {"app": "web"}
-    spec = {
-        "schedulerName": OURS,
-        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "500m"}}}],
-        "topologySpreadConstraints": [
-            {
-                "maxSkew": 1,
-                "topologyKey": ZONE,
-                "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchLabels": labels},
-            }
-        ],
-    }
-    rs = api.create(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "metadata": {"name": "web", "namespace": NS},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": spec},
-            },
-        }
-    )
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": rs["metadata"]["uid"]}
+    pod = zone_spread_replicaset(api, NS, "web", replicas, cpu="500m", scheduler=OURS)
     for i in range(replicas):
-        node = f"{'bc'[i % 2]}{i // 2 % 2}"
-        api.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": f"web-{i:02d}",
-                    "namespace": NS,
-                    "labels": labels,
-                    "ownerReferences": [{**owner, "controller": True}],
-                },
-                "spec": {**spec, "nodeName": node},
-                "status": {
-                    "phase": "Running",
-                    "startTime": f"2026-01-01T00:{i:02d}:00Z",
-                    "conditions": [{"type": "Ready", "status": "True"}],
-                },
-            }
-        )
+        status = {
+            "phase": "Running",
+            "startTime": f"2026-01-01T00:{i:02d}:00Z",
+            "conditions": [{"type": "Ready", "status": "True"}],
+        }
+        api.create({**pod(i, nodeName=f"{'bc'[i % 2]}{i // 2 % 2}"), "status": status})
     if pdb:
         api.create(
             {
                 "apiVersion": "policy/v1",
                 "kind": "PodDisruptionBudget",
                 "metadata": {"name": "web", "namespace": NS},
-                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
             }
         )
     return api
@@ -376,3 +339,46 @@ def test_the_command_prints_a_json_line_per_eviction_and_a_summary(
     assert {e["workload"] for e in lines} == {"default/ReplicaSet/web"}
     assert "rebalance --apply: balanced; 4 evicted in 4 waves" in result.stderr
     assert zones(api) == [4, 4, 4]
+
+
+def test_the_command_bounds_what_it_plans_and_answers_as_the_version(
+    stop: threading.Event, live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--apply -l``: pods outside the selector are not planned to move (no line at all; they
+    once were planned and reported ``skipped``); the live re-plans answer as --kube-version, else
+    as the API server's /version (the in-memory one says 1.35)."""
+    import signal
+
+    from typer.testing import CliRunner
+
+    from kubespread.cli.app import app
+    from kubespread.live.kube import KubeApi
+    from kubespread.scheduler import config
+
+    api = skewed_cluster()
+    live(api)
+    monkeypatch.setattr(KubeApi, "connect", classmethod(lambda cls, kubeconfig=None, context=None: api))
+    versions: list[str] = []
+    real = config.default_profiles
+
+    def recording(*, features: Any = None) -> Any:
+        versions.append(str(features.version))
+        return real(features=features)
+
+    monkeypatch.setattr(config, "default_profiles", recording)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    runner = CliRunner()
+    try:
+        other = runner.invoke(
+            app, ["rebalance", "--kubeconfig", "fake", "--apply", "-l", "app=other", "--kube-version", "1.33"]
+        )
+        assert other.exit_code == 0, other.output
+        assert not [line for line in other.stdout.splitlines() if line.startswith("{")]
+        assert "0 evicted" in other.stderr and not api.calls_matching("/eviction")
+        web = runner.invoke(app, ["rebalance", "--kubeconfig", "fake", "--apply", "-n", NS, "-l", "app=web"])
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    assert web.exit_code == 0, web.output
+    assert "balanced; 4 evicted in 4 waves" in web.stderr and zones(api) == [4, 4, 4]
+    assert versions == ["1.33", "1.35"]

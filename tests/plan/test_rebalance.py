@@ -272,3 +272,26 @@ def test_schedule_anyway_constraints_only_with_constraints_all() -> None:
     every = rebalance(sim, constraints=("DoNotSchedule", "ScheduleAnyway"))
     assert (every.evictions, every.proven, every.balanced) == (2, True, True)
     assert [m.to_domains[ZONE] for m in every.waves[0]] == ["zone-c", "zone-c"]
+
+
+def test_bounds_plan_only_the_pods_they_select() -> None:
+    """`rebalance --apply -l/-n`: only the selected pods are candidates and only their
+    workloads' constraints are planned; a workload outside the bounds is left as it is
+    (it once was planned too, its moves then skipped at eviction time)."""
+    from kubespread.api.selectors import parse_selector
+    from kubespread.plan.rebalance import Bounds
+
+    def app(name: str) -> str:  # web of default/ReplicaSet/web-5f868669cc or default/web-5f8...-x2
+        return name.split("/")[-1].split("-")[0]
+
+    objects = [_deployment(3, [_spread(ZONE, 1, n)], n) for n in ("web", "api")]
+    sim = _imbalanced(["b1", "b2", "c1", "c2"], objects)
+    assert {app(r.pod) for r in violations(sim.cluster, sim.profiles)} == {"web", "api"}
+    unbounded = rebalance(sim)
+    assert {app(m.workload) for w in unbounded.waves for m in w} == {"web", "api"}
+
+    plan = rebalance(sim, bounds=Bounds(selector=parse_selector("app=web")))
+    assert {app(m.pod) for w in plan.waves for m in w} == {"web"} and plan.evictions == 2, plan.to_dict()
+    assert {app(k.name) for k in plan.before} == {"web"} and plan.balanced
+    nothing = rebalance(sim, bounds=Bounds(namespace="elsewhere"))
+    assert (nothing.evictions, nothing.before, nothing.cannot) == (0, {}, "")

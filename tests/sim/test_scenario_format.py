@@ -300,3 +300,90 @@ def test_untainting_a_taint_the_node_does_not_have_is_a_located_error(tmp_path: 
     with pytest.raises(ScenarioError) as info:
         simulate(load_scenario(path), controllers=default_controllers())
     assert info.value.problems == [f"{path}: steps[0].node: taint maintenance not found on node a1"]
+
+
+def _deployment(name: str) -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}}}
+        spec:
+          replicas: 1
+          selector: {{matchLabels: {{app: {name}}}}}
+          template:
+            metadata: {{labels: {{app: {name}}}}}
+            spec: {{containers: [{{name: c, image: nginx}}]}}
+        """)
+
+
+def test_a_directory_is_read_for_its_own_files_only_and_only_under_the_scenarios_folder(
+    tmp_path: Path,
+) -> None:
+    """`apply: ..` once made `validate` read every manifest under the parent folder (27 s, and
+    90 s where /tmp held large JSON lists): a scenario reads a directory only under its own
+    folder and, like `kubectl apply -f DIR`, only the directory's own files."""
+    (tmp_path / "s" / "manifests" / "deep").mkdir(parents=True)
+    (tmp_path / "s" / "manifests" / "top.yaml").write_text(_deployment("top"))
+    (tmp_path / "s" / "manifests" / "deep" / "nested.yaml").write_text(_deployment("nested"))
+    (tmp_path / "s" / "empty").mkdir()
+    (tmp_path / "beside.yaml").write_text(_deployment("beside"))
+    path = write(
+        tmp_path / "s",
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {name: dirs}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: manifests
+        - apply: ../beside.yaml
+        """,
+    )
+    s = load_scenario(path)
+    assert [o.ref() for o in s.steps[0].objects] == ["Deployment default/top"]
+    assert [o.ref() for o in s.steps[1].objects] == ["Deployment default/beside"]  # a file: anywhere
+
+    outside = write(
+        tmp_path / "s",
+        """\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {name: dirs}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: ..
+        - apply: empty
+        """,
+        name="outside.yaml",
+    )
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(outside)
+    assert "steps[0].apply: directory .. is outside the scenario's folder" in str(e.value)
+    assert "steps[1].apply: no *.yaml, *.yml or *.json files in directory empty" in str(e.value)
+
+
+def test_a_path_the_file_system_cannot_take_is_a_located_error(tmp_path: Path) -> None:
+    """A mutated `apply:` holding a whole list as one string raised ENAMETOOLONG from
+    Path.exists() as a traceback; it is a located problem like a missing file."""
+    long_name = "[{'apiVersion': 'v1', 'kind': 'Pod'}" + "x" * 300 + "]"
+    path = write(
+        tmp_path,
+        f"""\
+        apiVersion: kubespread.io/v1alpha1
+        kind: Scenario
+        metadata: {{name: long}}
+        cluster: [nodes.yaml]
+        steps:
+        - apply: "{long_name}"
+        - apply: missing.yaml
+        """,
+    )
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(path)
+    (first, second) = e.value.problems
+    assert (
+        first.startswith(f"{path}: steps[0].apply: cannot read [{{'apiVersion'")
+        and "File name too long" in first
+    )
+    assert len(first) < 250
+    assert second == f"{path}: steps[1].apply: no such file or directory: missing.yaml"

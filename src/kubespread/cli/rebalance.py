@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
+from kubespread.api.features import FeatureGates
 from kubespread.cli.common import Output, err, kube_features, out, print_data, run_placement, short_ns, table
 from kubespread.cli.options import (
     ContextOption,
@@ -275,6 +276,7 @@ def rebalance_command(
             lease_namespace=lease_namespace,
             metrics_bind_address=metrics_bind_address,
             log_level=log_level,
+            kube_version=kube_version,
         )
         return
     if leader_elect or any(v is not None for v in (max_evictions, namespace, selector)):
@@ -406,16 +408,20 @@ def _apply(
     lease_namespace: str,
     metrics_bind_address: str,
     log_level: LogLevel,
+    kube_version: FeatureGates | None = None,
 ) -> None:
-    """Carry kubespread's plan out on the live cluster (once, or ``--every``)."""
+    """Carry kubespread's plan out on the live cluster (once, or ``--every``); each plan only
+    moves pods within ``namespace``/``selector``, and answers as ``--kube-version`` (else the
+    API server's /version), as the plan without --apply does."""
     import json
     import sys
 
     require_live_extra()
     from kubespread.api.duration import parse_duration
     from kubespread.api.selectors import parse_selector
-    from kubespread.cli.common import scheduler_profiles_or_exit
+    from kubespread.cli.common import scheduler_profiles_or_exit, server_features
     from kubespread.io.loader import Manifests
+    from kubespread.live.kube import ApiError
     from kubespread.live.leader import LeaderElector
     from kubespread.live.metrics import RebalancerMetrics
     from kubespread.live.rebalance import (
@@ -426,7 +432,8 @@ def _apply(
         WaveExecutor,
     )
     from kubespread.live.scheduler import instance_name
-    from kubespread.plan.rebalance import ALL, HARD, RebalancePlan, RebalanceRequest, plan_rebalance
+    from kubespread.plan.rebalance import ALL, HARD, Bounds, RebalancePlan, RebalanceRequest, plan_rebalance
+    from kubespread.scheduler.config import default_profiles
     from kubespread.sim.placement import PlacementError, place
 
     chosen = None
@@ -436,10 +443,20 @@ def _apply(
         except ValueError as e:
             _usage(f"--selector {selector!r}: {e}")
     setup_logging(log_level)
-    profiles = scheduler_profiles_or_exit(scheduler_config, validate)
     interval = parse_duration(every) if every is not None else None
     address = parse_metrics_address_or_exit(metrics_bind_address) if interval is not None else None
     api = connect_or_exit(kubeconfig, context)
+    features = kube_version
+    if features is None:  # the API server's /version, as every live command answers
+        try:
+            features = server_features(api.server_version())
+        except ApiError as e:
+            err.print(f"error: cluster {api.context or api.host}: {e.message}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+    profiles = scheduler_profiles_or_exit(scheduler_config, validate, features) or default_profiles(
+        features=features
+    )
+    bounds = Bounds(namespace, chosen) if namespace is not None or chosen is not None else None
     stop = stop_on_signals()
 
     def planner(manifests: Manifests) -> RebalancePlan:
@@ -454,6 +471,7 @@ def _apply(
                 max_moves=max_moves,
                 time_limit=time_limit,
                 seed=seed,
+                bounds=bounds,
             )
         )
         assert isinstance(answer, RebalancePlan)

@@ -218,7 +218,8 @@ class WaveExecutor:
     """Carries out the planner's plans on the cluster ``api`` reaches (see the module notes).
 
     ``planner``: a read of the cluster -> the plan. ``namespace``/``selector``: only pods there
-    (and matching) are evicted; the others of a plan are reported ``skipped``.
+    (and matching) are evicted. The command's planner already plans within them
+    (``plan.rebalance.Bounds``); a move outside, from another planner, is reported ``skipped``.
     ``max_evictions``: at most this many evictions in the whole run."""
 
     def __init__(

@@ -38,6 +38,7 @@ from typing import Any, Final
 from kubespread.api.core import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, Pod
 from kubespread.api.keys import DEFAULT_SCHEDULER_NAME
 from kubespread.api.meta import KubeObject
+from kubespread.api.selectors import Selector
 from kubespread.cluster.state import ClusterState
 from kubespread.cluster.workloads import WorkloadRef
 from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
@@ -59,6 +60,7 @@ __all__ = [
     "HARD",
     "MAX_PASSES",
     "MAX_ROUNDS",
+    "Bounds",
     "Move",
     "RebalanceComparison",
     "RebalanceError",
@@ -302,12 +304,38 @@ def _running(pod: Pod, cluster: ClusterState) -> bool:
     return bool(cluster.node_of(pod.key)) and not pod.is_terminating and not pod.is_finished
 
 
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """``rebalance --namespace/--selector``: only the pods these select may be moved; the
+    constraints of workloads with none of them are left out of the plan (pods outside stay
+    where they are, counted as any running pod)."""
+
+    namespace: str | None = None
+    selector: Selector | None = None
+
+    def admits(self, pod: Pod) -> bool:
+        if self.namespace is not None and pod.namespace != self.namespace:
+            return False
+        return self.selector is None or self.selector.matches(pod.labels)
+
+    def rows(self, rows: list[SpreadRow], cluster: ClusterState) -> list[SpreadRow]:
+        """The rows of workloads with a pod these bounds admit."""
+        inside = {workload_of(p) for p in cluster.pods.values() if self.admits(p)}
+        return [r for r in rows if (r.controller.key if r.controller else _bare_key(r)) in inside]
+
+
+def _bare_key(row: SpreadRow) -> str:
+    """``workload_of``'s key of a row's pod without a controller."""
+    return WorkloadRef(row.namespace, "Pod", row.pod.split("/", 1)[-1]).key
+
+
 def _plan_round(
     sim: Simulation,
     broken: Sequence[SpreadRow],
     actions: tuple[str, ...],
     time_limit: float,
     max_moves: int | None,
+    bounds: Bounds | None = None,
 ) -> _Round | str:
     """The fewest evictions from the state ``sim`` is in (``broken``: its violations), or
     why there is no plan."""
@@ -322,12 +350,15 @@ def _plan_round(
     for pod in sorted(cluster.pods.values(), key=lambda p: p.key):
         if workload_of(pod) not in movable_workloads or not _running(pod, cluster):
             continue
+        if bounds is not None and not bounds.admits(pod):
+            continue  # outside --namespace/--selector: it stays
         covering = pdbs_for_pod(cluster, pod)
         if len(covering) > 1 or not all(pdb_budget(b).grants_one for b in covering):
             continue  # the Eviction API refuses it: it stays (counted as an existing pod)
         movable.append(pod)
     if not movable:
-        return "cannot be balanced: every pod of the broken workloads is held by a PodDisruptionBudget"
+        held = "held by a PodDisruptionBudget" + (" or outside the bounds" if bounds is not None else "")
+        return f"cannot be balanced: every pod of the broken workloads is {held}"
     schedulers = {p.spec.scheduler_name or DEFAULT_SCHEDULER_NAME for p in movable}
     if len(schedulers) > 1:
         names = ", ".join(sorted(schedulers))
@@ -492,6 +523,7 @@ def rebalance(
     time_limit: float = 10.0,
     strategy: str = "kubespread",
     seed: int | None = None,
+    bounds: Bounds | None = None,
 ) -> RebalancePlan:
     """Plan and replay (see the module notes) from the settled cluster (a Baseline, or the
     Simulation ``place`` left) with one strategy: ``kubespread`` (the solver's plan) or
@@ -499,18 +531,21 @@ def rebalance(
     wave). ``seed``: the replay's (default: the Baseline's, else 0). The replay runs on a
     dump of the settled cluster resettled (:func:`kubespread.sim.run.settled_from`), not on
     ``Baseline.fork``: the scenario the plan writes has that dump as its cluster, so
-    ``simulate`` replays it alike."""
+    ``simulate`` replays it alike. ``bounds``: only the pods they admit move, and only their
+    workloads' constraints are planned and reported (the kubespread strategy)."""
     import time
 
     if isinstance(settled, Baseline):
         seed = settled.seed if seed is None else seed
     seed = 0 if seed is None else seed
+    if strategy == "descheduler":
+        bounds = None  # its pass is the descheduler's, whose own namespace filters are not modelled
     started = time.perf_counter()
     dump = cluster_objects(settled.cluster)
     profiles = dict(settled.profiles)
     sim = settled_from(dump, profiles=profiles, seed=seed, name="rebalance")
     plan = _Draft(strategy, constraints, dump=dump)
-    rows = spread_rows(sim.cluster, sim.profiles)
+    rows = _rows(sim, bounds)
     broken = _broken(rows, constraints)
     plan.before = _skews(rows, constraints)
     touched = {_row_key(r) for r in broken}
@@ -518,9 +553,9 @@ def rebalance(
     fixes = _fixes(broken)
     if strategy == "descheduler":
         _descheduler_rounds(plan, sim, constraints, fixes, keys)
-        rows = spread_rows(sim.cluster, sim.profiles)
+        rows = _rows(sim, bounds)
     else:
-        rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys)
+        rows = _planner_rounds(plan, sim, rows, constraints, time_limit, max_moves, fixes, keys, bounds)
     plan.before = {k: v for k, v in plan.before.items() if k in touched or not v.within}
     after = _skews(rows, constraints)
     plan.after = {k: v for k, v in after.items() if k in plan.before or not v.within}
@@ -551,12 +586,13 @@ def _planner_rounds(
     max_moves: int | None,
     fixes: dict[str, tuple[str, ...]],
     keys: list[str],
+    bounds: Bounds | None = None,
 ) -> list[SpreadRow]:
     """Plan, replay, and plan again while something is broken; the rows of the end state."""
     for round_no in range(1, MAX_ROUNDS + 1):
         broken = _broken(rows, constraints)
         left = None if max_moves is None else max_moves - plan.evictions
-        found = _plan_round(sim, broken, constraints, time_limit, left)
+        found = _plan_round(sim, broken, constraints, time_limit, left, bounds)
         if isinstance(found, str):
             plan.cannot = found
             return rows
@@ -575,10 +611,15 @@ def _planner_rounds(
             plan.waves.append(moves)
             if any(m.refused for m in moves):
                 plan.proven = False
-        rows = spread_rows(sim.cluster, sim.profiles)
+        rows = _rows(sim, bounds)
         if not _broken(rows, constraints):
             break
     return rows
+
+
+def _rows(sim: Simulation, bounds: Bounds | None) -> list[SpreadRow]:
+    rows = spread_rows(sim.cluster, sim.profiles)
+    return rows if bounds is None else bounds.rows(rows, sim.cluster)
 
 
 def _descheduler_rounds(
@@ -641,6 +682,7 @@ class RebalanceRequest:
     time_limit: float = 10.0
     strategy: str = KUBESPREAD
     seed: int | None = None
+    bounds: Bounds | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -672,6 +714,7 @@ def plan_rebalance(request: RebalanceRequest) -> RebalancePlan | RebalanceCompar
             time_limit=request.time_limit,
             strategy=strategy,
             seed=request.seed,
+            bounds=request.bounds,
         )
 
     if request.strategy == COMPARE:
