@@ -8,6 +8,7 @@ metrics count attempts and victims."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -169,6 +170,34 @@ def test_the_nomination_is_written_and_kept_while_the_victims_terminate(stop: th
     assert sched.stats.preemptions == 1
     for key in victims:
         api.remove("Pod", key)  # their kubelet is done
+    assert drive(sched, lambda: node_of(api, "vip") != "", timeout=5.0)
+    stopped(sched)
+    assert node_of(api, "vip") == node
+    assert sched.stats.preemptions == 1
+    assert len(api.calls_matching("delete Pod")) == 2
+
+
+def test_a_preemptor_retried_before_its_victims_are_seen_deleting_does_not_preempt_again(
+    stop: threading.Event,
+) -> None:
+    """Async preemption's PreEnqueue (kube's IsPodRunningPreemption): the preemptor moved back
+    to the active queue while its first victim is marked but not yet deleted (a flush, or the
+    DisruptionTarget update) is held back, not given a second preemption; it binds once the
+    victims are gone."""
+    api = full_cluster(high("vip"))
+    node, victims = offline(api)["default/vip"]
+    held = api.hold_next(f"delete Pod {victims[0]}")
+    sched = started(api, stop)
+    assert drive(sched, lambda: held.arrived.is_set(), timeout=5.0)
+    # the first victim carries DisruptionTarget, nothing is deleted yet: flush the pool
+    assert drive(sched, lambda: pod_condition(api, victims[0].split("/")[1], "DisruptionTarget") is not None)
+    for _ in range(3):
+        with sched.cache.lock:
+            sched.loop.queue.move_all_to_active_or_backoff(time.monotonic() + 1.0)
+        drive(sched, lambda: False, timeout=0.1)
+    assert sched.stats.preemptions == 1
+    assert sched.loop.queue.where("default/vip") == "unschedulable"
+    held.release()
     assert drive(sched, lambda: node_of(api, "vip") != "", timeout=5.0)
     stopped(sched)
     assert node_of(api, "vip") == node

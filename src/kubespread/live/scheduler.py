@@ -236,6 +236,10 @@ class SecondaryScheduler:
         self._bind_failures: dict[str, int] = {}
         #: preemptor uid -> when its preemption was decided (monotonic), until it is bound
         self._preempted_at: dict[str, float] = {}
+        #: preemptor key -> the (key, uid) of each victim it named, until every one is seen
+        #: deleting or gone (kube's Evaluator.preempting under async preemption)
+        self._preempting: dict[str, tuple[tuple[str, str | None], ...]] = {}
+        self.loop.hold = self._running_preemption
         self._last_leftover_sweep = 0.0
         self.cache.cluster.subscribe(self._on_event)
         #: kube-scheduler's metrics and the health probes (live.metrics), when served
@@ -273,6 +277,7 @@ class SecondaryScheduler:
             self._unanswered.pop(uid, None)
             self._bind_failures.pop(uid, None)
             self._preempted_at.pop(uid, None)
+            self._preempting.pop(pod.key, None)
         elif (
             ev.type is EventType.BOUND
             and uid in self._unanswered
@@ -366,6 +371,8 @@ class SecondaryScheduler:
             self.stats.preemptions += 1
             self.stats.victims += len(prepared.victims)
             self._preempted_at.setdefault(pod.metadata.uid or key, time.monotonic())
+            if prepared.victims:
+                self._preempting[key] = tuple((v.key, v.metadata.uid) for v in prepared.victims)
             if self.metrics is not None:
                 self.metrics.preempting(prepared)
             log.info(
@@ -382,6 +389,22 @@ class SecondaryScheduler:
         held = self._conditions.get(pod.metadata.uid or key)
         if held != message or (nominated is not None and nominated != pod.status.nominated_node_name):
             self.binding.submit(key, functools.partial(self._set_condition, pod, message, nominated))
+
+    def _running_preemption(self, pod: Pod) -> bool:
+        """DefaultPreemption's PreEnqueue under async preemption (IsPodRunningPreemption): a
+        preemptor is not tried again until each victim it named is seen deleting or gone, so a
+        retry between the victims' writes and their events (a DisruptionTarget update moves it)
+        does not preempt a second time. Called under the cache lock."""
+        victims = self._preempting.get(pod.key)
+        if victims is None:
+            return False
+        pods = self.cache.cluster.pods
+        for key, uid in victims:
+            current = pods.get(key)
+            if current is not None and current.metadata.uid == uid and not current.is_terminating:
+                return True
+        del self._preempting[pod.key]
+        return False
 
     # ------------------------------------------------------------------ binder threads
     def _bind(self, pod: Pod, decision: Decision) -> None:
@@ -561,6 +584,7 @@ class SecondaryScheduler:
                 with self.cache.lock:
                     self.loop.forget_nomination(preemptor.key)
                     self._preempted_at.pop(preemptor.metadata.uid or preemptor.key, None)
+                    self._preempting.pop(preemptor.key, None)
                     if preemptor.key in self.queue:
                         self.queue.errored(preemptor.key, time.monotonic())
                         self.cache.changed.set()

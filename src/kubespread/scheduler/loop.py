@@ -149,6 +149,9 @@ class SchedulingLoop:
         #: their victims to go; the filters count those of >= priority as already there
         self.nominated: dict[str, list[Pod]] = {}
         self._nominated_node: dict[str, str] = {}
+        #: a popped pod this says to hold back waits for a change instead of a cycle (the live
+        #: scheduler's async preemption: kube's DefaultPreemption PreEnqueue)
+        self.hold: Callable[[Pod], bool] | None = None
 
     # ------------------------------------------------------------------ which pods
     def profile_of(self, pod: Pod) -> Profile | None:
@@ -313,6 +316,9 @@ class SchedulingLoop:
             profile = self.profile_of(pod) if pod is not None else None
             if pod is None or pod.spec.node_name or pod.is_terminating or profile is None:
                 self.queue.delete(info.key)
+                continue
+            if self.hold is not None and self.hold(pod):
+                self.queue.park(info.key)
                 continue
             return pod, profile
 

@@ -293,6 +293,17 @@ class SchedulingQueue:
             self._requeue(info, strategy, now)
         return info
 
+    def park(self, key: str) -> None:
+        """A popped pod a PreEnqueue check turns back (kube's DefaultPreemption while the pod's
+        own preemption is under way): it waits in the unschedulable pool for a change its
+        rejecting plugins' hints accept, its attempts not counted."""
+        self._end_flight(key)
+        info = self._infos.get(key)
+        if info is None:
+            return
+        self._remove_from_pools(key)
+        self._enter_unschedulable(info)
+
     def errored(self, key: str, now: float) -> None:
         """The attempt failed for another reason than the cluster (an API error while binding):
         the pod backs off and is tried again, change or not (kube's backoffQ)."""
