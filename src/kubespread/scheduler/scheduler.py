@@ -695,7 +695,7 @@ def _sampled_feasible(
         feasible[ok] = True
         found_count += len(ok)
         done += len(reached)
-        chunk = m - done
+        chunk = _next_chunk(to_find + 1 - found_count, found_count, done)
     started = _now() if t is not None else 0
     positions = np.flatnonzero(feasible[visit[:done]])
     if len(positions) > to_find:
@@ -736,6 +736,17 @@ def _sampled_feasible(
     if t is not None:
         t.step(VISIT, started)
     return found
+
+
+def _next_chunk(needed: int, found: int, done: int) -> int:
+    """How many more nodes to filter: enough, at the feasible share seen so far and a margin,
+    to find the ``needed`` nodes still missing (twice what was done when none was found yet).
+    Filtering every remaining node instead costs up to ten times the nodes the search reaches."""
+    if needed <= 0:
+        return 0
+    if not found:
+        return 2 * done
+    return int(needed * done / found * 1.25) + 64
 
 
 def _allowed(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:

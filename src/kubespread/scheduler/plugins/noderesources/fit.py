@@ -331,6 +331,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     @staticmethod
     def _from_bits(bits: np.ndarray) -> FilterResult:
+        if not bits.any():  # every node fits: no statuses to build
+            return FilterResult.passing(len(bits))
         codes, inverse = np.unique(bits, return_inverse=True)
         statuses: list[Status] = []
         index = np.full(len(codes), -1, dtype=np.int32)
