@@ -15,9 +15,11 @@ rebuilt from that dump exactly as ``simulate`` builds a scenario's cluster (as
 simulation, so the copy's callbacks act on the base), a Simulation does not pickle for the
 same reason, and rebuilding from the dump per run re-settles the whole cluster. So each run
 is a **fork** of the process holding the base (copy-on-write: nothing is copied up front);
-the child runs the failure and sends back the record (plain data, pickled). The runs are
-spread over a ``concurrent.futures.ProcessPoolExecutor`` (fork start method: the workers
-inherit the base) or, with a Dask ``Client``, over a Dask cluster: the dump is scattered
+the child runs the failure and sends back the record (plain data, pickled). Locally the
+process holding the base forks every run itself, ``processes`` at a time, costliest first,
+or all at once when there are fewer than twice as many (``_fork_all``); what every run reads
+of the base before failing anything (running replicas, each pod's workload) is read once,
+before forking. With a Dask ``Client`` the runs go to a Dask cluster: the dump is scattered
 once, each worker process rebuilds the base on its first task, then forks per run. Same
 dump, same seed, same steps: the local and distributed runs give the same records.
 
@@ -306,12 +308,16 @@ def _fork_all(
     finished: Callable[[], None],
 ) -> list[FailureRecord]:
     """Every failure's record, each run in a child forked from this process (it inherits the
-    base: nothing is sent to it), at most ``processes`` at once, the costliest first (most
-    pods on the failed nodes: a zone before a node, so that the last runs are short ones and
-    no process idles while another finishes a long run). The children send back their
-    records, pickled, through pipes read as they come."""
+    base: nothing is sent to it), the costliest first (most pods on the failed nodes: a zone
+    before a node, so that the last runs are short ones). At most ``processes`` run at once,
+    or all of them when there are fewer than twice as many: three zone runs of equal length
+    on two cores take two rounds one by one, but one and a half run at once (the kernel
+    shares the cores among them; each child's memory grows only by what its run changes).
+    The children send back their records, pickled, through pipes read as they come."""
     import selectors
 
+    if len(failures) < 2 * processes:
+        processes = len(failures)
     cost = _pods_per_node(base.sim)
     order = sorted(range(len(failures)), key=lambda i: -sum(cost.get(n, 0) for n in failures[i].nodes))
     results: dict[int, FailureRecord] = {}
