@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import pickle
 import threading
 import time
 import uuid
@@ -60,20 +59,20 @@ from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY,
 from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
-from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
-from kubespread.cluster.workloads import ownership
-from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
+from kubespread.controllers.disruption import pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
+from kubespread.plan.audit_forks import ForkError, fork_each, forked
+from kubespread.plan.audit_reads import budgets as read_budgets
+from kubespread.plan.audit_reads import skews as read_skews
+from kubespread.plan.audit_reads import workload_key
 from kubespread.plan.results import (
     AuditResult,
     AuditSeconds,
-    BudgetHealth,
     FailureRecord,
     Harm,
     PendingReason,
-    SkewRow,
     Variant,
     VaryResult,
     WorkloadCount,
@@ -81,7 +80,6 @@ from kubespread.plan.results import (
 )
 from kubespread.scheduler.config import default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.views import ConstraintView, workload_groups, workload_views
 from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
@@ -212,7 +210,7 @@ _BASES_LOCK = threading.Lock()
 
 
 def _base_facts(sim: Simulation) -> _Base:
-    owners = {key: _workload_key(sim, pod) for key, pod in sim.cluster.pods.items()}
+    owners = {key: workload_key(sim, pod) for key, pod in sim.cluster.pods.items()}
     return _Base(sim, running_replicas(sim, owners), owners)
 
 
@@ -247,47 +245,6 @@ def _base_of(inp: AuditInput) -> _Base:
         return base
 
 
-def _forked(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in a forked child, its result (pickled) sent back through a pipe: the
-    child's changes to inherited objects never reach this process."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        _child(write, read, fn, *args)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    return _answer(data)
-
-
-def _child(write: int, read: int, fn: Callable[..., Any], *args: Any) -> None:
-    """A forked child's whole life: ``fn(*args)``, or the error's text, pickled to ``write``;
-    then it exits without running anything of the parent's (no atexit, no finalizers)."""
-    status = 0
-    try:
-        os.close(read)
-        try:
-            data = pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as e:
-            data = pickle.dumps((False, f"{type(e).__name__}: {e}"))
-        with os.fdopen(write, "wb") as f:
-            f.write(data)
-    except BaseException:
-        status = 1
-    finally:
-        os._exit(status)
-
-
-def _answer(data: bytes) -> Any:
-    if not data:
-        raise AuditError("a failure run died without an answer")
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise AuditError(f"a failure run failed: {value}")
-    return value
-
-
 def _record_of(base: _Base, failure: Failure, after: float) -> FailureRecord:
     return failure_record(base.sim, failure, after, before=base.before, owners=base.owners)
 
@@ -297,7 +254,10 @@ def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fo
     ``copy="fork"`` forks this process's base, ``"rebuild"`` builds a new one from the dump."""
     if copy == "rebuild":
         return failure_record(build_base(inp), failure, after)
-    return _forked(_record_of, _base_of(inp), failure, after)  # type: ignore[no-any-return]
+    try:
+        return forked(_record_of, _base_of(inp), failure, after)  # type: ignore[no-any-return]
+    except ForkError as e:
+        raise AuditError(f"a failure run {e}") from None
 
 
 def _fork_all(
@@ -314,45 +274,19 @@ def _fork_all(
     on two cores take two rounds one by one, but one and a half run at once (the kernel
     shares the cores among them; each child's memory grows only by what its run changes).
     The children send back their records, pickled, through pipes read as they come."""
-    import selectors
-
     if len(failures) < 2 * processes:
         processes = len(failures)
     cost = _pods_per_node(base.sim)
     order = sorted(range(len(failures)), key=lambda i: -sum(cost.get(n, 0) for n in failures[i].nodes))
-    results: dict[int, FailureRecord] = {}
-    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd -> (index, pid, chunks)
-    selector = selectors.DefaultSelector()
+    calls = [(_record_of, (base, failures[i], after)) for i in order]
     try:
-        while order or running:
-            while order and len(running) < processes:
-                i = order.pop(0)
-                read, write = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # the child
-                    _child(write, read, _record_of, base, failures[i], after)
-                os.close(write)
-                running[read] = (i, pid, [])
-                selector.register(read, selectors.EVENT_READ)
-            for key, _ in selector.select():
-                fd = int(key.fd)
-                chunk = os.read(fd, 1 << 20)
-                if chunk:
-                    running[fd][2].append(chunk)
-                    continue
-                selector.unregister(fd)
-                os.close(fd)
-                i, pid, chunks = running.pop(fd)
-                os.waitpid(pid, 0)
-                results[i] = _answer(b"".join(chunks))
-                finished()
-    finally:
-        for fd, (_, pid, _) in running.items():  # an error above: end the children started
-            os.close(fd)
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        selector.close()
-    return [results[i] for i in range(len(failures))]
+        records = fork_each(calls, processes, finished)
+    except ForkError as e:
+        raise AuditError(f"a failure run {e}") from None
+    out: list[FailureRecord] = [records[0]] * len(failures)
+    for i, record in zip(order, records, strict=True):
+        out[i] = record
+    return out
 
 
 def _pods_per_node(sim: Simulation) -> dict[str, int]:
@@ -364,11 +298,6 @@ def _pods_per_node(sim: Simulation) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ one run
-
-
-def _workload_key(sim: Simulation, pod: Pod) -> str | None:
-    top = ownership(sim.cluster, pod).top
-    return top.key if top else None
 
 
 def desired_replicas(sim: Simulation) -> dict[str, int]:
@@ -395,7 +324,7 @@ def running_replicas(sim: Simulation, owners: Mapping[str, str | None] | None = 
     out: dict[str, int] = {}
     known = owners or {}
     for key, pod in sim.cluster.pods.items():
-        wl = known[key] if key in known else _workload_key(sim, pod)
+        wl = known[key] if key in known else workload_key(sim, pod)
         if wl is not None and _running(sim, pod):
             out[wl] = out.get(wl, 0) + 1
     return out
@@ -410,52 +339,6 @@ def _hints(sim: Simulation, key: str) -> tuple[str, ...]:
         return tuple(explain_key(sim, key).hints)
     except (NoProfile, KeyError):
         return ()
-
-
-def _skews(sim: Simulation, keys: set[str], owners: Mapping[str, str | None]) -> dict[str, list[SkewRow]]:
-    """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it (its
-    rows' views, without the raw counts the audit does not show); ``owners``: pod key →
-    workload key."""
-    out: dict[str, list[SkewRow]] = {}
-    groups = workload_groups(sim.cluster)
-    for group in sorted(groups):
-        if not group[1]:  # a pod without a controller: no workload
-            continue
-        found = workload_views(sim.cluster, sim.profiles, groups[group])
-        if found is None:
-            continue
-        rep, views = found
-        key = owners[rep.key] if rep.key in owners else _workload_key(sim, rep)
-        if key is None or key not in keys:
-            continue
-        for view in views:
-            out.setdefault(key, []).append(_skew_row(view))
-    return out
-
-
-def _skew_row(view: ConstraintView) -> SkewRow:
-    c = view.constraint
-    return SkewRow(
-        topology_key=c.topology_key,
-        when_unsatisfiable=view.when_unsatisfiable,
-        max_skew=c.max_skew,
-        min_domains=c.min_domains,
-        node_taints_policy=c.node_taints_policy,
-        skew=view.skew,
-        within_max_skew=view.within,
-        domains=view.domains,
-    )
-
-
-def _budgets(sim: Simulation) -> dict[str, BudgetHealth]:
-    """Every PodDisruptionBudget by ``namespace/name`` with its health as the disruption
-    controller last wrote it."""
-    out = {}
-    for key, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
-        assert isinstance(pdb, PodDisruptionBudget)
-        budget = pdb_budget(pdb)
-        out[key] = BudgetHealth(key, budget.current_healthy, budget.desired_healthy, budget.broken)
-    return out
 
 
 def failure_record(
@@ -489,7 +372,7 @@ def failure_record(
     pending: dict[str, dict[str, list[str]]] = {}
     budgets_of: dict[str, set[str]] = {}
     for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.key):
-        wl = owners.get(pod.key) if pod.key in owners else owners.setdefault(pod.key, _workload_key(sim, pod))
+        wl = owners.get(pod.key) if pod.key in owners else owners.setdefault(pod.key, workload_key(sim, pod))
         if wl not in desired:
             continue
         if wl not in budgets_of:
@@ -500,8 +383,8 @@ def failure_record(
         elif _pending(pod):
             message = sim.pending_reasons.get(pod.key, "")
             pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
-    budgets = _budgets(sim)
-    skews = _skews(sim, set(desired), owners)
+    budgets = read_budgets(sim)
+    skews = read_skews(sim, set(desired), owners)
     workloads: list[WorkloadOutcome] = []
     for wl, want in desired.items():
         have = running[wl]
