@@ -1,25 +1,40 @@
 #!/usr/bin/env python3
-"""``kubespread audit`` timed: the bundled 30-node snapshot (every zone and every node) and a
-generated cluster (1,000 nodes, 10,000 pods: every zone and the first 100 nodes), with 1 and
-2 local processes.
+"""``kubespread audit`` timed on one, two local processes and a Dask cluster of two local
+workers, with the control measured in the same run: the bundled 30-node snapshot (every zone,
+every node) and a generated cluster (every zone, the first ``--failed-nodes`` nodes).
 
 The generated cluster: N nodes over three zones (16 CPUs, 64 Gi each), W Deployments of R
 replicas (100m CPU) each spread over zones (maxSkew 1, DoNotSchedule; every other workload
 with nodeTaintsPolicy Honor, so that half of them cannot place their replacements when a
 zone fails) and over hostnames (maxSkew 1, ScheduleAnyway). It is settled once (``place``,
 timed apart: ``settle s``); each audit then runs every failure from a fork of the settled
-base. Columns: the instance, nodes, pods, the failures run, processes, the failures' seconds
-(``runs s``: the pool's wall time over the failures), seconds per failure (the same divided
-by the failures) and the audit's total (the runs plus rebuilding the base from the dump and
-reading the records).
+base (``audit_settled``). Per instance and key, each way of running is timed ``--repeat``
+times (medians): ``runs s`` is the wall time of the failure runs, ``total s`` the whole audit
+(the base rebuilt from the dump, the runs, the ranking), ``cpu s`` user + system of this
+process and the children it forked (not shown for Dask: its workers are not our children),
+``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
+worker processes of 2 threads: a thread only waits for the run it forked) is started once,
+apart; each audit scatters the dump to it and each worker rebuilds the base on its first run.
+
+**Control**, measured right before each 2-process and Dask audit: how much faster k
+CPU-bound processes at once finish k pure-Python loops than one process finishes them all,
+k being how many runs the audit runs at once (2 processes run all of fewer than 4 failures
+at once: ``plan.audit``; 2.00 for k = 2 on two idle cores, and k processes take a larger
+share of cores shared with other work than one does, which the control shows too): the
+scaling the shared machine offered at that moment. The load average is printed with every
+row.
 
     .venv/bin/python benchmarks/audit.py                        # snapshot, then 1,000 nodes
-    .venv/bin/python benchmarks/audit.py --only generated --nodes 30 --workloads 3 --replicas 30
+    .venv/bin/python benchmarks/audit.py --only generated --nodes 300 --workloads 15 --replicas 200
+    .venv/bin/python benchmarks/audit.py --ways 1 2             # no Dask
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -42,14 +57,17 @@ COLUMNS = (
     "nodes",
     "pods",
     "failures",
-    "processes",
+    "way",
     "settle s",
     "runs s",
-    "s per failure",
     "total s",
+    "cpu s",
+    "speed-up",
+    "control",
+    "load",
 )
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def _node(i: int, zone: str) -> dict[str, Any]:
@@ -110,27 +128,74 @@ def _settle(objects: list[LoadedObject]) -> tuple[Any, float]:
     return result.sim, time.perf_counter() - started
 
 
+def _cpu() -> float:
+    """User + system seconds of this process and the children it waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _audit(sim: Any, key: str, limit: int | None, way: str, client: Any) -> tuple[float, float, float, int]:
+    """(runs s, total s, CPU s, failures) of one audit run the ``way`` given."""
+    cpu = _cpu()
+    if way == "dask":
+        doc = audit_settled(sim, domains=[key], limit=limit, processes=2, client=client)
+    else:
+        doc = audit_settled(sim, domains=[key], limit=limit, processes=int(way))
+    return doc.seconds.runs, doc.seconds.total, _cpu() - cpu, len(doc.failures)
+
+
 def _time(
-    table: Table, name: str, sim: Any, settle: float, node_limit: int | None, processes: list[int]
+    table: Table,
+    name: str,
+    sim: Any,
+    settle: float,
+    node_limit: int | None,
+    ways: list[str],
+    repeat: int,
+    client: Any,
 ) -> None:
-    """One row per key (zones, then nodes) and process count."""
+    """One row per key (zones, then nodes) and way of running, medians of ``repeat``."""
     pods = sum(1 for p in sim.cluster.pods.values() if sim.cluster.node_of(p.key))
     for key, limit in ((ZONE, None), (HOST, node_limit)):
-        for n in processes:
-            doc = audit_settled(sim, domains=[key], limit=limit, processes=n)
-            runs, failures = doc.seconds.runs, len(doc.failures)
+        one: float | None = None
+        for way in ways:
+            runs, totals, cpus, controls, loads = [], [], [], [], []
+            failures = 0
+            at_once = _at_once(way, limit if key == HOST and limit is not None else _domains(sim, key))
+            for _ in range(repeat):
+                if way != "1":
+                    controls.append(machine_scaling(at_once))
+                loads.append(_load())
+                r, t, c, failures = _audit(sim, key, limit, way, client)
+                runs.append(r)
+                totals.append(t)
+                cpus.append(c)
+            total = statistics.median(totals)
+            if way == "1":
+                one = total
             table.add_row(
                 f"{name} {key.rsplit('/', 1)[-1]}s",
                 str(len(sim.cluster.nodes)),
                 str(pods),
                 str(failures),
-                str(n),
+                "Dask, 2 workers" if way == "dask" else f"{way} process{'es' if way != '1' else ''}",
                 f"{settle:.2f}",
-                f"{runs:.2f}",
-                f"{runs / max(failures, 1):.2f}",
-                f"{doc.seconds.total:.2f}",
+                f"{statistics.median(runs):.2f}",
+                f"{total:.2f}",
+                "-" if way == "dask" else f"{statistics.median(cpus):.2f}",
+                f"{one / total:.2f}x" if one and way != "1" else "",
+                f"{statistics.median(controls):.2f}x" if controls else "",
+                f"{min(loads):.1f}-{max(loads):.1f}",
             )
-            console.print(f"[dim]  {name}, {failures} {key} failures, {n} process(es): {runs:.1f} s[/]")
+            console.print(
+                f"[dim]  {name}, {failures} {key} failures, {way}: total {total:.2f} s "
+                f"(runs {', '.join(f'{x:.2f}' for x in totals)}), load {loads[-1]:.1f}[/]"
+            )
 
 
 def _spin(n: int) -> int:
@@ -140,19 +205,48 @@ def _spin(n: int) -> int:
     return total
 
 
-def machine_scaling(n: int = 5_000_000) -> float:
-    """How much faster two CPU-bound processes finish two loops than one process does, now:
-    the scaling the machine offers (other work on shared cores takes its part)."""
+def machine_scaling(k: int = 2, n: int = 3_000_000) -> float:
+    """How much faster ``k`` CPU-bound processes at once finish ``k`` loops than one process
+    does, now: the scaling the machine offers to ``k`` runs at once (other work on shared
+    cores takes its part; ``k`` processes also take a larger share from it than one)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    started = time.perf_counter()
-    _spin(n), _spin(n)
-    serial = time.perf_counter() - started
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(k) as pool:
+        list(pool.map(_spin, [1] * k))  # the workers started
         started = time.perf_counter()
-        list(pool.map(_spin, [n, n]))
+        for _ in range(k):
+            _spin(n)
+        serial = time.perf_counter() - started
+        started = time.perf_counter()
+        list(pool.map(_spin, [n] * k))
         parallel = time.perf_counter() - started
     return serial / parallel
+
+
+def _domains(sim: Any, key: str) -> int:
+    return len({n.metadata.labels[key] for n in sim.cluster.nodes.values() if key in n.metadata.labels})
+
+
+def _at_once(way: str, failures: int) -> int:
+    """How many runs an audit runs at once: 2 local processes run all of fewer than 4 runs
+    at once, else 2 (``plan.audit._fork_all``); the Dask cluster has 2 workers of 2 threads,
+    each thread waiting for the run it forked."""
+    if way == "dask":
+        return min(failures, 4)
+    return failures if failures < 2 * int(way) else int(way)
+
+
+def _dask(ways: list[str]) -> tuple[Any, Any]:
+    """A LocalCluster of 2 worker processes and its Client, when a way is ``dask``."""
+    if "dask" not in ways:
+        return None, None
+    from distributed import Client, LocalCluster
+
+    started = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    console.print(f"[dim]Dask LocalCluster of 2 workers started in {time.perf_counter() - started:.1f} s[/]")
+    return cluster, client
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,25 +255,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=int, default=50)
     ap.add_argument("--replicas", type=int, default=200)
     ap.add_argument("--failed-nodes", type=int, default=100, help="node failures of the generated cluster")
-    ap.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--ways", nargs="+", default=["1", "2", "dask"], choices=("1", "2", "dask"))
+    ap.add_argument("--repeat", type=int, default=3, help="audits per row (the median is shown)")
     ap.add_argument("--only", choices=("snapshot", "generated"))
     args = ap.parse_args(argv)
-    table = Table(title="kubespread audit (zone and node failures, 600 s each)")
+    ways = ["1", *[w for w in args.ways if w != "1"]]  # the 1-process time is the reference
+    table = Table(title="kubespread audit (600 s per failure; medians)")
     for col in COLUMNS:
-        table.add_column(col, justify="left" if col == "instance" else "right")
-    if args.only in (None, "snapshot"):
-        sim, settle = _settle(load([str(SNAPSHOT)]).objects)
-        _time(table, "snapshot", sim, settle, None, args.processes)
-    if args.only in (None, "generated"):
-        console.print(f"[dim]settling {args.nodes} nodes, {args.workloads} x {args.replicas} pods ...[/]")
-        manifests = load_data(generate(args.nodes, args.workloads, args.replicas), "<generated>")
-        sim, settle = _settle(manifests.objects)
-        name = f"{args.nodes}x{args.workloads * args.replicas}"
-        _time(table, name, sim, settle, args.failed_nodes, args.processes)
+        table.add_column(col, justify="left" if col in ("instance", "way") else "right")
+    cluster, client = _dask(ways)
+    try:
+        if args.only in (None, "snapshot"):
+            sim, settle = _settle(load([str(SNAPSHOT)]).objects)
+            _time(table, "snapshot", sim, settle, None, ways, args.repeat, client)
+        if args.only in (None, "generated"):
+            console.print(f"[dim]settling {args.nodes} nodes, {args.workloads} x {args.replicas} pods ...[/]")
+            manifests = load_data(generate(args.nodes, args.workloads, args.replicas), "<generated>")
+            sim, settle = _settle(manifests.objects)
+            name = f"{args.nodes}x{args.workloads * args.replicas}"
+            _time(table, name, sim, settle, args.failed_nodes, ways, args.repeat, client)
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
     console.print(table)
     console.print(
-        f"two CPU-bound processes ran {machine_scaling():.2f}x as fast as one on this machine just now "
-        "(2.00 on two idle cores)"
+        "control: k CPU-bound processes at once against one, k the runs the audit runs at once, "
+        "measured before each audit of the row (2.00x for k = 2 on two idle cores); "
+        "speed-up: the 1-process total over the row's"
     )
     return 0
 

@@ -29,31 +29,35 @@ def test_the_generated_cluster() -> None:
 
 @pytest.mark.slow  # settles and audits a small cluster with 1 and 2 processes
 def test_a_tiny_run_prints_a_consistent_table(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = [
-        "--only",
-        "generated",
-        "--nodes",
-        "9",
-        "--workloads",
-        "2",
-        "--replicas",
-        "6",
-        "--failed-nodes",
-        "2",
-    ]
-    assert AUDIT.main(argv) == 0
+    argv = ["--only", "generated", "--nodes", "9", "--workloads", "2", "--replicas", "6"]
+    assert AUDIT.main([*argv, "--failed-nodes", "2", "--ways", "2", "1", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
-    for column in ("instance", "nodes", "pods", "failures", "processes", "settle s", "runs s", "total s"):
+    for column in (
+        "instance",
+        "failures",
+        "way",
+        "settle s",
+        "runs s",
+        "total s",
+        "cpu s",
+        "speed-up",
+        "control",
+    ):
         assert column in out
     rows = [
         [c.strip() for c in line.strip("│ ").split("│")] for line in out.splitlines() if line.startswith("│")
     ]
-    assert [(r[0], r[3], r[4]) for r in rows] == [
-        ("9x12 zones", "3", "1"),
-        ("9x12 zones", "3", "2"),
-        ("9x12 hostnames", "2", "1"),
-        ("9x12 hostnames", "2", "2"),
+    assert [(r[0], r[3], r[4]) for r in rows] == [  # 1 process first: the reference
+        ("9x12 zones", "3", "1 process"),
+        ("9x12 zones", "3", "2 processes"),
+        ("9x12 hostnames", "2", "1 process"),
+        ("9x12 hostnames", "2", "2 processes"),
     ]
     for r in rows:
         assert (r[1], r[2]) == ("9", "12")
-        assert all(re.fullmatch(r"\d+\.\d\d", c) for c in r[5:])
+        assert all(re.fullmatch(r"\d+\.\d\d", c) for c in r[5:9])
+        assert re.fullmatch(r"\d+\.\d-\d+\.\d", r[11])
+    for one, two in ((rows[0], rows[1]), (rows[2], rows[3])):
+        assert (one[9], one[10]) == ("", "")
+        assert re.fullmatch(r"\d+\.\d\dx", two[9])
+        assert re.fullmatch(r"\d+\.\d\dx", two[10])

@@ -182,6 +182,44 @@ def test_fork_and_rebuild_give_the_same_records() -> None:
     assert forked.failures == rebuilt.failures and forked.workloads == rebuilt.workloads
 
 
+def test_every_number_of_processes_gives_the_same_records() -> None:
+    """Runs forked one at a time, two at a time, and all at once (fewer failures than twice
+    the processes) read the base's facts once, before forking: the records are those of a
+    simulation rebuilt per run, which reads them itself."""
+    sim = place(zone_failure_input()).sim
+    rebuilt = audit_settled(sim, domains=[ZONE], after=AFTER, processes=1, copy="rebuild")
+    for processes in (1, 2, 5):
+        forked = audit_settled(sim, domains=[ZONE], after=AFTER, processes=processes)
+        assert forked.failures == rebuilt.failures and forked.workloads == rebuilt.workloads
+
+
+def test_forked_runs_come_back_in_the_order_asked() -> None:
+    """The costliest runs start first (a zone before its nodes), the records come back in
+    the order of the failures given, each from its own run."""
+    from kubespread.io.dump import cluster_objects
+    from kubespread.plan.audit import AuditInput, _base_of, _fork_all, failures_of
+
+    sim = place(zone_failure_input()).sim
+    base = _base_of(AuditInput(tuple(cluster_objects(sim.cluster)), seed=0, features=sim.features))
+    failures = list(reversed(failures_of(base.sim, [HOST, ZONE])))  # the nodes' first
+    done: list[int] = []
+    records = _fork_all(base, failures, AFTER, 2, lambda: done.append(1))
+    assert [r.domain for r in records] == [f.name for f in failures]
+    assert len(done) == len(failures)
+    assert {r.nodes for r in records if r.key == ZONE} == {f.nodes for f in failures if f.key == ZONE}
+
+
+def test_a_run_that_fails_is_an_audit_error() -> None:
+    from kubespread.io.dump import cluster_objects
+    from kubespread.plan.audit import AuditInput, Failure, _base_of, _fork_all, failures_of
+
+    sim = place(zone_failure_input()).sim
+    base = _base_of(AuditInput(tuple(cluster_objects(sim.cluster)), seed=0, features=sim.features))
+    failures = [*failures_of(base.sim, [ZONE]), Failure(HOST, "nowhere", ("nowhere",))]
+    with pytest.raises(AuditError, match="a failure run failed"):
+        _fork_all(base, failures, AFTER, 2, lambda: None)
+
+
 def test_vary_picks_the_setting_that_survives() -> None:
     strict = [lo for lo in zone_failure_input() if lo.obj.kind == "Node" or lo.obj.metadata.name == "strict"]
     grid = parse_vary(["nodeTaintsPolicy=Ignore,Honor"])

@@ -15,9 +15,11 @@ rebuilt from that dump exactly as ``simulate`` builds a scenario's cluster (as
 simulation, so the copy's callbacks act on the base), a Simulation does not pickle for the
 same reason, and rebuilding from the dump per run re-settles the whole cluster. So each run
 is a **fork** of the process holding the base (copy-on-write: nothing is copied up front);
-the child runs the failure and sends back the record (plain data, pickled). The runs are
-spread over a ``concurrent.futures.ProcessPoolExecutor`` (fork start method: the workers
-inherit the base) or, with a Dask ``Client``, over a Dask cluster: the dump is scattered
+the child runs the failure and sends back the record (plain data, pickled). Locally the
+process holding the base forks every run itself, ``processes`` at a time, costliest first,
+or all at once when there are fewer than twice as many (``_fork_all``); what every run reads
+of the base before failing anything (running replicas, each pod's workload) is read once,
+before forking. With a Dask ``Client`` the runs go to a Dask cluster: the dump is scattered
 once, each worker process rebuilds the base on its first task, then forks per run. Same
 dump, same seed, same steps: the local and distributed runs give the same records.
 
@@ -44,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import pickle
 import threading
 import time
 import uuid
@@ -58,20 +59,20 @@ from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY,
 from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
-from kubespread.api.policy import PodDisruptionBudget
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
-from kubespread.cluster.workloads import ownership
-from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
+from kubespread.controllers.disruption import pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
+from kubespread.plan.audit_forks import ForkError, fork_each, forked
+from kubespread.plan.audit_reads import budgets as read_budgets
+from kubespread.plan.audit_reads import skews as read_skews
+from kubespread.plan.audit_reads import workload_key
 from kubespread.plan.results import (
     AuditResult,
     AuditSeconds,
-    BudgetHealth,
     FailureRecord,
     Harm,
     PendingReason,
-    SkewRow,
     Variant,
     VaryResult,
     WorkloadCount,
@@ -79,7 +80,6 @@ from kubespread.plan.results import (
 )
 from kubespread.scheduler.config import default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.views import spread_rows
 from kubespread.sim.baseline import Baseline, SettleError, settle
 from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
@@ -193,8 +193,25 @@ class AuditInput:
     features: FeatureGates | None = None
 
 
-_BASES: dict[str, Simulation] = {}
+@dataclass(frozen=True)
+class _Base:
+    """A process's base simulation and what every run reads of it before failing anything:
+    the same in every fork, so read once (in the parent, before forking) rather than per run.
+    ``before``: running replicas per workload; ``owners``: every pod's workload (a pod's owner
+    never changes during a run: a run only reads new pods' owners)."""
+
+    sim: Simulation
+    before: dict[str, int]
+    owners: dict[str, str | None]
+
+
+_BASES: dict[str, _Base] = {}
 _BASES_LOCK = threading.Lock()
+
+
+def _base_facts(sim: Simulation) -> _Base:
+    owners = {key: workload_key(sim, pod) for key, pod in sim.cluster.pods.items()}
+    return _Base(sim, running_replicas(sim, owners), owners)
 
 
 def build_base(inp: AuditInput) -> Simulation:
@@ -216,49 +233,20 @@ def profiles_of(
 def base_of(inp: AuditInput) -> Simulation:
     """This process's base for ``inp``, built on first use; never run itself (runs fork).
     One base is kept per process (a long-lived Dask worker audits one cluster after another)."""
+    return _base_of(inp).sim
+
+
+def _base_of(inp: AuditInput) -> _Base:
     with _BASES_LOCK:
         base = _BASES.get(inp.token)
         if base is None:
             _BASES.clear()
-            base = _BASES[inp.token] = build_base(inp)
+            base = _BASES[inp.token] = _base_facts(build_base(inp))
         return base
 
 
-def _forked(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in a forked child, its result (pickled) sent back through a pipe: the
-    child's changes to inherited objects never reach this process."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        status = 0
-        try:
-            os.close(read)
-            try:
-                data = pickle.dumps((True, fn(*args)))
-            except BaseException as e:
-                data = pickle.dumps((False, f"{type(e).__name__}: {e}"))
-            with os.fdopen(write, "wb") as f:
-                f.write(data)
-        except BaseException:
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    if not data:
-        raise AuditError("a failure run died without an answer")
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise AuditError(f"a failure run failed: {value}")
-    return value
-
-
-def _run_inherited(token: str, failure: Failure, after: float) -> FailureRecord:
-    """A pool worker's run: the base was built before the worker forked, so only its token
-    crosses the process boundary (pickling the dump per task would cost more than the run)."""
-    return _forked(failure_record, _BASES[token], failure, after)  # type: ignore[no-any-return]
+def _record_of(base: _Base, failure: Failure, after: float) -> FailureRecord:
+    return failure_record(base.sim, failure, after, before=base.before, owners=base.owners)
 
 
 def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fork") -> FailureRecord:
@@ -266,15 +254,50 @@ def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fo
     ``copy="fork"`` forks this process's base, ``"rebuild"`` builds a new one from the dump."""
     if copy == "rebuild":
         return failure_record(build_base(inp), failure, after)
-    return _forked(failure_record, base_of(inp), failure, after)  # type: ignore[no-any-return]
+    try:
+        return forked(_record_of, _base_of(inp), failure, after)  # type: ignore[no-any-return]
+    except ForkError as e:
+        raise AuditError(f"a failure run {e}") from None
+
+
+def _fork_all(
+    base: _Base,
+    failures: Sequence[Failure],
+    after: float,
+    processes: int,
+    finished: Callable[[], None],
+) -> list[FailureRecord]:
+    """Every failure's record, each run in a child forked from this process (it inherits the
+    base: nothing is sent to it), the costliest first (most pods on the failed nodes: a zone
+    before a node, so that the last runs are short ones). At most ``processes`` run at once,
+    or all of them when there are fewer than twice as many: three zone runs of equal length
+    on two cores take two rounds one by one, but one and a half run at once (the kernel
+    shares the cores among them; each child's memory grows only by what its run changes).
+    The children send back their records, pickled, through pipes read as they come."""
+    if len(failures) < 2 * processes:
+        processes = len(failures)
+    cost = _pods_per_node(base.sim)
+    order = sorted(range(len(failures)), key=lambda i: -sum(cost.get(n, 0) for n in failures[i].nodes))
+    calls = [(_record_of, (base, failures[i], after)) for i in order]
+    try:
+        records = fork_each(calls, processes, finished)
+    except ForkError as e:
+        raise AuditError(f"a failure run {e}") from None
+    out: list[FailureRecord] = [records[0]] * len(failures)
+    for i, record in zip(order, records, strict=True):
+        out[i] = record
+    return out
+
+
+def _pods_per_node(sim: Simulation) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pod in sim.cluster.pods.values():
+        if pod.spec.node_name:
+            out[pod.spec.node_name] = out.get(pod.spec.node_name, 0) + 1
+    return out
 
 
 # ------------------------------------------------------------------ one run
-
-
-def _workload_key(sim: Simulation, pod: Pod) -> str | None:
-    top = ownership(sim.cluster, pod).top
-    return top.key if top else None
 
 
 def desired_replicas(sim: Simulation) -> dict[str, int]:
@@ -295,11 +318,13 @@ def _running(sim: Simulation, pod: Pod) -> bool:
     return bool(node) and not pod.is_terminating and not pod.is_finished and sim.node_reachable(node)
 
 
-def running_replicas(sim: Simulation) -> dict[str, int]:
-    """``namespace/Kind/name`` → the workload's replicas running now (see ``_running``)."""
+def running_replicas(sim: Simulation, owners: Mapping[str, str | None] | None = None) -> dict[str, int]:
+    """``namespace/Kind/name`` → the workload's replicas running now (see ``_running``);
+    ``owners``: pod key → workload key, known already (the others are looked up)."""
     out: dict[str, int] = {}
-    for pod in sim.cluster.pods.values():
-        wl = _workload_key(sim, pod)
+    known = owners or {}
+    for key, pod in sim.cluster.pods.items():
+        wl = known[key] if key in known else workload_key(sim, pod)
         if wl is not None and _running(sim, pod):
             out[wl] = out.get(wl, 0) + 1
     return out
@@ -316,47 +341,23 @@ def _hints(sim: Simulation, key: str) -> tuple[str, ...]:
         return ()
 
 
-def _skews(sim: Simulation, keys: set[str]) -> dict[str, list[SkewRow]]:
-    """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it."""
-    out: dict[str, list[SkewRow]] = {}
-    for row in spread_rows(sim.cluster, sim.profiles):
-        if row.view is None or row.top is None:
-            continue
-        key = row.top.key
-        if key not in keys:
-            continue
-        view, c = row.view, row.view.constraint
-        skew = SkewRow(
-            topology_key=c.topology_key,
-            when_unsatisfiable=view.when_unsatisfiable,
-            max_skew=c.max_skew,
-            min_domains=c.min_domains,
-            node_taints_policy=c.node_taints_policy,
-            skew=view.skew,
-            within_max_skew=view.within,
-            domains=view.domains,
-        )
-        out.setdefault(key, []).append(skew)
-    return out
-
-
-def _budgets(sim: Simulation) -> dict[str, BudgetHealth]:
-    """Every PodDisruptionBudget by ``namespace/name`` with its health as the disruption
-    controller last wrote it."""
-    out = {}
-    for key, pdb in sorted(sim.cluster.objects(PodDisruptionBudget.KIND).items()):
-        assert isinstance(pdb, PodDisruptionBudget)
-        budget = pdb_budget(pdb)
-        out[key] = BudgetHealth(key, budget.current_healthy, budget.desired_healthy, budget.broken)
-    return out
-
-
-def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRecord:
+def failure_record(
+    sim: Simulation,
+    failure: Failure,
+    after: float,
+    *,
+    before: Mapping[str, int] | None = None,
+    owners: Mapping[str, str | None] | None = None,
+) -> FailureRecord:
     """Fail ``failure``'s nodes on ``sim`` (changed in place), advance ``after`` seconds, and
-    read the record (the JSON's ``failures[]`` entry, rank left out)."""
+    read the record (the JSON's ``failures[]`` entry, rank left out). ``before`` (the running
+    replicas now) and ``owners`` (pod key → workload key) when the caller read them already
+    (every fork of one base shares them)."""
     started = sim.now
     first_event = len(sim.events)
-    before = running_replicas(sim)
+    if before is None:
+        before = running_replicas(sim, owners)
+    owners = dict(owners or {})
     steps = [Step(i, "node", {"name": n, "action": "fail"}) for i, n in enumerate(failure.nodes)]
     steps.append(Step(len(steps), "advance", seconds=after))
     for step in steps:
@@ -371,7 +372,7 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
     pending: dict[str, dict[str, list[str]]] = {}
     budgets_of: dict[str, set[str]] = {}
     for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.key):
-        wl = _workload_key(sim, pod)
+        wl = owners.get(pod.key) if pod.key in owners else owners.setdefault(pod.key, workload_key(sim, pod))
         if wl not in desired:
             continue
         if wl not in budgets_of:
@@ -382,8 +383,8 @@ def failure_record(sim: Simulation, failure: Failure, after: float) -> FailureRe
         elif _pending(pod):
             message = sim.pending_reasons.get(pod.key, "")
             pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
-    budgets = _budgets(sim)
-    skews = _skews(sim, set(desired))
+    budgets = read_budgets(sim)
+    skews = read_skews(sim, set(desired), owners)
     workloads: list[WorkloadOutcome] = []
     for wl, want in desired.items():
         have = running[wl]
@@ -472,23 +473,18 @@ def _run_all(
         for _ in as_completed(futures):  # type: ignore[no-untyped-call]
             finished()
         return list(client.gather(futures))
-    if copy == "fork":
-        base_of(inp)  # built here, before the workers fork: they inherit it
+    if copy == "fork":  # built here, before the children fork: they inherit it
+        return _fork_all(_base_of(inp), failures, after, max(processes, 1), finished)
     if processes <= 1 or n <= 1:
         records = []
         for f in failures:
             records.append(run_failure(inp, f, after, copy))
             finished()
         return records
-    import multiprocessing
     from concurrent.futures import as_completed as completed
 
-    context = multiprocessing.get_context("fork" if copy == "fork" else None)
-    with ProcessPoolExecutor(max_workers=min(processes, n), mp_context=context) as pool:
-        if copy == "fork":
-            jobs = [pool.submit(_run_inherited, inp.token, f, after) for f in failures]
-        else:
-            jobs = [pool.submit(run_failure, inp, f, after, copy) for f in failures]
+    with ProcessPoolExecutor(max_workers=min(processes, n)) as pool:
+        jobs = [pool.submit(run_failure, inp, f, after, copy) for f in failures]
         for _ in completed(jobs):
             finished()
         return [job.result() for job in jobs]
@@ -524,10 +520,10 @@ def audit_settled(
         copy = "rebuild"
     started = time.perf_counter()
     inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed, features=sim.features)
-    base = base_of(inp) if copy == "fork" or client is None else build_base(inp)
-    failures = failures_of(base, domains, limit=limit)
-    desired = desired_replicas(base)
-    running = running_replicas(base)
+    facts = _base_of(inp) if copy == "fork" or client is None else _base_facts(build_base(inp))
+    failures = failures_of(facts.sim, domains, limit=limit)
+    desired = desired_replicas(facts.sim)
+    running = facts.before
     ran = time.perf_counter()
     records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
     ran = time.perf_counter() - ran

@@ -98,6 +98,8 @@ __all__ = [
     "rule_keys",
     "spread_rows",
     "tie_view",
+    "workload_groups",
+    "workload_views",
 ]
 
 _PTS: Final = "PodTopologySpread"
@@ -389,6 +391,20 @@ def _raw_domains(cluster: ClusterState, key: str, running: Sequence[Pod]) -> dic
     return domains
 
 
+def workload_views(
+    cluster: ClusterState, profiles: Mapping[str, Profile], members: Sequence[Pod]
+) -> tuple[Pod, list[ConstraintView]] | None:
+    """A workload's representative pod and the views of its spread constraints, as its
+    ``spread_rows`` rows show them (None when none of its pods is live): for callers that
+    want the scheduler's skews without the raw counts (``audit`` reads them per failure)."""
+    live = [p for p in members if not p.is_terminating and not p.is_finished]
+    if not live:
+        return None
+    rep = _representative(live)
+    views = profile_views(cluster, rep, profiles.get(rep.spec.scheduler_name or DEFAULT_SCHEDULER_NAME))
+    return rep, [v for v in views if not v.defaulted or cluster.node_label_values(v.constraint.topology_key)]
+
+
 def _workload_rows(
     cluster: ClusterState,
     profiles: Mapping[str, Profile],
@@ -396,14 +412,13 @@ def _workload_rows(
     members: Sequence[Pod],
 ) -> list[SpreadRow]:
     namespace, kind, name = group
-    live = [p for p in members if not p.is_terminating and not p.is_finished]
-    if not live:
+    found = workload_views(cluster, profiles, members)
+    if found is None:
         return []
+    rep, views = found
+    live = [p for p in members if not p.is_terminating and not p.is_finished]
     running = [p for p in live if p.spec.node_name]
-    rep = _representative(live)
     bare = not kind
-    views = profile_views(cluster, rep, profiles.get(rep.spec.scheduler_name or DEFAULT_SCHEDULER_NAME))
-    views = [v for v in views if not v.defaulted or cluster.node_label_values(v.constraint.topology_key)]
     counted = {v.constraint.topology_key for v in views}
     extra: list[str] = []
     if not bare:
@@ -433,14 +448,12 @@ def _workload_rows(
     return [row(v.constraint.topology_key, v) for v in views] + [row(k, None) for k in extra]
 
 
-def spread_rows(
-    cluster: ClusterState, profiles: Mapping[str, Profile], pods: Iterable[Pod] | None = None
-) -> list[SpreadRow]:
-    """The rows per (workload, constraint) of the workloads ``pods`` belong to (every pod's
-    workload when None), each workload with all its pods in the cluster; ordered by namespace,
-    controller kind and name (pods without a controller first), then DoNotSchedule
-    constraints, ScheduleAnyway ones and raw-only keys. ``profiles``: schedulerName → Profile
-    (a Simulation's ``profiles``), for the default constraints. See the module notes."""
+def workload_groups(
+    cluster: ClusterState, pods: Iterable[Pod] | None = None
+) -> dict[tuple[str, str, str], list[Pod]]:
+    """``(namespace, controller kind, controller name)`` → all its pods in the cluster (by
+    key), for the workloads ``pods`` belong to (every pod's when None); a pod without a
+    controller is its own group, ``(namespace, "", name)``."""
     every = sorted(cluster.pods.values(), key=lambda p: p.key)
     by_controller: dict[tuple[str, str, str], list[Pod]] = {}
     for p in every:
@@ -456,6 +469,18 @@ def spread_rows(
         else:
             group = (ns, ref.kind, ref.name)
             groups[group] = by_controller.get(group, [p])
+    return groups
+
+
+def spread_rows(
+    cluster: ClusterState, profiles: Mapping[str, Profile], pods: Iterable[Pod] | None = None
+) -> list[SpreadRow]:
+    """The rows per (workload, constraint) of the workloads ``pods`` belong to (every pod's
+    workload when None), each workload with all its pods in the cluster; ordered by namespace,
+    controller kind and name (pods without a controller first), then DoNotSchedule
+    constraints, ScheduleAnyway ones and raw-only keys. ``profiles``: schedulerName → Profile
+    (a Simulation's ``profiles``), for the default constraints. See the module notes."""
+    groups = workload_groups(cluster, pods)
     rows: list[SpreadRow] = []
     for group in sorted(groups):
         rows += _workload_rows(cluster, profiles, group, groups[group])
