@@ -132,6 +132,13 @@ def test_the_schema_keeps_every_field_of_a_full_workload_spread() -> None:
         "metadata": {"name": "s", "namespace": "default"},
         "spec": {
             "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "targetFilter": {
+                "selector": {
+                    "matchLabels": {"app": "web"},
+                    "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}],
+                },
+                "replicasPathList": ["spec.replicas"],
+            },
             "scheduleStrategy": {
                 "type": "Adaptive",
                 "adaptive": {"rescheduleCriticalSeconds": 30, "disableSimulationSchedule": True},

@@ -91,8 +91,20 @@ def _spec(subset: dict[str, Any] | None = None) -> dict[str, Any]:
             ),
         }
     )
+    requirement = _obj(
+        {"key": dict(_STRING), "operator": dict(_STRING), "values": _array(dict(_STRING))},
+        ["key", "operator"],
+    )
+    selector = _obj({"matchLabels": dict(_STRING_MAP), "matchExpressions": _array(requirement)})
+    # which of the target's pods are managed, and where the workload keeps their number
+    target_filter = _obj({"selector": selector, "replicasPathList": _array(dict(_STRING))})
     return _obj(
-        {"targetRef": target, "subsets": _array(subset or _subset()), "scheduleStrategy": strategy},
+        {
+            "targetRef": target,
+            "targetFilter": target_filter,
+            "subsets": _array(subset or _subset()),
+            "scheduleStrategy": strategy,
+        },
         ["targetRef", "subsets"],
     )
 
