@@ -57,7 +57,14 @@ from kubespread.scheduler.framework import (
     Status,
 )
 from kubespread.scheduler.profile import Profile
-from kubespread.scheduler.selection import NodeOrder, Sampling, heap_top, num_feasible_nodes_to_find
+from kubespread.scheduler.selection import (
+    NodeOrder,
+    Sampling,
+    allowed_nodes,
+    heap_top,
+    next_chunk,
+    num_feasible_nodes_to_find,
+)
 from kubespread.scheduler.timings import (
     FILTER,
     FIT_ERROR,
@@ -593,7 +600,7 @@ def _narrow(
     absent-node status says), returning the rest of ``ids`` in their order."""
     t = decision.timings
     started = _now() if t is not None else 0
-    keep = _allowed(cluster, node_names)
+    keep = allowed_nodes(cluster, node_names)
     status = Status(
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]",),
@@ -695,7 +702,7 @@ def _sampled_feasible(
         feasible[ok] = True
         found_count += len(ok)
         done += len(reached)
-        chunk = _next_chunk(to_find + 1 - found_count, found_count, done)
+        chunk = next_chunk(to_find + 1 - found_count, found_count, done)
     started = _now() if t is not None else 0
     positions = np.flatnonzero(feasible[visit[:done]])
     if len(positions) > to_find:
@@ -736,27 +743,6 @@ def _sampled_feasible(
     if t is not None:
         t.step(VISIT, started)
     return found
-
-
-def _next_chunk(needed: int, found: int, done: int) -> int:
-    """How many more nodes to filter: enough, at the feasible share seen so far and a margin,
-    to find the ``needed`` nodes still missing (twice what was done when none was found yet).
-    Filtering every remaining node instead costs up to ten times the nodes the search reaches."""
-    if needed <= 0:
-        return 0
-    if not found:
-        return 2 * done
-    return int(needed * done / found * 1.25) + 64
-
-
-def _allowed(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:
-    """Per node id, whether a PreFilterResult's node set holds the node: a lookup per name in
-    the set (usually a few), not a string test per node of the cluster."""
-    keep = np.zeros(cluster.num_nodes, dtype=bool)
-    ids = [cluster.node_index(n) for n in node_names if n in cluster.nodes]
-    if ids:
-        keep[ids] = True
-    return keep
 
 
 def tie_break_rng(seed: int) -> random.Random:

@@ -53,7 +53,9 @@ __all__ = [
     "NodeOrder",
     "NodeTree",
     "Sampling",
+    "allowed_nodes",
     "heap_top",
+    "next_chunk",
     "num_feasible_nodes_to_find",
     "zone_key",
 ]
@@ -73,6 +75,27 @@ def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
     if percentage == ADAPTIVE:
         percentage = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def next_chunk(needed: int, found: int, done: int) -> int:
+    """How many more nodes to filter: enough, at the feasible share seen so far and a margin,
+    to find the ``needed`` nodes still missing (twice what was done when none was found yet).
+    Filtering every remaining node instead costs up to ten times the nodes the search reaches."""
+    if needed <= 0:
+        return 0
+    if not found:
+        return 2 * done
+    return int(needed * done / found * 1.25) + 64
+
+
+def allowed_nodes(cluster: ClusterState, node_names: frozenset[str]) -> np.ndarray:
+    """Per node id, whether a PreFilterResult's node set holds the node: a lookup per name in
+    the set (usually a few), not a string test per node of the cluster."""
+    keep = np.zeros(cluster.num_nodes, dtype=bool)
+    ids = [cluster.node_index(n) for n in node_names if n in cluster.nodes]
+    if ids:
+        keep[ids] = True
+    return keep
 
 
 def zone_key(node: Node) -> str:
