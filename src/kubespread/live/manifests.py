@@ -28,13 +28,19 @@ from typing import Any, Final
 from kubespread.api.keys import LABEL_WORKLOADSPREAD_NAMESPACE
 from kubespread.io import dump_yaml
 from kubespread.live.crd import CRD_NAME, KRUISE_GROUP, definition
+from kubespread.live.paths import (
+    CONVERT_WORKLOADSPREADS,
+    MUTATE_PODS,
+    MUTATE_PODS_MATCH_LABEL_KEYS,
+    VALIDATE_PODS,
+    VALIDATE_WORKLOADSPREADS,
+)
 from kubespread.live.ports import (
     CONTROLLER_METRICS_PORT,
     REBALANCER_METRICS_PORT,
     SCHEDULER_METRICS_PORT,
     WEBHOOK_METRICS_PORT,
 )
-from kubespread.live.webhook import CONVERT_WORKLOADSPREADS as CONVERT_PATH
 
 __all__ = [
     "APP_NAME",
@@ -493,7 +499,7 @@ def webhook_configurations(
         {
             **_webhook(
                 "workloadspread.pods.kubespread.io",
-                "/mutate-pods",
+                MUTATE_PODS,
                 [_pod_rule(["CREATE"], "pods")],
                 failure_policy=failure_policy,
                 side_effects="NoneOnDryRun",
@@ -508,7 +514,7 @@ def webhook_configurations(
             {
                 **_webhook(
                     "match-label-keys.pods.kubespread.io",
-                    "/mutate-pods/match-label-keys",
+                    MUTATE_PODS_MATCH_LABEL_KEYS,
                     [_pod_rule(["CREATE"], "pods")],
                     failure_policy="Ignore",
                     side_effects="None",
@@ -521,7 +527,7 @@ def webhook_configurations(
     validating_hooks = [
         _webhook(
             "workloadspread-deletions.pods.kubespread.io",
-            "/validate-pods",
+            VALIDATE_PODS,
             [_pod_rule(["DELETE"], "pods"), _pod_rule(["CREATE"], "pods/eviction")],
             failure_policy="Ignore",
             side_effects="NoneOnDryRun",
@@ -531,7 +537,7 @@ def webhook_configurations(
         ),
         _webhook(
             "workloadspreads.kubespread.io",
-            "/validate-workloadspreads",
+            VALIDATE_WORKLOADSPREADS,
             [
                 {
                     "apiGroups": [KRUISE_GROUP],
@@ -551,7 +557,7 @@ def webhook_configurations(
         validating_hooks.append(
             _webhook(
                 "hard-anti-affinity.pods.kubespread.io",
-                "/validate-pods",
+                VALIDATE_PODS,
                 [_pod_rule(["CREATE"], "pods")],
                 failure_policy="Ignore",
                 side_effects="None",
@@ -640,7 +646,7 @@ def manifests(
     ]
     if wanted & {"webhook", "controller"}:
         converter = (
-            _client_config(CONVERT_PATH, namespace=namespace, url=url, ca_bundle=ca_bundle)
+            _client_config(CONVERT_WORKLOADSPREADS, namespace=namespace, url=url, ca_bundle=ca_bundle)
             if "webhook" in wanted
             else None
         )

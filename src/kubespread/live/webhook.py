@@ -50,6 +50,14 @@ from kubespread.api.selectors import LabelSelector
 from kubespread.api.validation import validate, validate_update
 from kubespread.controllers.workloadspread import matched_subset
 from kubespread.controllers.workloadspread.webhook import WorkloadSpreadWebhook
+from kubespread.live.paths import (
+    CONVERT_WORKLOADSPREADS,
+    HEALTHZ,
+    MUTATE_PODS,
+    MUTATE_PODS_MATCH_LABEL_KEYS,
+    VALIDATE_PODS,
+    VALIDATE_WORKLOADSPREADS,
+)
 
 if TYPE_CHECKING:
     from kubespread.live.metrics import WebhookMetrics
@@ -70,14 +78,6 @@ __all__ = [
 logger = logging.getLogger("kubespread.webhook")
 
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
-HEALTHZ: Final = "/healthz"
-MUTATE_PODS: Final = "/mutate-pods"
-#: the matchLabelKeys merge alone (registered for every namespace, failurePolicy Ignore)
-MUTATE_PODS_MATCH_LABEL_KEYS: Final = "/mutate-pods/match-label-keys"
-VALIDATE_PODS: Final = "/validate-pods"
-VALIDATE_WORKLOADSPREADS: Final = "/validate-workloadspreads"
-#: the CRD's conversion webhook: WorkloadSpread between apps.kruise.io/v1alpha1 and v1beta1
-CONVERT_WORKLOADSPREADS: Final = "/convert-workloadspreads"
 CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
 #: kube-apiserver's own request body limit; nothing legitimate is larger
 MAX_BODY_BYTES: Final = 3 * 1024 * 1024
