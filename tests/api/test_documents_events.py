@@ -25,6 +25,11 @@ e: [yes, no, on, off, Yes, ~, null, Null, "", '', .inf, -.Inf, 1e3, 1.5e-3, "1",
 f: [2026-11-20T14:45:31Z, 2001-12-14, 1.0, -0, +12, 0b101, 0o17]
 big: 1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111
 """,
+    "a value met again, plain and quoted (plain ones are resolved once)": """\
+a: [012, "012", 012, yes, 'yes', yes, ~, "~", ~, 1e3, 1e3]
+c: {012: 012, "012": x}
+b: {yes: 012, "yes": 012}
+""",
     "duplicates nested, and keys equal once constructed": """\
 f: {x: 1, x: 2, "1": a, 1: b, 01: c}
 g:

@@ -347,6 +347,9 @@ def _read_events(text: str) -> list[Document]:
     constructors = _Loader.yaml_constructors
     loader = _Loader(text)
     keys: dict[str, str] = {}  # one string per distinct key: a dump's keys repeat
+    # a plain scalar's value by its text (immutable: str, int, float, bool, None): a dump's
+    # values repeat too, and resolving one runs its tag's regular expressions
+    plain: dict[str, Any] = {}
     docs: list[Document] = []
     try:
         get = loader.get_event
@@ -370,18 +373,22 @@ def _read_events(text: str) -> list[Document]:
                         raise _Unusual
                     value = event.value
                     if event.implicit[0]:
-                        tag = _STR_TAG
-                        found = resolvers.get(value[0], []) if value else resolvers.get("", [])
-                        for t, regexp in found + wildcard if wildcard else found:
-                            if regexp.match(value):
-                                tag = t
-                                break
-                        if tag is _STR_TAG:
-                            data: Any = value
-                        elif tag in _SCALAR_TAGS:
-                            data = constructors[tag](loader, yaml.ScalarNode(tag, value, event.start_mark))
-                        else:
-                            raise _Unusual  # a merge key, `=`
+                        data: Any = plain.get(value, _NO_KEY)
+                        if data is _NO_KEY:
+                            tag = _STR_TAG
+                            found = resolvers.get(value[0], []) if value else resolvers.get("", [])
+                            for t, regexp in found + wildcard if wildcard else found:
+                                if regexp.match(value):
+                                    tag = t
+                                    break
+                            if tag is _STR_TAG:
+                                data = value
+                            elif tag in _SCALAR_TAGS:
+                                node = yaml.ScalarNode(tag, value, event.start_mark)
+                                data = constructors[tag](loader, node)
+                            else:
+                                raise _Unusual  # a merge key, `=`
+                            plain[value] = data
                     else:
                         data = value
                     if is_map:

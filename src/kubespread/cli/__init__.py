@@ -3,6 +3,7 @@ and ``python -m kubespread`` run."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from kubespread.cli.progname import prog_name
@@ -12,7 +13,8 @@ __all__ = ["main", "prog_name"]
 
 def main() -> None:
     """``--version`` answers before Typer and the commands are imported (about a second of
-    imports a version check should not pay); everything else runs the Typer app."""
+    imports a version check should not pay); everything else runs the Typer app, with the
+    named command's module alone imported when a command is named."""
     from kubespread.cli.pipe import quiet_on_closed_pipe
 
     if sys.argv[1:] == ["--version"]:
@@ -20,6 +22,7 @@ def main() -> None:
 
         quiet_on_closed_pipe(lambda: print(f"kubespread {__version__}"))
         return
-    from kubespread.cli.app import app
+    from kubespread.cli.root import app_for
 
+    app = app_for(sys.argv[1:], os.environ)
     quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))

@@ -1,0 +1,76 @@
+"""The executables register only the command they run (its module's imports are most of a
+short command's CPU time): its help is the full app's, the root's help and completion still
+list every command, and no other command's module is imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from kubespread.cli.app import app as full_app
+from kubespread.cli.root import COMMANDS, GROUPS, app_for
+
+NAMES = [c[0] for c in COMMANDS] + [g[0] for g in GROUPS]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_named_command_alone_has_the_full_apps_help(name: str) -> None:
+    runner = CliRunner()
+    alone = runner.invoke(app_for([name, "--help"], {}), [name, "--help"], prog_name="kubespread")
+    full = runner.invoke(full_app, [name, "--help"], prog_name="kubespread")
+    assert alone.exit_code == full.exit_code == 0
+    assert alone.output == full.output
+
+
+def _registered(args: list[str], environ: dict[str, str]) -> list[str]:
+    app = app_for(args, environ)
+    return [c.name or "" for c in app.registered_commands] + [g.name or "" for g in app.registered_groups]
+
+
+def test_only_the_named_command_is_registered() -> None:
+    assert _registered(["schedule", "-f", "x.yaml"], {}) == ["schedule"]
+    assert _registered(["webhook", "serve"], {}) == ["webhook"]
+
+
+@pytest.mark.parametrize(
+    ("args", "environ"),
+    [
+        ([], {}),
+        (["--help"], {}),
+        (["schedul"], {}),  # a misspelt name: the error lists the commands
+        (["-f", "schedule"], {}),
+        (["schedule"], {"_KUBESPREAD_COMPLETE": "complete_bash"}),
+        (["schedule"], {"_KUBECTL_SPREAD_COMPLETE": "complete_zsh"}),
+    ],
+)
+def test_help_errors_and_completion_get_every_command(args: list[str], environ: dict[str, str]) -> None:
+    assert _registered(args, environ) == NAMES
+
+
+def test_root_help_lists_every_command_as_before() -> None:
+    runner = CliRunner()
+    lazy = runner.invoke(app_for(["--help"], {}), ["--help"], prog_name="kubespread")
+    full = runner.invoke(full_app, ["--help"], prog_name="kubespread")
+    assert lazy.output == full.output
+    assert all(name in lazy.output for name in NAMES)
+
+
+def test_running_one_command_imports_no_other_commands_module() -> None:
+    code = (
+        "import sys\n"
+        "sys.argv = ['kubespread', 'schedule', '--help']\n"
+        "from kubespread.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "cli = sorted(m for m in sys.modules if m.startswith('kubespread.cli.'))\n"
+        "print(' '.join(cli), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage: kubespread schedule" in done.stdout
+    loaded = set(done.stderr.split())
+    assert "kubespread.cli.schedule" in loaded
+    others = {f"kubespread.cli.{module}" for _, _, module, _ in COMMANDS + GROUPS}
+    others.discard("kubespread.cli.schedule")
+    assert not loaded & others
