@@ -206,3 +206,11 @@ def test_an_upgrade_that_rewords_why_a_pod_waits(tmp_path: Path) -> None:
         "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}."
     )
     assert p["after"]["message"].startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")
+    code, stdout, stderr = run(*files, "--kube-version", "1.34", "--against", "1.35")
+    assert code == 0, stderr
+    texts = stdout.split("why pending (FailedScheduling, before and after)\n", 1)[1].splitlines()
+    assert texts[0] == "p"
+    assert texts[1].startswith(
+        "  before: 0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}."
+    )
+    assert texts[2].startswith("  after:  0/1 nodes are available: 1 node(s) had untolerated taint(s).")

@@ -41,7 +41,7 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS
 from kubespread.io.loader import Validation
 
 if TYPE_CHECKING:
-    from kubespread.sim.diff import PlacementDiff, PodAt
+    from kubespread.sim.diff import PlacementDiff, PodAt, PodMove
 
 __all__ = ["diff_command"]
 
@@ -52,6 +52,20 @@ def _where(p: PodAt | None, short: Any) -> str:
     if p.node is None:
         return "pending"
     return f"{short(p.node)} ({p.zone or '-'})"
+
+
+def _print_messages(moves: list[PodMove]) -> None:
+    """Each version's FailedScheduling text of the pods pending in both for other reasons:
+    the table's ``message`` says only that they differ."""
+    if not moves:
+        return
+    out.print()
+    out.print(Text("why pending (FailedScheduling, before and after)", style="bold"))
+    for p in moves:
+        assert p.before is not None and p.after is not None
+        out.print(Text(short_ns(p.namespace, p.name)))
+        out.print(Text(f"  before: {p.before.message or '-'}"), soft_wrap=True)
+        out.print(Text(f"  after:  {p.after.message or '-'}"), soft_wrap=True)
 
 
 def _print_diff(d: PlacementDiff) -> None:
@@ -71,6 +85,7 @@ def _print_diff(d: PlacementDiff) -> None:
                 short_ns(p.namespace, p.name), p.change, _where(p.before, short), _where(p.after, short)
             )
         out.print(t)
+    _print_messages([p for p in changed if p.change == "message"])
     rows = [r for r in d.spread if r.changed]
     out.print()
     if not rows:
