@@ -276,8 +276,7 @@ def _fork_all(
     The children send back their records, pickled, through pipes read as they come."""
     if len(failures) < 2 * processes:
         processes = len(failures)
-    cost = _pods_per_node(base.sim)
-    order = sorted(range(len(failures)), key=lambda i: -sum(cost.get(n, 0) for n in failures[i].nodes))
+    order = costliest_first(base.sim, failures)
     calls = [(_record_of, (base, failures[i], after)) for i in order]
     try:
         records = fork_each(calls, processes, finished)
@@ -289,12 +288,15 @@ def _fork_all(
     return out
 
 
-def _pods_per_node(sim: Simulation) -> dict[str, int]:
-    out: dict[str, int] = {}
+def costliest_first(sim: Simulation, failures: Sequence[Failure]) -> list[int]:
+    """The indexes of ``failures``, the costliest run first: the most pods on the failed nodes
+    (a zone before a node), ties in the order given. What a run costs grows with the pods it
+    evicts and places again; starting the long runs first keeps the last round short."""
+    cost: dict[str, int] = {}
     for pod in sim.cluster.pods.values():
         if pod.spec.node_name:
-            out[pod.spec.node_name] = out.get(pod.spec.node_name, 0) + 1
-    return out
+            cost[pod.spec.node_name] = cost.get(pod.spec.node_name, 0) + 1
+    return sorted(range(len(failures)), key=lambda i: -sum(cost.get(n, 0) for n in failures[i].nodes))
 
 
 # ------------------------------------------------------------------ one run
@@ -452,10 +454,12 @@ def _run_all(
     processes: int,
     client: Any = None,
     copy: str = "fork",
+    order: Sequence[int] = (),
     on_done: Callable[[int, int], None] | None = None,
 ) -> list[FailureRecord]:
     """Every failure's record, in the order of ``failures``; ``on_done(done, total)`` after
-    each one finishes (in any order)."""
+    each one finishes (in any order). ``order``: the failures' indexes, costliest first (for
+    a Dask cluster; local forks work it out from the base)."""
     n = len(failures)
     done = 0
 
@@ -466,13 +470,7 @@ def _run_all(
             on_done(done, n)
 
     if client is not None:
-        from distributed import as_completed
-
-        shared = client.scatter(inp, broadcast=True)
-        futures = client.map(run_failure, [shared] * n, failures, [after] * n, [copy] * n, pure=False)
-        for _ in as_completed(futures):  # type: ignore[no-untyped-call]
-            finished()
-        return list(client.gather(futures))
+        return _run_on_dask(client, inp, failures, after, copy, order, finished)
     if copy == "fork":  # built here, before the children fork: they inherit it
         return _fork_all(_base_of(inp), failures, after, max(processes, 1), finished)
     if processes <= 1 or n <= 1:
@@ -488,6 +486,34 @@ def _run_all(
         for _ in completed(jobs):
             finished()
         return [job.result() for job in jobs]
+
+
+def _run_on_dask(
+    client: Any,
+    inp: AuditInput,
+    failures: Sequence[Failure],
+    after: float,
+    copy: str,
+    order: Sequence[int],
+    finished: Callable[[], None],
+) -> list[FailureRecord]:
+    """The runs as tasks of a Dask cluster, the costliest first (each task a higher priority
+    than the next). The input goes to every worker once, **unhashed**: Dask would otherwise
+    tokenize it, walking every object of the dump (11 s of the parent's time for 3,300
+    objects, longer than the runs), for a key nothing else shares. Each worker builds the
+    base on its first task (``base_of``), then forks one child per run."""
+    from distributed import as_completed
+
+    shared = client.scatter(inp, broadcast=True, hash=False)
+    ranked = list(order) or list(range(len(failures)))
+    futures: dict[int, Any] = {}
+    for rank, i in enumerate(ranked):
+        futures[i] = client.submit(
+            run_failure, shared, failures[i], after, copy, pure=False, priority=len(ranked) - rank
+        )
+    for _ in as_completed(list(futures.values())):  # type: ignore[no-untyped-call]
+        finished()
+    return [futures[i].result() for i in range(len(failures))]
 
 
 def audit_settled(
@@ -520,12 +546,22 @@ def audit_settled(
         copy = "rebuild"
     started = time.perf_counter()
     inp = AuditInput(tuple(cluster_objects(sim.cluster)), config, seed, features=sim.features)
-    facts = _base_of(inp) if copy == "fork" or client is None else _base_facts(build_base(inp))
-    failures = failures_of(facts.sim, domains, limit=limit)
-    desired = desired_replicas(facts.sim)
-    running = facts.before
+    # the failures from the settled cluster's nodes: the base's, rebuilt from their dump; the
+    # base itself is built here only when the runs fork from this process
+    failures = failures_of(sim, domains, limit=limit)
+    if copy == "fork" and client is None:
+        _base_of(inp)
     ran = time.perf_counter()
-    records = _run_all(inp, failures, after, processes=processes, client=client, copy=copy, on_done=on_done)
+    records = _run_all(
+        inp,
+        failures,
+        after,
+        processes=processes,
+        client=client,
+        copy=copy,
+        order=costliest_first(sim, failures),
+        on_done=on_done,
+    )
     ran = time.perf_counter() - ran
     records.sort(key=lambda r: _harm_order(r, domains))
     ranked = tuple(replace(record, rank=rank) for rank, record in enumerate(records, 1))
@@ -535,10 +571,18 @@ def audit_settled(
         domains=tuple(domains),
         after=after,
         seed=seed,
-        workloads=tuple(WorkloadCount(wl, n, running.get(wl, 0)) for wl, n in desired.items()),
+        workloads=_workload_counts(records),
         failures=ranked,
         seconds=AuditSeconds(round(ran, 2), round(time.perf_counter() - started, 2)),
     )
+
+
+def _workload_counts(records: Sequence[FailureRecord]) -> tuple[WorkloadCount, ...]:
+    """Every workload's desired and running replicas before the failures, as each record
+    lists them (read from the base in every run: the parent need not build it)."""
+    if not records:
+        return ()
+    return tuple(WorkloadCount(w.owner, w.desired, w.running_before) for w in records[0].workloads)
 
 
 def audit(
