@@ -373,18 +373,18 @@ def failure_record(
     recovered_at: dict[str, float] = dict.fromkeys(desired, 0.0)
     pending: dict[str, dict[str, list[str]]] = {}
     budgets_of: dict[str, set[str]] = {}
-    for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.key):
-        wl = owners.get(pod.key) if pod.key in owners else owners.setdefault(pod.key, workload_key(sim, pod))
+    for key, pod in sorted(sim.cluster.pods.items()):  # by key, as pods are keyed
+        wl = owners[key] if key in owners else owners.setdefault(key, workload_key(sim, pod))
         if wl not in desired:
             continue
         if wl not in budgets_of:
             budgets_of[wl] = {f"{b.namespace}/{b.metadata.name}" for b in pdbs_for_pod(sim.cluster, pod)}
         if _running(sim, pod):
             running[wl] += 1
-            recovered_at[wl] = max(recovered_at[wl], bound_at.get(pod.key, 0.0))
+            recovered_at[wl] = max(recovered_at[wl], bound_at.get(key, 0.0))
         elif _pending(pod):
-            message = sim.pending_reasons.get(pod.key, "")
-            pending.setdefault(wl, {}).setdefault(message, []).append(pod.key)
+            message = sim.pending_reasons.get(key, "")
+            pending.setdefault(wl, {}).setdefault(message, []).append(key)
     budgets = read_budgets(sim)
     skews = read_skews(sim, set(desired), owners)
     workloads: list[WorkloadOutcome] = []

@@ -31,14 +31,16 @@ def skews(sim: Simulation, keys: set[str], owners: Mapping[str, str | None]) -> 
     for group in sorted(groups):
         if not group[1]:  # a pod without a controller: no workload
             continue
+        # the group's pods share one controller, so one workload: known before any view is
+        # counted (a DaemonSet's or a Job's pods are counted for nothing)
+        first = groups[group][0]
+        key = owners[first.key] if first.key in owners else workload_key(sim, first)
+        if key is None or key not in keys:
+            continue
         found = workload_views(sim.cluster, sim.profiles, groups[group])
         if found is None:
             continue
-        rep, views = found
-        key = owners[rep.key] if rep.key in owners else workload_key(sim, rep)
-        if key is None or key not in keys:
-            continue
-        for view in views:
+        for view in found[1]:
             out.setdefault(key, []).append(_skew_row(view))
     return out
 
