@@ -11,7 +11,8 @@ timed apart: ``settle s``); each audit then runs every failure from a fork of th
 base (``audit_settled``). Per instance and key, each way of running is timed ``--repeat``
 times (medians): ``runs s`` is the wall time of the failure runs, ``total s`` the whole audit
 (the base rebuilt from the dump, the runs, the ranking), ``cpu s`` user + system of this
-process and the children it forked (not shown for Dask: its workers are not our children),
+process and the children it forked (with Dask, plus every worker's and the children each
+forked, read from the workers before and after),
 ``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
 worker processes of 2 threads: a thread only waits for the run it forked) is started once,
 apart; each audit scatters the dump to it and each worker rebuilds the base on its first run.
@@ -139,11 +140,19 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+def _workers_cpu(client: Any) -> float:
+    """User + system seconds of every Dask worker process and the children it waited for."""
+    return sum(client.run(_cpu).values())
+
+
 def _audit(sim: Any, key: str, limit: int | None, way: str, client: Any) -> tuple[float, float, float, int]:
-    """(runs s, total s, CPU s, failures) of one audit run the ``way`` given."""
+    """(runs s, total s, CPU s, failures) of one audit run the ``way`` given; with Dask, CPU
+    is this process's and the workers' (each with the runs it forked)."""
     cpu = _cpu()
     if way == "dask":
+        workers = _workers_cpu(client)
         doc = audit_settled(sim, domains=[key], limit=limit, processes=2, client=client)
+        cpu -= _workers_cpu(client) - workers
     else:
         doc = audit_settled(sim, domains=[key], limit=limit, processes=int(way))
     return doc.seconds.runs, doc.seconds.total, _cpu() - cpu, len(doc.failures)
@@ -187,7 +196,7 @@ def _time(
                 f"{settle:.2f}",
                 f"{statistics.median(runs):.2f}",
                 f"{total:.2f}",
-                "-" if way == "dask" else f"{statistics.median(cpus):.2f}",
+                f"{statistics.median(cpus):.2f}",
                 f"{one / total:.2f}x" if one and way != "1" else "",
                 f"{statistics.median(controls):.2f}x" if controls else "",
                 f"{min(loads):.1f}-{max(loads):.1f}",

@@ -5,6 +5,7 @@ all give the same records."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,67 @@ def test_forked_runs_come_back_in_the_order_asked() -> None:
     assert [r.domain for r in records] == [f.name for f in failures]
     assert len(done) == len(failures)
     assert {r.nodes for r in records if r.key == ZONE} == {f.nodes for f in failures if f.key == ZONE}
+
+
+def test_the_costliest_failure_runs_first() -> None:
+    """A run's cost grows with the pods on the failed nodes: zones before nodes, each zone and
+    node by its pods, ties in the order given."""
+    from kubespread.plan.audit import costliest_first, failures_of
+
+    sim = place(zone_failure_input()).sim
+    failures = failures_of(sim, [HOST, ZONE])
+    pods = {n: len(sim.cluster.pods_on_node(n)) for n in sim.cluster.nodes}
+    cost = [sum(pods[n] for n in f.nodes) for f in failures]
+    order = costliest_first(sim, failures)
+    assert sorted(order) == list(range(len(failures)))
+    assert [cost[i] for i in order] == sorted(cost, reverse=True)
+    assert {failures[i].key for i in order[:3]} == {ZONE}
+    for a, b in itertools.pairwise(order):
+        assert cost[a] > cost[b] or a < b
+
+
+def test_the_workloads_are_the_bases_before_any_failure() -> None:
+    """The audit's workload counts come from the records (the parent need not build the
+    base): each workload's desired and running replicas as the rebuilt base has them."""
+    from kubespread.io.dump import cluster_objects
+    from kubespread.plan.audit import AuditInput, build_base, desired_replicas, running_replicas
+
+    objs = zone_failure_input() + objects(deployment("short", 2, {"nodeSelector": {"disk": "none"}}))
+    sim = place(objs).sim
+    base = build_base(AuditInput(tuple(cluster_objects(sim.cluster)), seed=0, features=sim.features))
+    running = running_replicas(base)
+    expected = [(wl, n, running.get(wl, 0)) for wl, n in desired_replicas(base).items()]
+    for copy in ("fork", "rebuild"):
+        doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=1, copy=copy)
+        assert [(w.owner, w.desired, w.running) for w in doc.workloads] == expected
+    assert any(n > r for _, n, r in expected)
+
+
+def test_only_the_runs_build_a_base_when_each_rebuilds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``copy="rebuild"`` (and so with a Dask cluster, whose workers build it) the
+    audit builds no base of its own: one per run."""
+    from kubespread.plan import audit as audit_module
+
+    built: list[int] = []
+    real = audit_module.build_base
+    monkeypatch.setattr(audit_module, "build_base", lambda inp: built.append(1) or real(inp))
+    sim = place(zone_failure_input()).sim
+    doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=1, copy="rebuild")
+    assert len(built) == len(doc.failures) == 3
+
+
+def test_a_forked_child_freezes_what_it_inherits() -> None:
+    """A child's collections leave the inherited objects alone (gc.freeze in the child); the
+    caller's collector is untouched."""
+    import gc
+
+    from kubespread.plan.audit_forks import fork_each, forked
+
+    before = gc.get_freeze_count()
+    inherited = len(gc.get_objects())
+    assert forked(gc.get_freeze_count) >= inherited
+    assert fork_each([(gc.get_freeze_count, ())], 1, lambda: None)[0] >= inherited
+    assert gc.get_freeze_count() == before
 
 
 def test_a_run_that_fails_is_an_audit_error() -> None:
