@@ -19,9 +19,11 @@ the child runs the failure and sends back the record (plain data, pickled). Loca
 process holding the base forks every run itself, ``processes`` at a time, costliest first,
 or all at once when there are fewer than twice as many (``_fork_all``); what every run reads
 of the base before failing anything (running replicas, each pod's workload) is read once,
-before forking. With a Dask ``Client`` the runs go to a Dask cluster: the dump is scattered
-once, each worker process rebuilds the base on its first task, then forks per run. Same
-dump, same seed, same steps: the local and distributed runs give the same records.
+before forking. With a Dask ``Client`` the runs go to a Dask cluster, costliest first: the
+dump is scattered once, each worker process rebuilds the base on its first task, then forks
+per run; the parent builds no base of its own then (the failures are read from the settled
+nodes, the base's workload counts from the records). Same dump, same seed, same steps: the
+local and distributed runs give the same records.
 
 **Per workload** (Deployment, StatefulSet, or a ReplicaSet no Deployment owns; desired =
 ``spec.replicas``): replicas running (bound to a reachable node, not terminating) against
@@ -513,7 +515,7 @@ def _run_on_dask(
         )
     for _ in as_completed(list(futures.values())):  # type: ignore[no-untyped-call]
         finished()
-    return [futures[i].result() for i in range(len(failures))]
+    return list(client.gather([futures[i] for i in range(len(failures))]))
 
 
 def audit_settled(
