@@ -231,7 +231,8 @@ def test_the_workloads_are_the_bases_before_any_failure() -> None:
     """The audit's workload counts come from the records (the parent need not build the
     base): each workload's desired and running replicas as the rebuilt base has them."""
     from kubespread.io.dump import cluster_objects
-    from kubespread.plan.audit import AuditInput, build_base, desired_replicas, running_replicas
+    from kubespread.plan.audit import AuditInput, build_base
+    from kubespread.plan.audit_reads import desired_replicas, running_replicas
 
     objs = zone_failure_input() + objects(deployment("short", 2, {"nodeSelector": {"disk": "none"}}))
     sim = place(objs).sim

@@ -56,8 +56,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
-from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY, Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY
 from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
@@ -66,9 +65,17 @@ from kubespread.controllers.disruption import pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.plan.audit_forks import ForkError, fork_each, forked
+from kubespread.plan.audit_reads import (
+    WORKLOAD_KINDS,
+    desired_replicas,
+    did_you_mean,
+    is_pending,
+    is_running,
+    running_replicas,
+    workload_key,
+)
 from kubespread.plan.audit_reads import budgets as read_budgets
 from kubespread.plan.audit_reads import skews as read_skews
-from kubespread.plan.audit_reads import workload_key
 from kubespread.plan.results import (
     AuditResult,
     AuditSeconds,
@@ -124,7 +131,6 @@ DEFAULT_AFTER: Final = 600.0
 Changes = dict[str, int | str]
 #: what ``vary`` may change, and how a value is read
 VARY_KEYS: Final[dict[str, Callable[[str], int | str]]] = {}
-_WORKLOAD_KINDS: Final = (Deployment.KIND, StatefulSet.KIND, ReplicaSet.KIND)
 
 
 class AuditError(Exception):
@@ -161,21 +167,10 @@ def failures_of(sim: Simulation, keys: Sequence[str], *, limit: int | None = Non
             if value is not None:
                 domains.setdefault(value, []).append(name)
         if not domains:
-            raise AuditError(f"--domains: no node carries the label {key!r}{_did_you_mean(key, nodes)}")
+            raise AuditError(f"--domains: no node carries the label {key!r}{did_you_mean(key, nodes)}")
         values = sorted(domains)[:limit] if limit is not None else sorted(domains)
         out += [Failure(key, v, tuple(domains[v])) for v in values]
     return out
-
-
-def _did_you_mean(key: str, nodes: Mapping[str, Any]) -> str:
-    """``; did you mean topology.kubernetes.io/zone?`` for ``zone``: the node label keys whose
-    name (the part after the prefix) is the key given, or that end with it."""
-    short = key.rsplit("/", 1)[-1].lower()
-    keys = sorted({k for node in nodes.values() for k in node.metadata.labels})
-    close = [k for k in keys if k.rsplit("/", 1)[-1].lower() == short] or [
-        k for k in keys if k.lower().endswith(short) and k != key
-    ]
-    return f"; did you mean {' or '.join(close[:3])}?" if close else ""
 
 
 # ------------------------------------------------------------------ the base, per process
@@ -304,40 +299,6 @@ def costliest_first(sim: Simulation, failures: Sequence[Failure]) -> list[int]:
 # ------------------------------------------------------------------ one run
 
 
-def desired_replicas(sim: Simulation) -> dict[str, int]:
-    """``namespace/Kind/name`` → spec.replicas of every Deployment, StatefulSet and
-    ReplicaSet that no controller owns."""
-    out: dict[str, int] = {}
-    for kind in _WORKLOAD_KINDS:
-        for obj in sim.cluster.objects(kind).values():
-            if obj.metadata.controller_ref() is not None:
-                continue
-            replicas = getattr(obj.spec, "replicas", None)  # type: ignore[attr-defined]
-            out[f"{obj.namespace}/{kind}/{obj.metadata.name}"] = 1 if replicas is None else int(replicas)
-    return dict(sorted(out.items()))
-
-
-def _running(sim: Simulation, pod: Pod) -> bool:
-    node = sim.cluster.node_of(pod.key)
-    return bool(node) and not pod.is_terminating and not pod.is_finished and sim.node_reachable(node)
-
-
-def running_replicas(sim: Simulation, owners: Mapping[str, str | None] | None = None) -> dict[str, int]:
-    """``namespace/Kind/name`` → the workload's replicas running now (see ``_running``);
-    ``owners``: pod key → workload key, known already (the others are looked up)."""
-    out: dict[str, int] = {}
-    known = owners or {}
-    for key, pod in sim.cluster.pods.items():
-        wl = known[key] if key in known else workload_key(sim, pod)
-        if wl is not None and _running(sim, pod):
-            out[wl] = out.get(wl, 0) + 1
-    return out
-
-
-def _pending(pod: Pod) -> bool:
-    return not pod.spec.node_name and not pod.is_terminating and not pod.is_finished
-
-
 def _hints(sim: Simulation, key: str) -> tuple[str, ...]:
     try:
         return tuple(explain_key(sim, key).hints)
@@ -381,10 +342,10 @@ def failure_record(
             continue
         if wl not in budgets_of:
             budgets_of[wl] = {f"{b.namespace}/{b.metadata.name}" for b in pdbs_for_pod(sim.cluster, pod)}
-        if _running(sim, pod):
+        if is_running(sim, pod):
             running[wl] += 1
             recovered_at[wl] = max(recovered_at[wl], bound_at.get(key, 0.0))
-        elif _pending(pod):
+        elif is_pending(pod):
             message = sim.pending_reasons.get(key, "")
             pending.setdefault(wl, {}).setdefault(message, []).append(key)
     budgets = read_budgets(sim)
@@ -666,7 +627,7 @@ def patch_workloads(objects: Sequence[LoadedObject], changes: Mapping[str, Any])
     out = []
     for lo in objects:
         obj = lo.obj
-        if obj.kind not in _WORKLOAD_KINDS or obj.metadata.controller_ref() is not None:
+        if obj.kind not in WORKLOAD_KINDS or obj.metadata.controller_ref() is not None:
             out.append(lo)
             continue
         data = obj.to_dict()

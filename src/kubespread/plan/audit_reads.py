@@ -1,11 +1,14 @@
-"""What ``plan.audit`` reads of a simulation after a failure run, besides the pods: each
-workload's spread skews (the scheduler's views, without the raw counts ``spread_rows`` adds
-for display) and every PodDisruptionBudget's health; and a pod's workload."""
+"""What ``plan.audit`` reads of a simulation: each workload's desired and running replicas,
+whether a pod runs or waits, and after a failure run each workload's spread skews (the
+scheduler's views, without the raw counts ``spread_rows`` adds for display) and every
+PodDisruptionBudget's health; a pod's workload; the node label keys close to one mistyped."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, Final
 
+from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import Pod
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.cluster.workloads import ownership
@@ -14,7 +17,20 @@ from kubespread.plan.results import BudgetHealth, SkewRow
 from kubespread.scheduler.views import ConstraintView, workload_groups, workload_views
 from kubespread.sim.engine import Simulation
 
-__all__ = ["budgets", "skews", "workload_key"]
+__all__ = [
+    "WORKLOAD_KINDS",
+    "budgets",
+    "desired_replicas",
+    "did_you_mean",
+    "is_pending",
+    "is_running",
+    "running_replicas",
+    "skews",
+    "workload_key",
+]
+
+#: the workloads the audit counts replicas of (those no controller owns)
+WORKLOAD_KINDS: Final = (Deployment.KIND, StatefulSet.KIND, ReplicaSet.KIND)
 
 
 def workload_key(sim: Simulation, pod: Pod) -> str | None:
@@ -68,3 +84,50 @@ def budgets(sim: Simulation) -> dict[str, BudgetHealth]:
         budget = pdb_budget(pdb)
         out[key] = BudgetHealth(key, budget.current_healthy, budget.desired_healthy, budget.broken)
     return out
+
+
+def desired_replicas(sim: Simulation) -> dict[str, int]:
+    """``namespace/Kind/name`` → spec.replicas of every Deployment, StatefulSet and
+    ReplicaSet that no controller owns."""
+    out: dict[str, int] = {}
+    for kind in WORKLOAD_KINDS:
+        for obj in sim.cluster.objects(kind).values():
+            if obj.metadata.controller_ref() is not None:
+                continue
+            replicas = getattr(obj.spec, "replicas", None)  # type: ignore[attr-defined]
+            out[f"{obj.namespace}/{kind}/{obj.metadata.name}"] = 1 if replicas is None else int(replicas)
+    return dict(sorted(out.items()))
+
+
+def is_running(sim: Simulation, pod: Pod) -> bool:
+    """Bound to a node that is reachable, neither terminating nor finished."""
+    node = sim.cluster.node_of(pod.key)
+    return bool(node) and not pod.is_terminating and not pod.is_finished and sim.node_reachable(node)
+
+
+def running_replicas(sim: Simulation, owners: Mapping[str, str | None] | None = None) -> dict[str, int]:
+    """``namespace/Kind/name`` → the workload's replicas running now (see ``is_running``);
+    ``owners``: pod key → workload key, known already (the others are looked up)."""
+    out: dict[str, int] = {}
+    known = owners or {}
+    for key, pod in sim.cluster.pods.items():
+        wl = known[key] if key in known else workload_key(sim, pod)
+        if wl is not None and is_running(sim, pod):
+            out[wl] = out.get(wl, 0) + 1
+    return out
+
+
+def is_pending(pod: Pod) -> bool:
+    """Not bound, neither terminating nor finished."""
+    return not pod.spec.node_name and not pod.is_terminating and not pod.is_finished
+
+
+def did_you_mean(key: str, nodes: Mapping[str, Any]) -> str:
+    """``; did you mean topology.kubernetes.io/zone?`` for ``zone``: the node label keys whose
+    name (the part after the prefix) is the key given, or that end with it."""
+    short = key.rsplit("/", 1)[-1].lower()
+    keys = sorted({k for node in nodes.values() for k in node.metadata.labels})
+    close = [k for k in keys if k.rsplit("/", 1)[-1].lower() == short] or [
+        k for k in keys if k.lower().endswith(short) and k != key
+    ]
+    return f"; did you mean {' or '.join(close[:3])}?" if close else ""
