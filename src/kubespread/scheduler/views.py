@@ -454,7 +454,8 @@ def workload_groups(
     """``(namespace, controller kind, controller name)`` → all its pods in the cluster (by
     key), for the workloads ``pods`` belong to (every pod's when None); a pod without a
     controller is its own group, ``(namespace, "", name)``."""
-    every = sorted(cluster.pods.values(), key=lambda p: p.key)
+    every_pod = cluster.pods  # by key: sorting the keys sorts the pods, no key built per pod
+    every = [every_pod[k] for k in sorted(every_pod)]
     by_controller: dict[tuple[str, str, str], list[Pod]] = {}
     for p in every:
         ref = p.metadata.controller_ref()
