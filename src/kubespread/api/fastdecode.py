@@ -22,7 +22,7 @@ from typing import Any
 
 from kubespread.api.errors import DecodeError
 from kubespread.api.meta import KubeObject
-from kubespread.api.model import Model, _dec_quantity, _intern_keys
+from kubespread.api.model import _KEYS_INTERN, Model, _dec_quantity, _intern_keys
 from kubespread.api.quantity import Quantity
 from kubespread.api.schema import _INT_RANGES, _Mismatch, _schema, _walker
 
@@ -95,6 +95,7 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "_new": object.__new__,
         "_cls": cls,
         "_intern_keys": _intern_keys,
+        "_interned": _KEYS_INTERN.get,
         "_SCHEMA_KNOWN": frozenset(schema_fields),
         "_KNOWN": frozenset(f.key for f in cls._by_attr_.values()),
         "_walkers": {k: _walker(r) for k, r in schema_fields.items()},
@@ -127,7 +128,8 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "        for k, v in extra.items():",
         "            if v is not None and _walkers[k](v):",
         "                raise _Slow",
-        "    obj._keys = _intern_keys(tuple(data))",
+        "    keys = tuple(data)",
+        "    obj._keys = _interned(keys) or _intern_keys(keys)",
     ]
     if cls.__post_decode__ is not Model.__post_decode__:
         lines.append("    obj.__post_decode__()")
