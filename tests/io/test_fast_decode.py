@@ -182,3 +182,28 @@ def test_problems_are_those_of_the_strict_way_alone(monkeypatch: pytest.MonkeyPa
     assert len(fast.objects) == len(strict.objects)
     for a, b in zip(fast.objects, strict.objects, strict=True):
         assert _same(a.obj, b.obj)
+
+
+# each a change to the dump pod the strict way lets through, which the fast way leaves to it
+ODD_BUT_VALID = {
+    "a float for an integer": lambda p: p["status"]["containerStatuses"][0].__setitem__("restartCount", 1.0),
+    "a float for a modelled integer": lambda p: p["spec"]["tolerations"][0].__setitem__(
+        "tolerationSeconds", 3e2
+    ),
+    "a null list item in an unmodelled list": lambda p: p["status"].__setitem__("podIPs", [None]),
+    "a null field": lambda p: p["spec"].__setitem__("affinity", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_BUT_VALID))
+def test_an_odd_but_valid_pod_loads_as_the_strict_way_loads_it(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pod = _dump_pod()
+    ODD_BUT_VALID[case](pod)
+    text = json.dumps({"apiVersion": "v1", "items": [pod], "kind": "List"})
+    fast = load_text(text, "dump.json", json_only=True)
+    monkeypatch.setattr(loader, "decode_checked", lambda cls, data: None)
+    strict = load_text(text, "dump.json", json_only=True)
+    assert not fast.problems and not strict.problems
+    assert _same(fast.objects[0].obj, strict.objects[0].obj)
