@@ -194,13 +194,15 @@ def place(
     admission: AdmissionOptions | None = None,
     on_step: Callable[[int, int, str], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
+    distributions: bool = True,
 ) -> PlacementResult:
     """Settle the cluster as given, then create each new object in order
     (:func:`kubespread.sim.baseline.settle`), keeping a snapshot after each and every
     placement. ``on_step(done, total, what)`` reports progress, also within a long step
     (every pod placed). Raises PlacementError (every problem, located) when the input does
     not make a cluster, a new object is invalid, or the run would hold more than
-    ``max_pods`` pods."""
+    ``max_pods`` pods. ``distributions`` False: the snapshots are taken without the spread
+    of every workload (a caller that reads only :meth:`PlacementResult.spread`)."""
     placements: list[Placement] = []
     steps: list[StepResult] = []
     step = [-1]
@@ -256,7 +258,7 @@ def place(
                 i,
                 kind,
                 description,
-                snapshot(sim),
+                snapshot(sim, distribution=distributions),
                 sim.events[first:],
                 rejections,
                 sim.preemptions_since(first),
@@ -296,6 +298,8 @@ class ScheduleRequest:
     max_pods: int | None = DEFAULT_MAX_PODS
     #: the Kubernetes version to answer as (None: the profiles', else 1.35)
     features: FeatureGates | None = None
+    #: False: the snapshots keep no spread of every workload (``place``'s ``distributions``)
+    distributions: bool = True
 
 
 def schedule(
@@ -315,6 +319,7 @@ def schedule(
         seed=request.seed,
         on_step=on_step,
         max_pods=request.max_pods,
+        distributions=request.distributions,
     )
 
 

@@ -157,7 +157,7 @@ class Snapshot:
         self,
         time: float,
         pods: list[Pod],
-        distribution: list[dict[str, Any]],
+        distribution: list[dict[str, Any]] | None,
         pending: list[PendingPod],
         workload_spreads: list[WorkloadSpreadRow] | None = None,
         disruption_budgets: list[BudgetRow] | None = None,
@@ -171,10 +171,19 @@ class Snapshot:
         self.nodes = nodes if nodes is not None else []
         self._pods = pods
         self._owners = owners
-        self.distribution = distribution
+        self._distribution = distribution
         self.pending = pending
         self.workload_spreads = workload_spreads if workload_spreads is not None else []
         self.disruption_budgets = disruption_budgets if disruption_budgets is not None else []
+
+    @property
+    def distribution(self) -> list[dict[str, Any]]:
+        """The spread rows of every workload (``scheduler.views.spread_rows``, as dicts).
+        LookupError when the snapshot was taken without them (``snapshot(...,
+        distribution=False)``: a caller that said it would not read them)."""
+        if self._distribution is None:
+            raise LookupError("this snapshot was taken without its distribution")
+        return self._distribution
 
     @property
     def pods(self) -> list[PodRow]:
@@ -296,12 +305,14 @@ def untried_reason(sim: Simulation, pod: Pod) -> str:
     return "not tried yet"
 
 
-def snapshot(sim: Simulation) -> Snapshot:
+def snapshot(sim: Simulation, *, distribution: bool = True) -> Snapshot:
     """The state worth showing: every pod, the spread of each workload (per ReplicaSet, so the
     revisions of a rollout show apart) per constraint as the scheduler counts it, with the raw
-    view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why."""
+    view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why.
+    ``distribution`` False: without the spread of every workload, which a caller that never
+    reads it need not pay for (every workload of a 100,000-pod dump)."""
     cluster = sim.cluster
-    distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
+    rows = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)] if distribution else None
     reasons = sim.pending_reasons
     pending = [
         PendingPod(p.namespace, p.metadata.name, reasons.get(key) or untried_reason(sim, p))
@@ -311,7 +322,7 @@ def snapshot(sim: Simulation) -> Snapshot:
     return Snapshot(
         sim.now,
         list(cluster.pods.values()),
-        distribution,
+        rows,
         pending,
         _workload_spread_rows(sim),
         _disruption_budget_rows(sim),
