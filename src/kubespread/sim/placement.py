@@ -172,6 +172,8 @@ class PlacementResult:
     def to_dict(self) -> JsonDoc:
         """The ``-o json|yaml`` document: placements, pending pods with their FitError, the
         final distribution, refused objects, then every step's snapshot."""
+        if not self.final.distribution_taken:
+            raise LookupError("this run's snapshots were taken without their distribution")
         return {
             "placements": [p.to_dict() for p in self.placements],
             "preemptions": [p.to_dict() for p in self.preemptions],

@@ -171,19 +171,14 @@ class Snapshot:
         self.nodes = nodes if nodes is not None else []
         self._pods = pods
         self._owners = owners
-        self._distribution = distribution
+        #: the spread rows of every workload (``scheduler.views.spread_rows``, as dicts); empty
+        #: when the snapshot was taken without them (``distribution_taken`` False: a caller
+        #: that said it would not read them; ``to_dict`` then raises LookupError)
+        self.distribution = distribution if distribution is not None else []
+        self.distribution_taken = distribution is not None
         self.pending = pending
         self.workload_spreads = workload_spreads if workload_spreads is not None else []
         self.disruption_budgets = disruption_budgets if disruption_budgets is not None else []
-
-    @property
-    def distribution(self) -> list[dict[str, Any]]:
-        """The spread rows of every workload (``scheduler.views.spread_rows``, as dicts).
-        LookupError when the snapshot was taken without them (``snapshot(...,
-        distribution=False)``: a caller that said it would not read them)."""
-        if self._distribution is None:
-            raise LookupError("this snapshot was taken without its distribution")
-        return self._distribution
 
     @property
     def pods(self) -> list[PodRow]:
@@ -192,6 +187,8 @@ class Snapshot:
         return [_pod_row(owners, p) for p in sorted(self._pods, key=_pod_key)]
 
     def to_dict(self) -> JsonDoc:
+        if not self.distribution_taken:
+            raise LookupError("this snapshot was taken without its distribution")
         return {
             "time": self.time,
             "pods": [p.to_dict() for p in self.pods],
