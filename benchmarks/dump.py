@@ -22,6 +22,10 @@ machine's 1-minute load average before and after each run.
 
     .venv/bin/python benchmarks/dump.py                      # 5,000 nodes, 100,000 pods
     .venv/bin/python benchmarks/dump.py --nodes 500 --pods 10000 --runs 3
+    .venv/bin/python benchmarks/dump.py --dump /tmp/d.json   # written once, then reused
+
+Side by side with another tree (its own venv), in the same minutes, on the same dump:
+``--other /path/to/tree`` runs each measurement there too, alternating, and prints both.
 """
 
 from __future__ import annotations
@@ -406,9 +410,15 @@ def _settle_child(path: str) -> None:
     print(json.dumps(out))
 
 
-def _kubespread() -> list[str]:
-    exe = Path(sys.executable).with_name("kubespread")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubespread"]
+def _python(tree: Path) -> Path:
+    """The tree's own interpreter (its .venv), else this one."""
+    py = tree / ".venv" / "bin" / "python"
+    return py if tree != REPO and py.exists() else Path(sys.executable)
+
+
+def _kubespread(tree: Path = REPO) -> list[str]:
+    exe = _python(tree).with_name("kubespread")
+    return [str(exe)] if exe.exists() else [str(_python(tree)), "-m", "kubespread"]
 
 
 def _child_env() -> dict[str, str]:
@@ -442,48 +452,56 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pods", type=int, default=100_000)
     ap.add_argument("--deployments", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--dump", type=Path, help="the dump's path: written when missing, else reused")
+    ap.add_argument("--other", type=Path, help="another tree (with its .venv) measured alternately")
     ap.add_argument("--settle-child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.settle_child:
         _settle_child(a.settle_child)
         return 0
     with tempfile.TemporaryDirectory(prefix="kubespread-dump-") as tmp:
-        dump, checkout = Path(tmp) / "dump.json", Path(tmp) / "checkout.yaml"
+        dump, checkout = a.dump or Path(tmp) / "dump.json", Path(tmp) / "checkout.yaml"
         started = time.perf_counter()
-        write_dump(dump, a.nodes, a.pods, a.deployments)
+        if not dump.exists():
+            write_dump(dump, a.nodes, a.pods, a.deployments)
         checkout.write_text(CHECKOUT)
         mib = dump.stat().st_size / 2**20
         print(
-            f"dump: {a.nodes:,} nodes, {a.pods:,} pods, {a.deployments} Deployments: {mib:,.0f} MiB JSON "
-            f"(written in {time.perf_counter() - started:.1f} s)"
+            f"dump: {dump} ({a.nodes:,} nodes, {a.pods:,} pods, {a.deployments} Deployments unless reused): "
+            f"{mib:,.0f} MiB JSON (ready in {time.perf_counter() - started:.1f} s)"
         )
-        _run([*_kubespread(), "--version"])  # bytecode written before anything is timed
-        rows: dict[str, list[tuple[float, float, float]]] = {"load+settle": [], "schedule": []}
-        print(f"{'what':<12} {'run':>3} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}  load")
+        trees = {"this": REPO} | ({"other": a.other.resolve()} if a.other else {})
+        for tree in trees.values():
+            _run([*_kubespread(tree), "--version"])  # bytecode written before anything is timed
+        rows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+        print(f"{'what':<12} {'tree':<6} {'run':>3} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}  load")
         for r in range(a.runs):
-            before = _load()
-            wall, cpu, peak, out = _run([sys.executable, __file__, "--settle-child", str(dump)])
-            got = json.loads(out)
-            rows["load+settle"].append((wall, cpu, peak))
-            print(
-                f"{'load+settle':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
-                f"  {before:.2f}/{_load():.2f}"
-                f"  (load {got['load']:.1f} s, settle {got['settle']:.1f} s, {got['pods']:,} pods)"
-            )
-            before = _load()
-            cmd = [*_kubespread(), "schedule", "-f", str(dump), "-f", str(checkout)]
-            wall, cpu, peak, out = _run(cmd)
-            rows["schedule"].append((wall, cpu, peak))
-            placed = sum(1 for line in out.splitlines() if "checkout-" in line)
-            print(
-                f"{'schedule':<12} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
-                f"  {before:.2f}/{_load():.2f}"
-                f"  ({placed} output lines name a checkout pod)"
-            )
+            for name, tree in trees.items():
+                before = _load()
+                cmd = [str(_python(tree)), str(tree / "benchmarks" / "dump.py"), "--settle-child", str(dump)]
+                wall, cpu, peak, out = _run(cmd)
+                got = json.loads(out)
+                rows.setdefault(("load+settle", name), []).append((wall, cpu, peak))
+                print(
+                    f"{'load+settle':<12} {name:<6} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
+                    f"  {before:.2f}/{_load():.2f}"
+                    f"  (load {got['load']:.1f} s, settle {got['settle']:.1f} s, {got['pods']:,} pods)"
+                )
+            for name, tree in trees.items():
+                before = _load()
+                cmd = [*_kubespread(tree), "schedule", "-f", str(dump), "-f", str(checkout)]
+                wall, cpu, peak, out = _run(cmd)
+                rows.setdefault(("schedule", name), []).append((wall, cpu, peak))
+                placed = sum(1 for line in out.splitlines() if "checkout-" in line)
+                print(
+                    f"{'schedule':<12} {name:<6} {r + 1:>3} {wall:>7.1f} {cpu:>7.1f} {peak:>9.0f}"
+                    f"  {before:.2f}/{_load():.2f}"
+                    f"  ({placed} output lines name a checkout pod)"
+                )
         print(f"medians of {a.runs} runs:")
-        for what, runs in rows.items():
+        for (what, name), runs in rows.items():
             wall, cpu, peak = (statistics.median(x) for x in zip(*runs, strict=True))
-            print(f"  {what:<12} wall {wall:.1f} s, cpu {cpu:.1f} s, peak {peak:,.0f} MiB")
+            print(f"  {what:<12} {name:<6} wall {wall:.1f} s, cpu {cpu:.1f} s, peak {peak:,.0f} MiB")
     return 0
 
 

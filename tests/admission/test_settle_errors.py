@@ -66,3 +66,33 @@ def test_what_no_command_reads_of_a_stored_pod_is_left_to_the_api_server() -> No
     assert settle_errors(stored) == []
     new = _pod({"restartPolicy": "Sometimes"}, {"name": "Not_A_Label"})
     assert [str(e) for e in settle_errors(new)] == [str(e) for e in creation_errors(new)] != []
+
+
+def test_one_owners_pods_judged_once_say_what_each_pod_judged_alone_says() -> None:
+    """StoredPodChecks: a ReplicaSet's replicas with the same constraints are judged once, and
+    every pod still gets exactly validate_stored_pod's errors (its own name's too); one whose
+    fields differ, even only in how a quantity is written, is judged anew."""
+    from kubespread.api.validation.pod import StoredPodChecks, validate_stored_pod
+
+    owner = {
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1"}]
+    }
+    other = {
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "db", "uid": "rs-2"}]
+    }
+    bad_spread = READ["spread"]
+    pods = [
+        _pod(bad_spread, **STORED, **owner),
+        _pod(bad_spread, **STORED, **owner),
+        _pod(bad_spread, **{**STORED, "name": ""}, **owner),  # the name is the pod's own
+        _pod({}, {"resources": {"requests": {"cpu": "-1"}}}, **STORED, **owner),
+        _pod({}, {"resources": {"requests": {"cpu": "-1000m"}}}, **STORED, **owner),  # same amount
+        _pod({}, {"resources": {"requests": {"cpu": "-1000m"}}}, **STORED, **owner),
+        _pod(READ["tolerations"], **STORED, **other),
+        _pod({}, **STORED, **other),
+        _pod(READ["nodeSelector"], **STORED),  # no owner
+    ]
+    checks = StoredPodChecks()
+    got = [[str(e) for e in checks(p)] for p in pods]
+    assert got == [[str(e) for e in validate_stored_pod(p)] for p in pods]
+    assert all(got[i] for i in (0, 2, 3, 4, 6, 8)) and not got[7]

@@ -76,3 +76,26 @@ def test_pods_of_kubespreads_own_scheduler_name_are_decided_as_it_decides(tmp_pa
     assert not cluster.pods["default/theirs"].spec.node_name
     with pytest.raises(NoProfile, match=r"'gpu-scheduler'.*--scheduler-config"):
         explain_key(result.sim, "default/theirs")
+
+
+def test_snapshots_without_distributions_place_and_spread_alike(tmp_path: Path) -> None:
+    """``distributions=False`` (the table of ``schedule``): the same placements, pending pods
+    and involved spread; the final snapshot is the last step's; reading a distribution that
+    was not taken says so rather than writing an empty one."""
+    c = spread("zone")
+    objs = [
+        node("n1", "a"),
+        node("n2", "b"),
+        *(pod(f"p{i}", {"app": "x"}, topologySpreadConstraints=[c]) for i in range(3)),
+    ]
+    path = write(tmp_path / "in.yaml", objs)
+    full, lean = place(load([path])), place(load([path]), distributions=False)
+    assert [p.to_dict() for p in lean.placements] == [p.to_dict() for p in full.placements]
+    assert [p.to_dict() for p in lean.final.pending] == [p.to_dict() for p in full.final.pending]
+    assert [r.to_dict() for r in lean.spread()] == [r.to_dict() for r in full.spread()]
+    assert full.final is full.steps[-1].snapshot and full.final.distribution
+    assert not lean.initial.snapshot.distribution_taken and not lean.final.distribution
+    with pytest.raises(LookupError):
+        lean.to_dict()
+    with pytest.raises(LookupError):
+        lean.initial.snapshot.to_dict()

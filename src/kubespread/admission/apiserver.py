@@ -35,7 +35,7 @@ from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.schema import FieldIssue, IssueKind, check
 from kubespread.api.validation import validate
-from kubespread.api.validation.pod import validate_stored_pod
+from kubespread.api.validation.pod import StoredPodChecks, validate_stored_pod
 
 __all__ = [
     "admit",
@@ -152,14 +152,17 @@ def creation_errors(obj: KubeObject, features: FeatureGates | None = None) -> li
     return validate(probe, features)
 
 
-def settle_errors(obj: KubeObject, features: FeatureGates | None = None) -> list[FieldError]:
+def settle_errors(
+    obj: KubeObject, features: FeatureGates | None = None, stored: StoredPodChecks | None = None
+) -> list[FieldError]:
     """The field errors that stop a run before it starts: :func:`creation_errors` for a new
     object and for a stored one of any kind but Pod; for a stored Pod (a dump's, by the
     thousand), what a run reads of it (``validate_stored_pod``), judged on the object itself:
     it was defaulted and validated whole when the API server stored it. ``kubespread
-    validate`` still judges every object as creating it would."""
+    validate`` still judges every object as creating it would. ``stored``: one
+    StoredPodChecks for all the pods of a run (a dump's replicas judged once per owner)."""
     if isinstance(obj, Pod) and is_stored(obj):
-        return validate_stored_pod(obj)
+        return validate_stored_pod(obj) if stored is None else stored(obj)
     return creation_errors(obj, features)
 
 

@@ -443,15 +443,21 @@ def run_placement(
     command: str = "schedule",
     namespace: str | None = None,
     features: FeatureGates | None = None,
+    distributions: bool = True,
 ) -> PlacementResult:
     """Load (:func:`schedule_request`), then run the ``schedule`` use case
     (``kubespread.sim.placement.schedule``) with a progress bar, as ``features``' version
-    (None: 1.35); every input problem is printed and exits 1."""
+    (None: 1.35); every input problem is printed and exits 1. ``distributions`` False: the
+    snapshots keep no spread of every workload (a caller that never reads them)."""
+    from dataclasses import replace
+
     from kubespread.sim.placement import schedule
 
     request = schedule_request(
         files, scheduler_config, seed, kubeconfig, context, validate, max_pods, command, namespace, features
     )
+    if not distributions:
+        request = replace(request, distributions=False)
     with placing(progress) as on_step:
         return schedule(request, on_step=on_step)
 

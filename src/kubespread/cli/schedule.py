@@ -221,6 +221,9 @@ def schedule_command(
         max_pods=max_pods,
         namespace=namespace,
         features=kube_features(kube_version, kubeconfig, context),
+        # the table reads only the involved workloads' spread (result.spread()), not every
+        # workload's per step: a dump of 100,000 pods need not count them twice
+        distributions=not output.is_table or report is not None,
     )
     spread = result.spread()
     solved, compared = None, []

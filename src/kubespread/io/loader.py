@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from kubespread.api.documents import DocumentError, FieldLines, StrictDict, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError
+from kubespread.api.fastdecode import decode_checked
 from kubespread.api.kinds import class_for
 from kubespread.api.meta import KubeObject
 from kubespread.api.model import gc_paused
@@ -608,8 +609,13 @@ def _add_object(
         label = f"{kind} ({api_version})"
         unknown[label] = unknown.get(label, 0) + 1
         return
-    if validate is not None and not _strict_check(data, cls, line, source, out, validate):
-        return
+    if validate is not None:
+        fast = decode_checked(cls, data)  # the usual object: checked and decoded in one pass
+        if fast is not None:
+            out.objects.append(LoadedObject(fast, source, line))
+            return
+        if not _strict_check(data, cls, line, source, out, validate):
+            return
     try:
         obj = cls.from_dict(data)
     except DecodeError as err:

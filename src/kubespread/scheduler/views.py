@@ -454,7 +454,14 @@ def workload_groups(
     """``(namespace, controller kind, controller name)`` → all its pods in the cluster (by
     key), for the workloads ``pods`` belong to (every pod's when None); a pod without a
     controller is its own group, ``(namespace, "", name)``."""
-    every = sorted(cluster.pods.values(), key=lambda p: p.key)
+    if pods is None:
+        every_pod = cluster.pods  # by key: sorting the keys sorts the pods, no key built per pod
+    else:  # a workload's pods share its namespace: only those namespaces' pods are read
+        pods = list(pods)
+        every_pod = {}
+        for ns in {p.namespace for p in pods}:
+            every_pod.update(cluster.pods_in_namespace(ns))
+    every = [every_pod[k] for k in sorted(every_pod)]
     by_controller: dict[tuple[str, str, str], list[Pod]] = {}
     for p in every:
         ref = p.metadata.controller_ref()

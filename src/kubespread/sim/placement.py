@@ -172,6 +172,8 @@ class PlacementResult:
     def to_dict(self) -> JsonDoc:
         """The ``-o json|yaml`` document: placements, pending pods with their FitError, the
         final distribution, refused objects, then every step's snapshot."""
+        if not self.final.distribution_taken:
+            raise LookupError("this run's snapshots were taken without their distribution")
         return {
             "placements": [p.to_dict() for p in self.placements],
             "preemptions": [p.to_dict() for p in self.preemptions],
@@ -194,13 +196,15 @@ def place(
     admission: AdmissionOptions | None = None,
     on_step: Callable[[int, int, str], None] | None = None,
     max_pods: int | None = DEFAULT_MAX_PODS,
+    distributions: bool = True,
 ) -> PlacementResult:
     """Settle the cluster as given, then create each new object in order
     (:func:`kubespread.sim.baseline.settle`), keeping a snapshot after each and every
     placement. ``on_step(done, total, what)`` reports progress, also within a long step
     (every pod placed). Raises PlacementError (every problem, located) when the input does
     not make a cluster, a new object is invalid, or the run would hold more than
-    ``max_pods`` pods."""
+    ``max_pods`` pods. ``distributions`` False: the snapshots are taken without the spread
+    of every workload (a caller that reads only :meth:`PlacementResult.spread`)."""
     placements: list[Placement] = []
     steps: list[StepResult] = []
     step = [-1]
@@ -256,7 +260,7 @@ def place(
                 i,
                 kind,
                 description,
-                snapshot(sim),
+                snapshot(sim, distribution=distributions),
                 sim.events[first:],
                 rejections,
                 sim.preemptions_since(first),
@@ -278,7 +282,10 @@ def place(
         on_step(total[0], total[0], "done")
     # the workloads each placed pod belongs to, now that all exist
     placed = [replace(p, owned=_owned(sim, sim.cluster.pods.get(p.key))) for p in placements]
-    return PlacementResult(steps[0], steps[1:], placed, snapshot(sim), baseline)
+    # nothing ran since the last step's snapshot (settle returns right after its hook): the
+    # final state is that snapshot's, so it is shared, not taken again (a dump of 100,000
+    # pods pays a snapshot's spread rows once less)
+    return PlacementResult(steps[0], steps[1:], placed, steps[-1].snapshot, baseline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +300,8 @@ class ScheduleRequest:
     max_pods: int | None = DEFAULT_MAX_PODS
     #: the Kubernetes version to answer as (None: the profiles', else 1.35)
     features: FeatureGates | None = None
+    #: False: the snapshots keep no spread of every workload (``place``'s ``distributions``)
+    distributions: bool = True
 
 
 def schedule(
@@ -312,6 +321,7 @@ def schedule(
         seed=request.seed,
         on_step=on_step,
         max_pods=request.max_pods,
+        distributions=request.distributions,
     )
 
 

@@ -157,7 +157,7 @@ class Snapshot:
         self,
         time: float,
         pods: list[Pod],
-        distribution: list[dict[str, Any]],
+        distribution: list[dict[str, Any]] | None,
         pending: list[PendingPod],
         workload_spreads: list[WorkloadSpreadRow] | None = None,
         disruption_budgets: list[BudgetRow] | None = None,
@@ -171,7 +171,11 @@ class Snapshot:
         self.nodes = nodes if nodes is not None else []
         self._pods = pods
         self._owners = owners
-        self.distribution = distribution
+        #: the spread rows of every workload (``scheduler.views.spread_rows``, as dicts); empty
+        #: when the snapshot was taken without them (``distribution_taken`` False: a caller
+        #: that said it would not read them; ``to_dict`` then raises LookupError)
+        self.distribution = distribution if distribution is not None else []
+        self.distribution_taken = distribution is not None
         self.pending = pending
         self.workload_spreads = workload_spreads if workload_spreads is not None else []
         self.disruption_budgets = disruption_budgets if disruption_budgets is not None else []
@@ -183,6 +187,8 @@ class Snapshot:
         return [_pod_row(owners, p) for p in sorted(self._pods, key=_pod_key)]
 
     def to_dict(self) -> JsonDoc:
+        if not self.distribution_taken:
+            raise LookupError("this snapshot was taken without its distribution")
         return {
             "time": self.time,
             "pods": [p.to_dict() for p in self.pods],
@@ -296,12 +302,14 @@ def untried_reason(sim: Simulation, pod: Pod) -> str:
     return "not tried yet"
 
 
-def snapshot(sim: Simulation) -> Snapshot:
+def snapshot(sim: Simulation, *, distribution: bool = True) -> Snapshot:
     """The state worth showing: every pod, the spread of each workload (per ReplicaSet, so the
     revisions of a rollout show apart) per constraint as the scheduler counts it, with the raw
-    view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why."""
+    view beside it (``kubespread.scheduler.views.spread_rows``), pending pods and why.
+    ``distribution`` False: without the spread of every workload, which a caller that never
+    reads it need not pay for (every workload of a 100,000-pod dump)."""
     cluster = sim.cluster
-    distribution = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)]
+    rows = [row.to_dict() for row in views.spread_rows(cluster, sim.profiles)] if distribution else None
     reasons = sim.pending_reasons
     pending = [
         PendingPod(p.namespace, p.metadata.name, reasons.get(key) or untried_reason(sim, p))
@@ -311,7 +319,7 @@ def snapshot(sim: Simulation) -> Snapshot:
     return Snapshot(
         sim.now,
         list(cluster.pods.values()),
-        distribution,
+        rows,
         pending,
         _workload_spread_rows(sim),
         _disruption_budget_rows(sim),

@@ -48,6 +48,7 @@ from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.api.selectors import parse_selector
 from kubespread.api.taints import TAINT_EFFECTS, Taint
 from kubespread.api.validation.node import validate_taints
+from kubespread.api.validation.pod import StoredPodChecks
 from kubespread.io.loader import MANIFEST_SUFFIXES, LoadedObject, Manifests, Validation, load, load_data
 from kubespread.scheduler.config import ConfigError, default_profiles, profiles_from_config
 from kubespread.scheduler.profile import Profile
@@ -244,6 +245,7 @@ def creation_problems(objs: list[LoadedObject], features: FeatureGates | None = 
     located as ``file:line: Kind ns/name: field: message``, so a bad manifest stops a run
     before anything is created."""
     problems = []
+    stored = StoredPodChecks()
     for lo in objs:
         if isinstance(lo.obj, KubeSchedulerConfiguration):
             problems.append(
@@ -251,7 +253,7 @@ def creation_problems(objs: list[LoadedObject], features: FeatureGates | None = 
                 "as a scenario's `scheduler:` or with --scheduler-config"
             )
             continue
-        for e in settle_errors(lo.obj, features):
+        for e in settle_errors(lo.obj, features, stored):
             problems.append(f"{lo.where(e.field)}: {lo.ref}: {e}")
     return problems
 

@@ -27,6 +27,7 @@ from kubespread.api.core import (
     PodSpec,
     PodTemplateSpec,
     PreferredSchedulingTerm,
+    ResourceRequirements,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
@@ -54,6 +55,7 @@ from kubespread.api.validation.selectors import (
 from kubespread.api.validation.volumes import validate_volume_mounts, validate_volumes
 
 __all__ = [
+    "StoredPodChecks",
     "validate_affinity",
     "validate_pod",
     "validate_pod_spec",
@@ -698,10 +700,18 @@ def validate_stored_pod(pod: Pod) -> list[FieldError]:
     spread), each container's resources and the preemption policy are checked again, as
     :func:`validate_pod` checks them; the rest (container names, images, ports, volumes...)
     no command reads. The object is not changed."""
+    return _stored_name_errors(pod) + _stored_spec_errors(pod)
+
+
+def _stored_name_errors(pod: Pod) -> list[FieldError]:
+    if not pod.metadata.name:
+        return [FieldError.required("metadata.name", "name or generateName is required")]
+    return []
+
+
+def _stored_spec_errors(pod: Pod) -> list[FieldError]:
     spec, spec_path = pod.spec, Path("spec")
     errs: list[FieldError] = []
-    if not pod.metadata.name:
-        errs.append(FieldError.required("metadata.name", "name or generateName is required"))
     errs.extend(validate_labels(spec.node_selector, spec_path.child("nodeSelector")))
     errs.extend(validate_affinity(spec.affinity, spec_path.child("affinity")))
     errs.extend(validate_tolerations(spec.tolerations, spec_path.child("tolerations")))
@@ -723,3 +733,51 @@ def validate_stored_pod(pod: Pod) -> list[FieldError]:
             )
         )
     return errs
+
+
+class StoredPodChecks:
+    """:func:`validate_stored_pod` over many pods (a dump's, by the thousand), each owner's
+    pods judged once while what a run reads of them is the same as the last one judged: the
+    replicas of one ReplicaSet share their constraints and resources, and equal fields give
+    equal errors (the paths are the pod's own, the values the same). A pod that differs, or
+    has no owner, is judged in full."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[tuple[Any, ...], list[FieldError]]] = {}
+
+    def __call__(self, pod: Pod) -> list[FieldError]:
+        ref = pod.metadata.controller_ref()
+        if ref is None or not ref.uid:
+            return validate_stored_pod(pod)
+        reads = _stored_reads(pod)
+        last = self._last.get(ref.uid)
+        if last is not None and last[0] == reads:
+            spec_errors = last[1]
+        else:
+            spec_errors = _stored_spec_errors(pod)
+            self._last[ref.uid] = (reads, spec_errors)
+        return _stored_name_errors(pod) + list(spec_errors)
+
+
+def _stored_reads(pod: Pod) -> tuple[Any, ...]:
+    """What :func:`_stored_spec_errors` reads of a pod, as a value to compare: the model
+    objects by their fields, quantities by amount and by how they are written (they compare
+    by amount alone, while messages print them as written)."""
+    spec = pod.spec
+    return (
+        spec.node_selector,
+        spec.affinity,
+        spec.tolerations,
+        spec.topology_spread_constraints,
+        spec.preemption_policy,
+        [_resources_key(c.resources) for c in spec.containers],
+        [_resources_key(c.resources) for c in spec.init_containers],
+    )
+
+
+def _resources_key(r: ResourceRequirements) -> tuple[Any, ...]:
+    return (
+        [(k, q.nanos, q.text, q.format, q.number) for k, q in r.requests.items()],
+        [(k, q.nanos, q.text, q.format, q.number) for k, q in r.limits.items()],
+        r.claims,
+    )

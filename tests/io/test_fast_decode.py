@@ -1,0 +1,209 @@
+"""The fast decoding of a stored object (``api.fastdecode.decode_checked``) answers as the
+strict check and ``from_dict`` together: the same object when nothing is wrong, and nothing
+(so the strict way speaks, with its one message) when anything might be."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubespread.api.fastdecode import decode_checked
+from kubespread.api.kinds import class_for
+from kubespread.api.schema import check
+from kubespread.io import loader
+from kubespread.io.loader import load, load_text
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _dump_pod() -> dict[str, Any]:
+    """A pod as a kubectl dump writes it (defaulted spec, status)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "creationTimestamp": "2026-11-20T10:00:00Z",
+            "generateName": "web-7d9c-",
+            "labels": {"app": "web", "pod-template-hash": "7d9c"},
+            "name": "web-7d9c-abcde",
+            "namespace": "team-00",
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "ReplicaSet",
+                    "name": "web-7d9c",
+                    "uid": "rs-uid",
+                }
+            ],
+            "resourceVersion": "100001",
+            "uid": "pod-uid",
+        },
+        "spec": {
+            "containers": [
+                {
+                    "image": "registry.example.com/web:1.0.0",
+                    "name": "app",
+                    "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                    "resources": {"limits": {"memory": "256Mi"}, "requests": {"cpu": "100m", "memory": 1}},
+                }
+            ],
+            "nodeName": "node-1",
+            "priority": 0,
+            "tolerations": [
+                {
+                    "effect": "NoExecute",
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "tolerationSeconds": 300,
+                }
+            ],
+            "topologySpreadConstraints": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                    "matchLabelKeys": ["pod-template-hash"],
+                    "maxSkew": 1,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                }
+            ],
+        },
+        "status": {
+            "conditions": [{"lastProbeTime": None, "status": "True", "type": "Ready"}],
+            "containerStatuses": [
+                {"name": "app", "ready": True, "restartCount": 0, "image": "x", "imageID": ""}
+            ],
+            "phase": "Running",
+            "podIP": "10.0.0.1",
+        },
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and a.to_dict() == b.to_dict() and a._keys == b._keys and a.extra == b.extra
+
+
+def _manifests() -> list[dict[str, Any]]:
+    """Every object of the bundled examples and test data, as parsed."""
+    out = []
+    for path in sorted([*REPO.glob("examples/**/*.yaml"), *REPO.glob("tests/data/**/*.yaml")]):
+        docs, _ = loader.parse_documents(path.read_text())
+        for d in docs:
+            items = d.data.get("items") if isinstance(d.data, dict) else None
+            for item in items if isinstance(items, list) else [d.data]:
+                if isinstance(item, dict) and isinstance(item.get("kind"), str):
+                    out.append(item)
+    return out
+
+
+def test_the_examples_decode_as_from_dict_does_or_go_the_strict_way() -> None:
+    fast = 0
+    for data in [*_manifests(), _dump_pod()]:
+        cls = class_for(str(data.get("apiVersion")), str(data.get("kind")))
+        if cls is None:
+            continue
+        got = decode_checked(cls, copy.deepcopy(data))
+        if got is None:
+            continue
+        fast += 1
+        assert not check(cls.KIND, data), data
+        assert _same(got, cls.from_dict(data)), data
+    assert fast > 100  # the common shape does take the fast way
+
+
+# each a change to the dump pod and the one message the strict way gives for it
+BROKEN = {
+    "unknown field": (
+        lambda p: p["spec"]["containers"][0].__setitem__("resoures", {}),
+        'spec.containers[0].resoures: unknown field "resoures" (did you mean "resources"?)',
+    ),
+    "unknown field in an unmodelled part": (
+        lambda p: p["status"]["containerStatuses"][0].__setitem__("redy", True),
+        'status.containerStatuses[0].redy: unknown field "redy" (did you mean "ready"?)',
+    ),
+    "string for an integer": (
+        lambda p: p["spec"]["containers"][0]["ports"][0].__setitem__("containerPort", "8080"),
+        "spec.containers[0].ports[0].containerPort: cannot unmarshal string into a field of type int32",
+    ),
+    "int32 out of range": (
+        lambda p: p["spec"]["topologySpreadConstraints"][0].__setitem__("maxSkew", 2**31),
+        "spec.topologySpreadConstraints[0].maxSkew: cannot unmarshal number 2147483648 into a field of "
+        "type int32 (from -2147483648 to 2147483647)",
+    ),
+    "bad quantity": (
+        lambda p: p["spec"]["containers"][0]["resources"]["requests"].__setitem__("cpu", "lots"),
+        "spec.containers[0].resources.requests[cpu]: quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    "number for a string in a map": (
+        lambda p: p["metadata"]["labels"].__setitem__("tier", 3),
+        "metadata.labels[tier]: cannot unmarshal number into a field of type string",
+    ),
+    "null list item": (
+        lambda p: p["spec"]["tolerations"].append(None),
+        "spec.tolerations[1]: cannot unmarshal null into an object field",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_pod_gets_the_strict_ways_message(case: str, tmp_path: Path) -> None:
+    change, message = BROKEN[case]
+    pods = [_dump_pod() for _ in range(3)]
+    for i, p in enumerate(pods):
+        p["metadata"]["name"] = f"web-7d9c-{i}"
+    change(pods[1])
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "items": pods, "kind": "List", "metadata": {}}, indent=4))
+    got = load([path])
+    assert [str(p) for p in got.errors] == [f"{path}: Pod team-00/web-7d9c-1: {message}"]
+    assert [lo.obj.metadata.name for lo in got.objects] == ["web-7d9c-0", "web-7d9c-2"]
+
+
+def test_problems_are_those_of_the_strict_way_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every broken pod, in one list: the problems and objects are the same with the fast way
+    turned off."""
+    pods = []
+    for i, (change, _) in enumerate(BROKEN[k] for k in sorted(BROKEN)):
+        p = _dump_pod()
+        p["metadata"]["name"] = f"web-{i}"
+        change(p)
+        pods.append(p)
+    text = json.dumps({"apiVersion": "v1", "items": pods, "kind": "List"})
+    fast = load_text(text, "dump.json", json_only=True)
+    monkeypatch.setattr(loader, "decode_checked", lambda cls, data: None)
+    strict = load_text(text, "dump.json", json_only=True)
+    assert [str(p) for p in fast.problems] == [str(p) for p in strict.problems]
+    assert len(fast.objects) == len(strict.objects)
+    for a, b in zip(fast.objects, strict.objects, strict=True):
+        assert _same(a.obj, b.obj)
+
+
+# each a change to the dump pod the strict way lets through, which the fast way leaves to it
+ODD_BUT_VALID = {
+    "a float for an integer": lambda p: p["status"]["containerStatuses"][0].__setitem__("restartCount", 1.0),
+    "a float for a modelled integer": lambda p: p["spec"]["tolerations"][0].__setitem__(
+        "tolerationSeconds", 3e2
+    ),
+    "a null list item in an unmodelled list": lambda p: p["status"].__setitem__("podIPs", [None]),
+    "a null field": lambda p: p["spec"].__setitem__("affinity", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_BUT_VALID))
+def test_an_odd_but_valid_pod_loads_as_the_strict_way_loads_it(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pod = _dump_pod()
+    ODD_BUT_VALID[case](pod)
+    text = json.dumps({"apiVersion": "v1", "items": [pod], "kind": "List"})
+    fast = load_text(text, "dump.json", json_only=True)
+    monkeypatch.setattr(loader, "decode_checked", lambda cls, data: None)
+    strict = load_text(text, "dump.json", json_only=True)
+    assert not fast.problems and not strict.problems
+    assert _same(fast.objects[0].obj, strict.objects[0].obj)
