@@ -16,7 +16,10 @@ Three places a pending pod can be, as in kube (pkg/scheduler/backend/queue):
   them answers Queue. So a cordon of an unrelated node does not retry a pod NodeAffinity
   rejected. A pod rejected with no plugin recorded, or by a plugin without hints, moves on any
   change. A pod left there for 5 minutes is moved anyway (podMaxInUnschedulablePodsDuration,
-  the UnschedulableTimeout event).
+  the UnschedulableTimeout event). The pool is kept in groups of pods every hint answers alike
+  for (one pod template by content, :mod:`kubespread.scheduler.hintkeys`; the same rejecting
+  plugins; one profile): a change asks each group once, not each of a ReplicaSet's pods, and
+  moves the pods in the order asking each would.
 
 A pod being scheduled is *in flight* from ``pop`` until ``failed``/``errored``/``delete``: the
 changes that arrive meanwhile are kept, and when the attempt fails, one that a rejecting
