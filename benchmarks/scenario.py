@@ -40,6 +40,7 @@ and peak resident memory.
 
     .venv/bin/python benchmarks/scenario.py                      # (a) at full size, then (b)
     .venv/bin/python benchmarks/scenario.py --scale 0.1          # 500 nodes, 20 x 100 replicas
+    .venv/bin/python benchmarks/scenario.py --only scenario --scale 0.2 --profile 30   # per phase
     .venv/bin/python benchmarks/scenario.py --only examples
     .venv/bin/python benchmarks/scenario.py --only scaling --scaling-nodes 5000
     .venv/bin/python benchmarks/scenario.py --only memory      # (d) 5,000 nodes x 100,000 pods
@@ -48,9 +49,12 @@ and peak resident memory.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import io
 import json
 import os
+import pstats
 import resource
 import statistics
 import subprocess
@@ -272,9 +276,10 @@ def phase_of(action: str, index: int) -> str:
     return "zone failure"
 
 
-def run_scenario(path: Path) -> Run:
+def run_scenario(path: Path, profiles: dict[str, cProfile.Profile] | None = None) -> Run:
     """Load and simulate the scenario as ``kubespread simulate -o json`` does (the document
-    built, not printed), timing each phase by the steps' start."""
+    built, not printed), timing each phase by the steps' start. With ``profiles`` (filled in
+    here), each phase runs under a profiler of its own, by phase name."""
     from kubespread.controllers import default_controllers
     from kubespread.sim.run import simulate
     from kubespread.sim.scenario import load_scenario
@@ -290,6 +295,8 @@ def run_scenario(path: Path) -> Run:
 
     def close_phase() -> None:
         ph: Phase = clock["phase"]
+        if profiles is not None:
+            profiles[ph.name].disable()
         ph.seconds += time.perf_counter() - clock["start"]
         ph.cpu += time.process_time() - clock["cpu"]
         ph.placed += placed[0] - clock["placed"]
@@ -300,6 +307,8 @@ def run_scenario(path: Path) -> Run:
         close_phase()
         ph = run.phases[-1] if run.phases[-1].name == name else Phase(name)
         clock.update(phase=ph, start=time.perf_counter(), cpu=time.process_time(), placed=placed[0])
+        if profiles is not None:
+            profiles.setdefault(name, cProfile.Profile()).enable()
 
     def on_step(step: Any) -> None:
         open_phase(phase_of(step.action, step.index))
@@ -309,6 +318,8 @@ def run_scenario(path: Path) -> Run:
             placed[0] += 1
 
     t0, cpu0 = time.perf_counter(), time.process_time()
+    if profiles is not None:
+        profiles.setdefault("load + settle", cProfile.Profile()).enable()
     scenario = load_scenario(path)
     result = simulate(scenario, controllers=default_controllers(), on_step=on_step, on_decision=on_decision)
     open_phase("output")
@@ -321,6 +332,18 @@ def run_scenario(path: Path) -> Run:
     run.running_pods = sum(1 for p in doc["final"]["pods"] if p["node"])
     run.peak_mib = peak_mib()
     return run
+
+
+def print_profiles(profiles: dict[str, cProfile.Profile], top: int) -> None:
+    """Each phase's ``top`` functions by own time, then by cumulative time."""
+    for name, prof in profiles.items():
+        for order in ("tottime", "cumulative"):
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats(order).print_stats(top)
+            body = out.getvalue()
+            table = body[body.find("   ncalls") :] if "   ncalls" in body else body
+            console.print(f"[bold]profile of {name}, by {order}[/]", markup=True)
+            print(table.rstrip())
 
 
 def phase_table(title: str, run: Run) -> Table:
@@ -573,6 +596,13 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated pods already running (default 1000,10000,100000)",
     )
     ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
+    ap.add_argument(
+        "--profile",
+        type=int,
+        metavar="N",
+        help="run (a) under cProfile, a profiler per phase, and print each phase's N costliest "
+        "functions by own time (profiling slows the run: its figures are not comparable)",
+    )
     a = ap.parse_args(argv)
     report: dict[str, Any] = {}
 
@@ -587,7 +617,10 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(a.runs):
             with tempfile.TemporaryDirectory(prefix="kubespread-scenario-") as tmp:
                 path = scenario_files(size, Path(tmp), per_node=a.fail_per_node)
-                runs.append(run_scenario(path))
+                profiles: dict[str, cProfile.Profile] | None = {} if a.profile else None
+                runs.append(run_scenario(path, profiles))
+                if profiles and a.profile:
+                    print_profiles(profiles, a.profile)
             gc.collect()
             r = runs[-1]
             console.print(

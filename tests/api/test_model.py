@@ -463,3 +463,35 @@ def test_a_field_without_omitempty_is_written_at_its_zero_value() -> None:
     }
     back = WorkloadSpreadSubsetStatus.from_dict({"name": "b", "missingReplicas": 0, "creatingPods": {}})
     assert back.to_dict() == {"name": "b", "missingReplicas": 0, "creatingPods": {}, "replicas": 0}
+
+
+def test_a_shallow_copy_is_the_default_protocols_copy() -> None:
+    """``copy.copy`` of a model (its straight-line ``__copy__``) gives what the default
+    protocol gives: a new object sharing every field's value, unknown fields and key order kept;
+    a subclass instance keeps its own attributes too."""
+    pod = Pod.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "a", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+            "unknownTop": {"x": 1},
+        }
+    )
+    ours = copy.copy(pod)
+    default = copy._reconstruct(pod, None, *pod.__reduce_ex__(4))  # type: ignore[attr-defined]
+    assert type(ours) is Pod and ours is not pod
+    for name in ("api_version", "kind", "metadata", "spec", "status", "_keys", "extra"):
+        assert getattr(ours, name) is getattr(pod, name) is getattr(default, name)
+    assert ours.to_dict() == pod.to_dict() == default.to_dict()
+    ours.metadata = copy.copy(pod.metadata)
+    ours.metadata.name = "b"
+    assert pod.metadata.name == "a"
+
+    class Marked(Pod):
+        pass
+
+    marked = Marked()
+    marked.note = "kept"  # type: ignore[attr-defined]
+    again = copy.copy(marked)
+    assert type(again) is Marked and again.note == "kept" and again == marked  # type: ignore[attr-defined]

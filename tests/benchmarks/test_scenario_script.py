@@ -88,3 +88,16 @@ def test_the_memory_table_shows_both_commands(capsys: pytest.CaptureFixture[str]
         cells = [c.strip() for c in row.strip("│ ").split("│")]
         assert cells[0] == command and cells[-1] == "0"  # the command succeeded
         assert float(cells[2]) > 0
+
+
+@pytest.mark.slow  # simulates a small scenario under the profiler
+def test_profile_prints_each_phases_costliest_functions(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--only", "scenario", "--nodes", "12", "--zones", "3", "--deployments", "1", "--replicas", "3"]
+    assert SCENARIO.main([*argv, "--profile", "4"]) == 0
+    out = capsys.readouterr().out
+    for phase in ("load + settle", "create", "rollout", "zone failure", "output"):
+        assert f"profile of {phase}, by tottime" in out
+        assert f"profile of {phase}, by cumulative" in out
+    # the create phase's profile holds the scheduling cycle, the rollout's too
+    create = out[out.index("profile of create, by cumulative") : out.index("profile of rollout, by tottime")]
+    assert "run_step" in create

@@ -67,6 +67,25 @@ def test_fit_error_counts_reasons_over_nodes_sorted_as_strings() -> None:
     assert fit_error_message(12, rej, None) == "0/12 nodes are available: 10 b, 2 a."
 
 
+def test_fit_error_counts_every_reason_of_every_node() -> None:
+    """Nodes with several reasons, reasons shared between statuses, one reason twice in a
+    status, shared and separate status objects: each reason counted once per node per time it
+    is given."""
+    rng = random.Random(7)
+    pool = [("a",), ("b",), ("a", "c"), ("c", "c"), ("b", "a", "d"), ()]
+    shared = [Status(Code.UNSCHEDULABLE, r) for r in pool]
+    rej = {}
+    expected: dict[str, int] = {}
+    for i in range(300):
+        reasons = rng.choice(pool)
+        status = shared[pool.index(reasons)] if rng.random() < 0.5 else Status(Code.UNSCHEDULABLE, reasons)
+        rej[f"n{i}"] = Rejection("Filter", status)
+        for r in reasons:
+            expected[r] = expected.get(r, 0) + 1
+    parts = sorted(f"{n} {r}" for r, n in expected.items())
+    assert fit_error_message(300, rej, None) == f"0/300 nodes are available: {', '.join(parts)}."
+
+
 def test_highest_total_wins_and_ties_go_to_the_smallest_name() -> None:
     nodes = [make_node(n) for n in ("c", "a", "b")]
     cluster = cluster_of(nodes)

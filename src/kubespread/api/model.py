@@ -286,6 +286,23 @@ class _Field:
         return self.factory() if self.factory is not None else self.default
 
 
+_SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _slot_names(cls: type) -> tuple[str, ...]:
+    """Every slot of ``cls`` and its bases (what a shallow copy carries over)."""
+    names = _SLOT_NAMES.get(cls)
+    if names is None:
+        found: list[str] = []
+        for klass in reversed(cls.__mro__):
+            slots = klass.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name not in ("__dict__", "__weakref__") and name not in found:
+                    found.append(name)
+        names = _SLOT_NAMES[cls] = tuple(found)
+    return names
+
+
 class Model:
     """Base of every API class: decoding with field paths, dumping with unknown fields kept."""
 
@@ -308,6 +325,24 @@ class Model:
     def _decode_value(cls: type[M], data: Any) -> M:
         """Replaced per class by :func:`_compile_decoder`'s straight-line form."""
         raise NotImplementedError(f"{cls.__name__} is not a @model class")
+
+    def __copy__(self: M) -> M:
+        """``copy.copy``: the same slots' values in a new object, as the default protocol
+        (``__reduce_ex__``) makes it. Each @model class gets a straight-line version of this
+        (:func:`_compile_copy`), a tenth of the default's cost: controllers and the API server
+        copy an object on every write they make."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        for name in _slot_names(cls):
+            try:
+                value = getattr(self, name)
+            except AttributeError:  # never set: left unset, as the default copy leaves it
+                continue
+            object.__setattr__(new, name, value)
+        state = getattr(self, "__dict__", None)
+        if state:
+            new.__dict__.update(state)
+        return new
 
     def __post_decode__(self) -> None:
         """Hook for derived caches; called after decoding."""
@@ -430,6 +465,23 @@ def _compile_decoder(cls: type[Model], fields: dict[str, _Field]) -> Callable[[t
     return decode
 
 
+def _compile_copy(cls: type[M]) -> Callable[[M], M]:
+    """``cls``'s ``__copy__``: every slot assigned in a row; an instance of a subclass, or one
+    with a slot never set, takes :meth:`Model.__copy__`'s general way."""
+    names = _slot_names(cls)
+    lines = ["def __copy__(self):", "    if type(self) is not cls:", "        return general(self)"]
+    lines.append("    new = new_of(cls)")
+    lines.append("    try:")
+    lines += [f"        new.{name} = self.{name}" for name in names]
+    lines.append("    except AttributeError:")
+    lines.append("        return general(self)")
+    lines.append("    return new")
+    env: dict[str, Any] = {"cls": cls, "general": Model.__copy__, "new_of": cls.__new__}
+    exec("\n".join(lines), env)  # generated from the class's own slot names, no outside input
+    copier: Callable[[M], M] = env["__copy__"]
+    return copier
+
+
 # what type checkers need to know of the class @model makes: the dataclass below, keyword-only
 # (kw_only=True), with __eq__, unordered and mutable; fields declared with dataclasses.field
 # or json_name
@@ -460,4 +512,5 @@ def model(cls: type[M]) -> type[M]:
     dc._by_attr_ = by_attr
     # a classmethod replacing the base's, which the type checker takes for a plain method
     dc._decode_value = classmethod(_compile_decoder(dc, by_attr))  # type: ignore[assignment]
+    dc.__copy__ = _compile_copy(dc)  # type: ignore[method-assign,assignment]
     return dc

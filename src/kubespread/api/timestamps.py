@@ -7,6 +7,7 @@ in another (the live hosts count wall seconds on the same scale).
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -24,7 +25,13 @@ _LAST: Final = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 def timestamp(seconds: float) -> str:
     """RFC 3339 (second precision, as the API server writes it) for a virtual time."""
-    offset = int(seconds)
+    return _stamp(int(seconds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stamp(offset: int) -> str:
+    """:func:`timestamp` of a whole second, formatted once (a simulation stamps thousands of
+    objects at the same instant)."""
     if offset > (_LAST - EPOCH).total_seconds():
         when = _LAST
     elif offset < (_FIRST - EPOCH).total_seconds():

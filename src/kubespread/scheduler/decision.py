@@ -252,9 +252,12 @@ def fit_error_message(
     the reasons counted over nodes as "N reason", sorted as strings."""
     if pre_filter_status is not None and pre_filter_status.is_rejected:
         return fit_error_text(num_nodes, {}) + f" {pre_filter_status.message}."
+    # nodes rejected alike share their reasons: counted per distinct reasons, then per reason
+    per_reasons = Counter(rej.status.reasons for rej in rejections.values())
     counts: Counter[str] = Counter()
-    for rej in rejections.values():
-        counts.update(rej.status.reasons)
+    for reasons, nodes in per_reasons.items():
+        for reason in reasons:
+            counts[reason] += nodes
     return fit_error_text(num_nodes, counts)
 
 

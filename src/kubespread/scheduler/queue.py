@@ -16,7 +16,10 @@ Three places a pending pod can be, as in kube (pkg/scheduler/backend/queue):
   them answers Queue. So a cordon of an unrelated node does not retry a pod NodeAffinity
   rejected. A pod rejected with no plugin recorded, or by a plugin without hints, moves on any
   change. A pod left there for 5 minutes is moved anyway (podMaxInUnschedulablePodsDuration,
-  the UnschedulableTimeout event).
+  the UnschedulableTimeout event). The pool is kept in groups of pods every hint answers alike
+  for (one pod template by content, :mod:`kubespread.scheduler.hintkeys`; the same rejecting
+  plugins; one profile): a change asks each group once, not each of a ReplicaSet's pods, and
+  moves the pods in the order asking each would.
 
 A pod being scheduled is *in flight* from ``pop`` until ``failed``/``errored``/``delete``: the
 changes that arrive meanwhile are kept, and when the attempt fails, one that a rejecting
@@ -40,6 +43,7 @@ from typing import Final
 from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
+from kubespread.scheduler.hintkeys import PodTemplates
 from kubespread.scheduler.queueing import (
     QUEUE_SKIP,
     UNSCHEDULABLE_TIMEOUT,
@@ -112,6 +116,20 @@ def _no_registrations(pod: Pod) -> Registrations | None:
 #: Pending, and the hints of its registrations matching the kind, in order
 _Plan = tuple[tuple[bool, tuple[HintFn | None, ...]], ...]
 
+#: (pod template id, unschedulable plugins, pending plugins, id of the profile's registrations);
+#: None for the pods every change moves (no rejecting plugin recorded, no known hints)
+_GroupKey = tuple[int, frozenset[str], frozenset[str], int] | None
+
+
+@dataclass(eq=False, slots=True)
+class _Group:
+    """Unschedulable pods that every queueing hint answers alike on any event: one content
+    (:class:`~kubespread.scheduler.hintkeys.PodTemplates`), the same rejecting plugins, the
+    same profile. ``registrations`` keeps the profile's map alive, so its id stays its own."""
+
+    registrations: Registrations | None
+    members: dict[str, None] = field(default_factory=dict)
+
 
 class SchedulingQueue:
     """Pending pods by key. ``gate(pod)`` answers whether a pod may enter (PreEnqueue);
@@ -133,6 +151,10 @@ class SchedulingQueue:
         #: ``_unschedulable_order`` holds the same pairs sorted, so an event sorts nothing
         self._unschedulable: dict[str, tuple[float, str]] = {}
         self._unschedulable_order: list[tuple[float, str]] = []
+        #: the unschedulable pods in groups a hint answers once for (:meth:`on_event`)
+        self._groups: dict[_GroupKey, _Group] = {}
+        self._group_of: dict[str, _GroupKey] = {}
+        self._templates = PodTemplates()
         self._gated: set[str] = set()
         #: pod key -> (the pod object, its profile's registrations), asked once per object
         self._registrations_of: dict[str, tuple[Pod, Registrations | None]] = {}
@@ -192,6 +214,8 @@ class SchedulingQueue:
             strategy = max((self.worth_requeuing(info, e) for e in events), default=QueueingStrategy.SKIP)
             if strategy is not QueueingStrategy.SKIP:
                 self._requeue(info, strategy, now)
+            else:
+                self._file(info)  # its content changed: maybe another group
 
     def delete(self, key: str) -> None:
         """The pod is gone or bound: forget it."""
@@ -210,12 +234,39 @@ class SchedulingQueue:
         if info.key not in self._unschedulable:
             entry = self._unschedulable[info.key] = (info.timestamp, info.key)
             bisect.insort(self._unschedulable_order, entry)
+            self._file(info)
 
     def _leave_unschedulable(self, key: str) -> None:
         entry = self._unschedulable.pop(key, None)
         if entry is not None:
             order = self._unschedulable_order
             del order[bisect.bisect_left(order, entry)]
+            self._unfile(key)
+
+    def _file(self, info: QueuedPodInfo) -> None:
+        """Put an unschedulable pod in the group of the pods its hints answer alike for."""
+        self._unfile(info.key)
+        registrations = None
+        if (info.unschedulable_plugins or info.pending_plugins) and info.pod is not None:
+            registrations = self._registrations_for(info.key, info.pod)
+        gkey: _GroupKey = None
+        if registrations is not None and info.pod is not None:
+            template = self._templates.id_of(info.pod)
+            gkey = (template, info.unschedulable_plugins, info.pending_plugins, id(registrations))
+        group = self._groups.get(gkey)
+        if group is None:
+            group = self._groups[gkey] = _Group(registrations)
+        group.members[info.key] = None
+        self._group_of[info.key] = gkey
+
+    def _unfile(self, key: str) -> None:
+        if key not in self._group_of:
+            return
+        gkey = self._group_of.pop(key)
+        group = self._groups[gkey]
+        del group.members[key]
+        if not group.members:
+            del self._groups[gkey]
 
     def _push_active(self, info: QueuedPodInfo) -> None:
         self._in_active.add(info.key)
@@ -267,6 +318,8 @@ class SchedulingQueue:
         if info is not None:
             info.unschedulable_plugins = frozenset(unschedulable_plugins)
             info.pending_plugins = frozenset(pending_plugins)
+            if key in self._unschedulable:
+                self._file(info)
 
     def failed(self, key: str, now: float) -> QueuedPodInfo | None:
         """The attempt found no node (AddUnschedulableIfNotPresent): the pod waits in the
@@ -329,12 +382,7 @@ class SchedulingQueue:
         ):
             return QueueingStrategy.AFTER_BACKOFF
         pod = info.pod
-        known = self._registrations_of.get(info.key)
-        if known is not None and known[0] is pod:
-            registrations = known[1]
-        else:
-            registrations = self._registrations(pod)
-            self._registrations_of[info.key] = (pod, registrations)
+        registrations = self._registrations_for(info.key, pod)
         if registrations is None:
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
@@ -347,6 +395,15 @@ class SchedulingQueue:
                 strategy = QueueingStrategy.AFTER_BACKOFF
                 break
         return strategy
+
+    def _registrations_for(self, key: str, pod: Pod) -> Registrations | None:
+        """The pod's profile's registrations, asked once per pod object."""
+        known = self._registrations_of.get(key)
+        if known is not None and known[0] is pod:
+            return known[1]
+        registrations = self._registrations(pod)
+        self._registrations_of[key] = (pod, registrations)
+        return registrations
 
     def _plan(self, info: QueuedPodInfo, registrations: Registrations, kind: EventKind) -> _Plan:
         """Which hints :meth:`worth_requeuing` asks for a pod rejected as ``info`` was, on an
@@ -375,6 +432,19 @@ class SchedulingQueue:
         ``pre_check``) some rejecting plugin's hint says may now fit moves to backoff, or to
         active when its backoff is over. The change is kept for the pods in flight. Returns
         the moved pods."""
+        if event.kind.is_wildcard:
+            moved = self._each(event, now, pre_check)
+        else:
+            moved = self._by_group(event, now, pre_check)
+        if self._in_flight:
+            self._flight_events.append((event, ""))
+        return moved
+
+    def _each(
+        self, event: QueueingEvent, now: float, pre_check: Callable[[Pod], bool] | None
+    ) -> list[QueuedPodInfo]:
+        """:meth:`on_event` asking every pod in the pool's order (a wildcard event: every
+        pod moves after its backoff)."""
         moved = []
         for _, key in list(self._unschedulable_order):  # (a copy: moving a pod takes it out)
             info = self._infos[key]
@@ -384,8 +454,51 @@ class SchedulingQueue:
             if strategy is not QueueingStrategy.SKIP:
                 self._requeue(info, strategy, now)
                 moved.append(info)
-        if self._in_flight:
-            self._flight_events.append((event, ""))
+        return moved
+
+    def _by_group(
+        self, event: QueueingEvent, now: float, pre_check: Callable[[Pod], bool] | None
+    ) -> list[QueuedPodInfo]:
+        """:meth:`on_event` asking the hints once per group (pods of one template, rejected by
+        the same plugins of one profile) for the pods that pass ``pre_check``, then moving
+        every pod of the groups answered Queue in the pool's order, as asking each pod in that
+        order would. A pod the event is about (its own key: hints compare it) is asked alone."""
+        own: set[str] = set()
+        if event.kind.resource is EventResource.POD:
+            own = {p.key for p in (event.old, event.new) if p is not None and p.key in self._group_of}
+        chosen: list[tuple[tuple[float, str], QueueingStrategy]] = []
+        unschedulable = self._unschedulable
+        infos = self._infos
+        worth = self.worth_requeuing
+        for group in self._groups.values():
+            members: Iterable[str] = group.members
+            if pre_check is not None:
+                members = [k for k in members if (pod := infos[k].pod) is not None and pre_check(pod)]
+            answer: QueueingStrategy | None = None
+            if own:
+                for key in members:
+                    if key in own:
+                        strategy = worth(infos[key], event)
+                    else:
+                        if answer is None:
+                            answer = worth(infos[key], event)
+                        strategy = answer
+                    if strategy is not QueueingStrategy.SKIP:
+                        chosen.append((unschedulable[key], strategy))
+                continue
+            for key in members:
+                answer = worth(infos[key], event)
+                break
+            if answer is not None and answer is not QueueingStrategy.SKIP:
+                chosen.extend((unschedulable[key], answer) for key in members)
+        if not chosen:
+            return []
+        chosen.sort()
+        moved = []
+        for (_, key), strategy in chosen:
+            info = infos[key]
+            self._requeue(info, strategy, now)
+            moved.append(info)
         return moved
 
     def move_all_to_active_or_backoff(self, now: float) -> list[QueuedPodInfo]:
