@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicas", type=int, nargs="+", default=[500, 1_000, 2_000])
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
+    from kubespread.api.model import collect_less
+
+    collect_less()  # as the executables do
 
     table = Table(title=f"create and rollout, {args.nodes:,} nodes, {args.deployments} Deployments (medians)")
     columns = ("replicas each", "phase", "pods", "wall s", "CPU s", "pods/s wall", "pods/s CPU", "CPU µs/pod")

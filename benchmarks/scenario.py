@@ -604,6 +604,9 @@ def main(argv: list[str] | None = None) -> int:
         "functions by own time (profiling slows the run: its figures are not comparable)",
     )
     a = ap.parse_args(argv)
+    from kubespread.api.model import collect_less
+
+    collect_less()  # as the executables do
     report: dict[str, Any] = {}
 
     if a.only in (None, "scenario"):

@@ -74,3 +74,20 @@ def test_running_one_command_imports_no_other_commands_module() -> None:
     others = {f"kubespread.cli.{module}" for _, _, module, _ in COMMANDS + GROUPS}
     others.discard("kubespread.cli.schedule")
     assert not loaded & others
+
+
+def test_the_executables_collect_less_often() -> None:
+    """A command's process runs the cyclic collector at :data:`COMMAND_GC_THRESHOLDS`, not
+    Python's defaults, which walked the cluster's objects again and again."""
+    from kubespread.api.model import COMMAND_GC_THRESHOLDS
+
+    code = (
+        "import gc, sys\n"
+        "sys.argv = ['kubespread', 'get', '--help']\n"
+        "from kubespread.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(list(gc.get_threshold()), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == str(list(COMMAND_GC_THRESHOLDS))
+    assert COMMAND_GC_THRESHOLDS != (700, 10, 10)

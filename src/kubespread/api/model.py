@@ -27,12 +27,12 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform, overload
+from typing import Any, ClassVar, Final, TypeAlias, TypeVar, dataclass_transform, overload
 
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
-__all__ = ["DecodeError", "IntOrStr", "Model", "always", "gc_paused", "json_name", "model"]
+__all__ = ["DecodeError", "IntOrStr", "Model", "always", "collect_less", "gc_paused", "json_name", "model"]
 
 M = TypeVar("M", bound="Model")
 T = TypeVar("T")
@@ -415,6 +415,18 @@ def gc_paused() -> Iterator[None]:
 
 #: objects built under :func:`gc_paused` past which they are frozen on leaving it
 _FREEZE_OVER = 200_000
+
+#: the cyclic collector's thresholds for a command's process (:func:`collect_less`)
+COMMAND_GC_THRESHOLDS: Final = (20_000, 20, 20)
+
+
+def collect_less() -> None:
+    """The collector's thresholds for a whole command's process: it keeps most of what it
+    builds (the cluster, its indexes) and makes few cycles, and at the defaults (700, 10, 10)
+    the collector walked those objects again and again, 10-15% of a simulation's CPU
+    (``benchmarks/scenario.py --scale 0.2``), for the same peak memory. The executables call
+    it first; the benchmarks that time a command in process do too."""
+    gc.set_threshold(*COMMAND_GC_THRESHOLDS)
 
 
 def _compile_decoder(cls: type[Model], fields: dict[str, _Field]) -> Callable[[type[Model], Any], Model]:

@@ -23,12 +23,10 @@ def main() -> None:
 
         quiet_on_closed_pipe(lambda: print(f"kubespread {__version__}"))
         return
+    from kubespread.api.model import collect_less
     from kubespread.cli.root import app_for
 
-    # a command keeps most of what it builds (the cluster, its indexes) and makes few cycles:
-    # with the default thresholds (700, 10, 10) the collector walked those objects again and
-    # again, 10-15% of a simulation's CPU (benchmarks/scenario.py --scale 0.2), memory the same
-    gc.set_threshold(20_000, 20, 20)
+    collect_less()
     app = app_for(sys.argv[1:], os.environ)
     try:
         quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))
