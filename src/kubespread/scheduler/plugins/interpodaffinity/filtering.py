@@ -190,9 +190,7 @@ def _existing_anti_fails(
             return fails
         exempt = index.carried_in(daemons, "required_anti_affinity")
     ns_labels = namespace_labels(cluster, pod_ns)
-    for term, carriers in carried.items():
-        if not term.matches(pod_ns, labels, ns_labels):
-            continue
+    for term, carriers in index.matching("required_anti_affinity", pod_ns, labels, ns_labels):
         per_node = carriers.per_node(cluster)
         skip = exempt.get(term)
         if skip:

@@ -98,7 +98,7 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
     # how many pods carry it in each domain
     pod_ns, labels = pod.namespace, pod.metadata.labels
     ns_labels = namespace_labels(cluster, pod_ns)
-    by_role = existing_terms(cluster).by_role
+    index = existing_terms(cluster)
     for role, fixed, sign in (
         ("required_affinity", hard_weight, 0),
         ("preferred_affinity", 0, 1),
@@ -106,9 +106,8 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
     ):
         if role == "required_affinity" and hard_weight <= 0:
             continue
-        for term, carriers in by_role[role].items():
-            if term.matches(pod_ns, labels, ns_labels):
-                topo.add_domains(term.topology_key, carriers.per_node(cluster), fixed + sign * term.weight)
+        for term, carriers in index.matching(role, pod_ns, labels, ns_labels):
+            topo.add_domains(term.topology_key, carriers.per_node(cluster), fixed + sign * term.weight)
 
     if not topo.touched:
         return SKIP

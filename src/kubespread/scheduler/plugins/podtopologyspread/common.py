@@ -8,7 +8,7 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -32,6 +32,7 @@ from kubespread.api.features import (
     FeatureGates,
 )
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
+from kubespread.scheduler.content_keys import CACHE_LIMIT, spread_constraint_key
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
 
@@ -105,7 +106,14 @@ def parse_constraints(
     hit = _PARSED.get((id(constraints), action))
     if hit is not None and hit[0] is constraints and hit[1] == mark:
         return list(hit[2])
-    parsed = _parse_constraints(constraints, action)
+    content = (action, *(spread_constraint_key(c) for c in constraints))
+    cached = _PARSED_BY_CONTENT.get(content)
+    if cached is None:
+        cached = tuple(_parse_constraints(constraints, action))
+        if len(_PARSED_BY_CONTENT) >= CACHE_LIMIT:
+            _PARSED_BY_CONTENT.clear()
+        _PARSED_BY_CONTENT[content] = cached
+    parsed = list(cached)
     if len(_PARSED) >= 8192:
         _PARSED.clear()
     _PARSED[(id(constraints), action)] = (constraints, mark, tuple(parsed))
@@ -141,6 +149,9 @@ _PARSED: dict[
     tuple[int, str],
     tuple[Sequence[TopologySpreadConstraint], tuple[int, ...], tuple[SpreadConstraint, ...]],
 ] = {}
+#: (action, what spread_constraint_key names per constraint) -> the parsed constraints: the
+#: pods of one workload are separate objects with equal constraints
+_PARSED_BY_CONTENT: dict[Hashable, tuple[SpreadConstraint, ...]] = {}
 
 
 def _parse_constraints(
