@@ -37,6 +37,7 @@ __all__ = [
     "domain_sums",
     "existing_terms",
     "namespace_labels",
+    "one_node_each",
     "pod_terms",
 ]
 
@@ -426,8 +427,28 @@ def domain_sums(cluster: ClusterState, key: str, per_node: np.ndarray) -> tuple[
     """(codes, sums): the node label column for ``key`` and ``per_node`` summed over each of
     its values (topology domains); nodes without the key (code -1) add to none."""
     codes, values = cluster.node_label_column(key)
-    has = codes >= 0
     if not values:
         return codes, np.zeros(0, dtype=np.int64)
+    if one_node_each(codes, values):  # kubernetes.io/hostname: each domain is one node
+        sums = np.empty(len(values), dtype=np.int64)
+        sums[codes] = per_node
+        return codes, sums
+    has = codes >= 0
     sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values)).astype(np.int64)
     return codes, sums
+
+
+#: the last label column one_node_each judged, and its answer (columns are immutable)
+_LAST_COLUMN: list[tuple[np.ndarray, bool]] = []
+
+
+def one_node_each(codes: np.ndarray, values: tuple[str, ...]) -> bool:
+    """Whether every node carries the label with a value no other node has (the hostname
+    label): then a domain's sum is its node's own count, with no bincount to make."""
+    if len(values) != len(codes):
+        return False
+    if _LAST_COLUMN and _LAST_COLUMN[0][0] is codes:
+        return _LAST_COLUMN[0][1]
+    answer = bool(len(codes) == 0 or codes.min() >= 0)
+    _LAST_COLUMN[:] = [(codes, answer)]
+    return answer

@@ -43,6 +43,7 @@ from kubespread.scheduler.plugins.interpodaffinity.common import (
     domain_sums,
     existing_terms,
     namespace_labels,
+    one_node_each,
     pod_terms,
 )
 
@@ -98,6 +99,9 @@ def cached_pod_terms(state: CycleState, pod: Pod) -> PodTerms:
 def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.ndarray:
     """Per node id, the sum of ``per_node`` over the node's topology domain for ``key``;
     -1 for nodes lacking the key (so '> 0' and '== -1' tell the cases apart)."""
+    codes, values = cluster.node_label_column(key)
+    if values and one_node_each(codes, values):
+        return per_node  # each node its own domain, every node labelled
     codes, sums = domain_sums(cluster, key, per_node)
     if not len(sums):
         return np.full(len(codes), -1, dtype=np.int64)
@@ -197,6 +201,10 @@ def _existing_anti_fails(
             per_node = per_node.copy()
             for node_name, n in skip.items():
                 per_node[cluster.node_index(node_name)] -= n
+        codes, values = cluster.node_label_column(term.topology_key)
+        if values and one_node_each(codes, values):
+            fails |= per_node > 0
+            continue
         codes, sums = domain_sums(cluster, term.topology_key, per_node)
         if len(sums):
             fails |= (codes >= 0) & (sums > 0)[codes]

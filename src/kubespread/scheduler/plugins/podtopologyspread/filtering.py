@@ -19,6 +19,7 @@ from kubespread.scheduler.framework import FilterResult, StateKey, Status
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
+    domain_tally,
     has_all_keys,
     matching_counts,
 )
@@ -70,20 +71,32 @@ PRE_FILTER_STATE_KEY: Final = StateKey("PreFilterPodTopologySpread", PreFilterSt
 def compute_pre_filter_state(
     cluster: ClusterState, pod: Pod, constraints: Sequence[SpreadConstraint], masks: InclusionMasks
 ) -> PreFilterState:
-    """calPreFilterState over all nodes, one bincount per constraint."""
-    base = has_all_keys(cluster, constraints)
+    """calPreFilterState over all nodes: per constraint, the matching pods per domain (kept
+    between cycles by a DomainTally when the inclusion policies leave no node out, else one
+    bincount)."""
+    keys = frozenset(c.topology_key for c in constraints)
+    base: np.ndarray | None = None
     labels = pod.metadata.labels
     out = []
     for c in constraints:
         codes, values = cluster.node_label_column(c.topology_key)
-        eligible = base
-        policy = masks.eligible(cluster, pod, c)
-        if policy is not None:
-            eligible = eligible & policy
-        dom = codes[eligible]
-        counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)[eligible]
-        domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
-        present = np.bincount(dom, minlength=len(values)) > 0
+        node_counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)
+        counts_nothing = (c.selector.empty and not c.empty_counts_all) or c.selector.nothing
+        if not counts_nothing and not masks.restricts(pod, c):
+            # every node with the keys counts, from a live pod_counts view: the kept tally
+            tally = domain_tally(cluster, c.topology_key, keys, node_counts)
+            eligible, domain_counts, present = tally.base, tally.current(), tally.present
+        else:
+            if base is None:
+                base = has_all_keys(cluster, constraints)
+            eligible = base
+            policy = masks.eligible(cluster, pod, c)
+            if policy is not None:
+                eligible = eligible & policy
+            dom = codes[eligible]
+            counts = node_counts[eligible]
+            domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
+            present = np.bincount(dom, minlength=len(values)) > 0
         num_domains = int(present.sum())
         # With no domain at all kube's minimum stays MaxInt32, but 0 domains is always fewer
         # than minDomains (>= 1), so the minimum is 0 then too.
