@@ -692,7 +692,7 @@ def _sampled_feasible(
     done = found_count = 0
     chunk = max(_CHUNK_FACTOR * to_find + 1, 64)
     while done < m and found_count <= to_find:
-        reached = np.sort(visit[done : done + chunk])
+        reached = visit[done : done + chunk]  # in visiting order; rejections sorted below
         ok = _filter(profile, state, pod, reached, decision)
         if handle.nominated:
             started = _now() if t is not None else 0
@@ -717,7 +717,7 @@ def _sampled_feasible(
     rejected_count = 0
     for i_ids, rej in decision.rejected:
         if rej.stage == FILTER:
-            i_ids = i_ids[seen[i_ids]]
+            i_ids = np.sort(i_ids[seen[i_ids]])  # in node id order, as the every-node cycle has them
             rejected_count += len(i_ids)
         if len(i_ids):
             kept.append((i_ids, rej))

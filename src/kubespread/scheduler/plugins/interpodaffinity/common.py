@@ -358,6 +358,8 @@ class ExistingTerms:
         labels and namespace labels, in :attr:`by_role`'s order. Matching is a function of
         those alone, so it is worked out once per distinct pod and kept until a term comes
         or goes: the pods of one workload ask the same question every cycle."""
+        if not self.by_role[role]:
+            return []
         key = (role, pod_namespace, tuple(labels.items()), tuple(ns_labels.items()))
         hit = self._matched.get(key)
         if hit is not None and hit[0] == self._terms_version:
