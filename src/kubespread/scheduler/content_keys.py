@@ -10,6 +10,7 @@ given order: equal contents in another order only miss the cache, never share a 
 from __future__ import annotations
 
 from collections.abc import Hashable
+
 from kubespread.api.core import PodAffinityTerm, TopologySpreadConstraint
 from kubespread.api.selectors import LabelSelector
 

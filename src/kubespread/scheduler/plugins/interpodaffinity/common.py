@@ -170,8 +170,12 @@ def _content_key(ns: str, aff: Affinity) -> Hashable:
             continue
         out.append(
             (
-                tuple(affinity_term_key(t) for t in group.required_during_scheduling_ignored_during_execution),
-                tuple(affinity_term_key(t) for t in group.required_during_scheduling_required_during_execution),
+                tuple(
+                    affinity_term_key(t) for t in group.required_during_scheduling_ignored_during_execution
+                ),
+                tuple(
+                    affinity_term_key(t) for t in group.required_during_scheduling_required_during_execution
+                ),
                 tuple(
                     (w.weight, affinity_term_key(w.pod_affinity_term))
                     for w in group.preferred_during_scheduling_ignored_during_execution
@@ -299,7 +303,15 @@ class ExistingTerms:
 
     Holds only a weak reference to the ClusterState (which keys the module's registry)."""
 
-    __slots__ = ("__weakref__", "_by_namespace", "_cluster", "_matched", "_records", "_terms_version", "by_role")
+    __slots__ = (
+        "__weakref__",
+        "_by_namespace",
+        "_cluster",
+        "_matched",
+        "_records",
+        "_terms_version",
+        "by_role",
+    )
 
     def __init__(self, cluster: ClusterState) -> None:
         self._cluster = weakref.ref(cluster)

@@ -218,6 +218,9 @@ def pre_filter(
     ``daemons``: the daemon namespaces when daemon co-existence is on (empty: kube's rules)."""
     cluster = state.cluster
     terms = cached_pod_terms(state, pod)
+    own = terms.required_affinity or terms.required_anti_affinity
+    if not own and not existing_terms(cluster).by_role["required_anti_affinity"]:
+        return None, SKIP  # nothing to check either way (no bound pod has anti-affinity)
     existing = _existing_anti_fails(cluster, pod, daemons)
     if not terms.required_affinity and not terms.required_anti_affinity and not existing.any():
         return None, SKIP

@@ -1,0 +1,148 @@
+"""Per-node plugin values kept from cycle to cycle.
+
+A plugin's Filter verdict or raw score on a node is, for most plugins, a function of the pod
+(its requests, its tolerations, its images) and of that node alone: its object and the pods
+bound to it. Between two cycles the cluster changes by a bound pod or two, so the values for
+a pod of the same kind as the last one are the same everywhere but there. :class:`NodeMemo`
+keeps a plugin's values over every node per pod signature and recomputes them, with the
+plugin's own vectorized code, only at the nodes whose pods changed since (told by the
+cluster's events) and only when a cycle asks for them. The array operations of a plugin
+call cost microseconds whatever the batch, so it is the calls that are saved: a cycle reads
+its nodes' values with one gather, and a recomputation happens when the search reaches a
+node that changed (every few cycles, for a few nodes at once).
+
+A new node set (``node_generation``) starts every memo over.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Final, Generic, TypeVar
+
+import numpy as np
+
+from kubespread.api.core import Pod
+from kubespread.cluster.events import ClusterEvent
+from kubespread.cluster.state import ClusterState
+
+__all__ = ["NodeMemo", "PodChanges", "pod_changes"]
+
+K = TypeVar("K", bound=Hashable)
+
+#: node names a change log holds before it forgets its older half
+_LOG_LIMIT: Final = 4096
+#: pod signatures a memo keeps per cluster before it starts over
+_ENTRY_LIMIT: Final = 64
+
+
+class PodChanges:
+    """The names of the nodes whose bound pods changed, in order (duplicates kept): a
+    derived listener's log, so the tentative changes of a preemption dry run count too.
+    ``start`` is the position of ``names[0]`` since the log began."""
+
+    __slots__ = ("__weakref__", "names", "start")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.start = 0
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.names)
+
+    def on_event(self, event: ClusterEvent) -> None:
+        if event.kind != Pod.KIND:
+            return
+        names = self.names
+        if event.node_name:
+            names.append(event.node_name)
+        for pod in (event.obj, event.old):
+            if isinstance(pod, Pod) and pod.spec.node_name:
+                names.append(pod.spec.node_name)
+        if len(names) > _LOG_LIMIT:
+            drop = len(names) // 2
+            del names[:drop]
+            self.start += drop
+
+
+_LOGS: weakref.WeakKeyDictionary[ClusterState, PodChanges] = weakref.WeakKeyDictionary()
+
+
+def pod_changes(cluster: ClusterState) -> PodChanges:
+    """The cluster's change log, started (and subscribed) on first use."""
+    log = _LOGS.get(cluster)
+    if log is None:
+        log = _LOGS[cluster] = PodChanges()
+        log_ref = weakref.ref(log)
+
+        def listener(event: ClusterEvent) -> None:
+            live = log_ref()
+            if live is not None:
+                live.on_event(event)
+
+        cluster.subscribe(listener, derived=True)
+    return log
+
+
+class _Entry:
+    __slots__ = ("dirty", "dirty_count", "generation", "synced", "values")
+
+    def __init__(self, generation: int, values: np.ndarray, synced: int) -> None:
+        self.generation = generation
+        self.values = values
+        self.dirty = np.zeros(len(values), dtype=bool)
+        self.dirty_count = 0
+        self.synced = synced
+
+
+class NodeMemo(Generic[K]):
+    """One plugin's per-node values by pod signature (see the module notes).
+
+    ``compute(cluster, node_ids, key)`` gives the values at those nodes for the pods of
+    signature ``key``, each node's from that node alone (and, with ``pods_matter=False``,
+    from its object alone: nothing a pod change moves)."""
+
+    __slots__ = ("_by_cluster", "_compute", "_pods_matter")
+
+    def __init__(
+        self, compute: Callable[[ClusterState, np.ndarray, K], np.ndarray], *, pods_matter: bool = True
+    ) -> None:
+        self._compute = compute
+        self._pods_matter = pods_matter
+        self._by_cluster: weakref.WeakKeyDictionary[ClusterState, dict[K, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def values(self, cluster: ClusterState, key: K, nodes: np.ndarray) -> np.ndarray:
+        """The values at ``nodes`` (a new array), as computing them now would give."""
+        entries = self._by_cluster.get(cluster)
+        if entries is None:
+            entries = self._by_cluster[cluster] = {}
+        log = pod_changes(cluster) if self._pods_matter else None
+        end = log.end if log is not None else 0
+        entry = entries.get(key)
+        generation = cluster.node_generation
+        if entry is None or entry.generation != generation or (log is not None and entry.synced < log.start):
+            if len(entries) >= _ENTRY_LIMIT:
+                entries.clear()
+            every = np.arange(cluster.num_nodes, dtype=np.int64)
+            entry = entries[key] = _Entry(generation, np.array(self._compute(cluster, every, key)), end)
+        elif log is not None and entry.synced < end:
+            dirty = entry.dirty
+            known = cluster.nodes
+            for name in log.names[entry.synced - log.start :]:
+                if name in known:
+                    i = cluster.node_index(name)
+                    if not dirty[i]:
+                        dirty[i] = True
+                        entry.dirty_count += 1
+            entry.synced = end
+        if entry.dirty_count:
+            stale = nodes[entry.dirty[nodes]]
+            if len(stale):
+                entry.values[stale] = self._compute(cluster, stale, key)
+                entry.dirty[stale] = False
+                entry.dirty_count -= len(stale)
+        got: np.ndarray = entry.values[nodes]
+        return got
