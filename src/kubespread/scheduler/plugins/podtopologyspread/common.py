@@ -54,6 +54,7 @@ __all__ = [
     "domain_tally",
     "has_all_keys",
     "matching_counts",
+    "nodes_with_keys",
     "own_constraints",
     "parse_constraints",
 ]
@@ -264,6 +265,29 @@ def has_all_keys(cluster: ClusterState, constraints: Sequence[SpreadConstraint])
     for key in {c.topology_key for c in constraints}:
         mask &= cluster.node_label_column(key)[0] >= 0
     return mask
+
+
+#: per cluster: (node generation, {keys: (has_all_keys mask, whether every node has them)})
+_KEYED: weakref.WeakKeyDictionary[ClusterState, tuple[int, dict[frozenset[str], tuple[np.ndarray, bool]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def nodes_with_keys(
+    cluster: ClusterState, constraints: Sequence[SpreadConstraint]
+) -> tuple[np.ndarray, bool]:
+    """:func:`has_all_keys` (read-only) and whether it holds for every node, kept per node set."""
+    generation = cluster.node_generation
+    got = _KEYED.get(cluster)
+    if got is None or got[0] != generation:
+        got = _KEYED[cluster] = (generation, {})
+    keys = frozenset(c.topology_key for c in constraints)
+    hit = got[1].get(keys)
+    if hit is None:
+        mask = has_all_keys(cluster, constraints)
+        mask.flags.writeable = False
+        hit = got[1][keys] = (mask, bool(mask.all()))
+    return hit
 
 
 def matching_counts(

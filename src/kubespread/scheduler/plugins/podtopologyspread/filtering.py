@@ -113,24 +113,15 @@ def compute_pre_filter_state(
 def filter_nodes(s: PreFilterState, nodes: np.ndarray) -> FilterResult:
     """Filter for a batch of node ids. Constraints are checked in order and the first that
     fails decides, so a node missing the key of a later constraint still fails for the skew
-    of an earlier one."""
-    which = np.full(len(nodes), -1, dtype=np.int32)
-    open_ = np.ones(len(nodes), dtype=bool)
+    of an earlier one. A constraint's verdict depends on the node's domain alone: one table
+    per constraint, by domain code, with the missing-label verdict last (where code -1
+    reads), then one gather per constraint."""
+    which: np.ndarray | None = None
     for cc in s.constraints:
-        code = cc.codes[nodes]
-        missing = open_ & (code < 0)
-        which[missing] = 0
-        open_ &= ~missing
-        if not open_.any():
-            break
-        match = (
-            cc.domain_counts[np.where(code >= 0, code, 0)]
-            if len(cc.domain_counts)
-            else np.zeros(len(nodes), dtype=np.int64)
-        )
-        skewed = open_ & (match + cc.self_match - cc.min_match > cc.constraint.max_skew)
-        which[skewed] = 1
-        open_ &= ~skewed
-        if not open_.any():
-            break
+        skewed = cc.domain_counts + cc.self_match - cc.min_match > cc.constraint.max_skew
+        table = np.append(np.where(skewed, 1, -1), 0).astype(np.int32)
+        verdict = table[cc.codes[nodes]]
+        which = verdict if which is None else np.where(which >= 0, which, verdict)
+    if which is None:
+        which = np.full(len(nodes), -1, dtype=np.int32)
     return FilterResult(which, (_MISSING_LABEL, _SKEW))
