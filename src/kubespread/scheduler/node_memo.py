@@ -6,10 +6,10 @@ bound to it. Between two cycles the cluster changes by a bound pod or two, so th
 a pod of the same kind as the last one are the same everywhere but there. :class:`NodeMemo`
 keeps a plugin's values over every node per pod signature and recomputes them, with the
 plugin's own vectorized code, only at the nodes whose pods changed since (told by the
-cluster's events) and only when a cycle asks for them. The array operations of a plugin
-call cost microseconds whatever the batch, so it is the calls that are saved: a cycle reads
-its nodes' values with one gather, and a recomputation happens when the search reaches a
-node that changed (every few cycles, for a few nodes at once).
+cluster's events) and only when a cycle asks for one of them. The array operations of a
+plugin call cost microseconds whatever the batch, so it is the calls that are saved: a cycle
+reads its nodes' values with one gather, and when it reaches a node that changed, every
+changed node is recomputed in one call (every few cycles, for a few nodes at once).
 
 A new node set (``node_generation``) starts every memo over.
 """
@@ -138,11 +138,12 @@ class NodeMemo(Generic[K]):
                         dirty[i] = True
                         entry.dirty_count += 1
             entry.synced = end
-        if entry.dirty_count:
-            stale = nodes[entry.dirty[nodes]]
-            if len(stale):
-                entry.values[stale] = self._compute(cluster, stale, key)
-                entry.dirty[stale] = False
-                entry.dirty_count -= len(stale)
+        if entry.dirty_count and entry.dirty[nodes].any():
+            # every changed node at once, not only those asked for: one call now spares the
+            # calls later cycles would make for the others
+            stale = np.flatnonzero(entry.dirty)
+            entry.values[stale] = self._compute(cluster, stale, key)
+            entry.dirty[stale] = False
+            entry.dirty_count = 0
         got: np.ndarray = entry.values[nodes]
         return got
