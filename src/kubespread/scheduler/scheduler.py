@@ -210,6 +210,8 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
         res = pl.filter_nodes(state, pod, ids)
         if spent is not None:
             spent[pl.name] = spent.get(pl.name, 0) + _now() - started
+        if res.all_pass:
+            continue
         rejected = res.which >= 0
         if not rejected.any():
             continue
