@@ -129,15 +129,33 @@ def own_constraints(pod: Pod, action: str, features: FeatureGates) -> list[Sprea
     them: matchLabelKeys merged here where kube-apiserver did not merge them (before v1.34),
     an empty labelSelector counting every pod of the namespace from v1.38 (kubernetes#141340).
     The plugin and the spread views (scheduler/views.py) both read them here."""
-    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
-        MATCH_LABEL_KEYS_SELECTOR_MERGE
-    )
+    merges, empty_counts_all = _gates(features)
     parsed = parse_constraints(
         pod.spec.topology_spread_constraints, action, pod.metadata.labels if merges else None
     )
-    if features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL):
+    if empty_counts_all:
         return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
     return parsed
+
+
+def _gates(features: FeatureGates) -> tuple[bool, bool]:
+    """(the scheduler merges matchLabelKeys, an empty selector counts every pod) for a
+    version's gates; asked on every cycle, so answered once per gates object."""
+    hit = _GATES.get(id(features))
+    if hit is not None and hit[0] is features:
+        return hit[1]
+    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
+        MATCH_LABEL_KEYS_SELECTOR_MERGE
+    )
+    answer = (merges, features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL))
+    if len(_GATES) >= 64:
+        _GATES.clear()
+    _GATES[id(features)] = (features, answer)
+    return answer
+
+
+#: id(gates) -> (the gates, _gates' answer)
+_GATES: dict[int, tuple[FeatureGates, tuple[bool, bool]]] = {}
 
 
 def _shape(constraints: Sequence[TopologySpreadConstraint]) -> tuple[int, ...]:
