@@ -12,6 +12,9 @@ reads its nodes' values with one gather, and when it reaches a node that changed
 changed node is recomputed in one call (every few cycles, for a few nodes at once).
 
 A new node set (``node_generation``) starts every memo over.
+
+:class:`DomainTally` keeps per-domain sums of a count vector the same way, for the
+plugins that count pods per topology domain over every node.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from kubespread.api.core import Pod
 from kubespread.cluster.events import ClusterEvent
 from kubespread.cluster.state import ClusterState
 
-__all__ = ["NodeMemo", "PodChanges", "pod_changes"]
+__all__ = ["DomainTally", "NodeMemo", "PodChanges", "domain_tally", "pod_changes"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -147,3 +150,70 @@ class NodeMemo(Generic[K]):
             entry.dirty_count = 0
         got: np.ndarray = entry.values[nodes]
         return got
+
+
+class DomainTally:
+    """A per-node count vector summed per topology domain over the nodes that carry a set of
+    keys, kept from cycle to cycle: topology spread's matching pods per domain, inter-pod
+    affinity's matching pods or term carriers per domain. The vector is one kept current in
+    place (a ``pod_counts`` view, a term's carriers), so the sums are brought up to date at
+    the nodes whose count moved (found by comparing it with the copy taken last time), not
+    summed again over every node. Valid while the node set is unchanged."""
+
+    __slots__ = ("base", "codes", "counts", "domain_counts", "generation", "present", "seen")
+
+    #: past this many changed nodes, a fresh sum costs less than the updates
+    REBUILD: Final = 64
+
+    def __init__(self, cluster: ClusterState, key: str, keys: frozenset[str], counts: np.ndarray) -> None:
+        self.generation = cluster.node_generation
+        self.codes, values = cluster.node_label_column(key)
+        base = np.ones(cluster.num_nodes, dtype=bool)
+        for k in keys:
+            base &= cluster.node_label_column(k)[0] >= 0
+        base.flags.writeable = False
+        self.base = base
+        self.counts = counts
+        self.present = np.bincount(self.codes[base], minlength=len(values)) > 0
+        self.present.flags.writeable = False
+        self.seen = counts.copy()
+        self.domain_counts = self._sum(len(values))
+
+    def _sum(self, num_values: int) -> np.ndarray:
+        base = self.base
+        return np.bincount(self.codes[base], weights=self.seen[base], minlength=num_values).astype(np.int64)
+
+    def current(self) -> np.ndarray:
+        """The domain counts as the live vector says now (a copy the caller may keep)."""
+        changed = np.flatnonzero(self.counts != self.seen)
+        if len(changed) > self.REBUILD:
+            self.seen[:] = self.counts
+            self.domain_counts = self._sum(len(self.domain_counts))
+        elif len(changed):
+            counts, seen, base, codes, dc = self.counts, self.seen, self.base, self.codes, self.domain_counts
+            for i in changed.tolist():
+                if base[i]:
+                    dc[codes[i]] += counts[i] - seen[i]
+                seen[i] = counts[i]
+        return self.domain_counts.copy()
+
+
+#: per cluster: (topology key, the keys a node must carry, the count vector's id) -> its tally
+_TALLIES: weakref.WeakKeyDictionary[ClusterState, dict[tuple[str, frozenset[str], int], DomainTally]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def domain_tally(cluster: ClusterState, key: str, keys: frozenset[str], counts: np.ndarray) -> DomainTally:
+    """The kept tally of ``counts`` (a vector kept current in place, never a temporary: each
+    new object starts a tally) per domain of ``key`` over the nodes carrying all ``keys``."""
+    tallies = _TALLIES.get(cluster)
+    if tallies is None:
+        tallies = _TALLIES[cluster] = {}
+    ident = (key, keys, id(counts))
+    tally = tallies.get(ident)
+    if tally is None or tally.generation != cluster.node_generation or tally.counts is not counts:
+        if len(tallies) >= 256:
+            tallies.clear()
+        tally = tallies[ident] = DomainTally(cluster, key, keys, counts)
+    return tally

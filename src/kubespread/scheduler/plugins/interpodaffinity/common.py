@@ -23,6 +23,7 @@ from kubespread.api.core import Affinity, Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.scheduler.content_keys import CACHE_LIMIT, affinity_term_key
+from kubespread.scheduler.node_memo import domain_tally
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
@@ -437,9 +438,13 @@ def existing_terms(cluster: ClusterState) -> ExistingTerms:
     return index
 
 
-def domain_sums(cluster: ClusterState, key: str, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def domain_sums(
+    cluster: ClusterState, key: str, per_node: np.ndarray, *, kept: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """(codes, sums): the node label column for ``key`` and ``per_node`` summed over each of
-    its values (topology domains); nodes without the key (code -1) add to none."""
+    its values (topology domains); nodes without the key (code -1) add to none. ``kept``:
+    ``per_node`` is a vector kept current in place (a pod_counts view, a term's carriers),
+    whose sums a DomainTally keeps between cycles."""
     codes, values = cluster.node_label_column(key)
     if not values:
         return codes, np.zeros(0, dtype=np.int64)
@@ -447,6 +452,8 @@ def domain_sums(cluster: ClusterState, key: str, per_node: np.ndarray) -> tuple[
         sums = np.empty(len(values), dtype=np.int64)
         sums[codes] = per_node
         return codes, sums
+    if kept:
+        return codes, domain_tally(cluster, key, frozenset((key,)), per_node).current()
     has = codes >= 0
     sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values)).astype(np.int64)
     return codes, sums

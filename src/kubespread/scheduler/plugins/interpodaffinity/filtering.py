@@ -102,7 +102,8 @@ def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.
     codes, values = cluster.node_label_column(key)
     if values and one_node_each(codes, values):
         return per_node  # each node its own domain, every node labelled
-    codes, sums = domain_sums(cluster, key, per_node)
+    # a read-only vector is a pod_counts view, kept current in place; others are temporaries
+    codes, sums = domain_sums(cluster, key, per_node, kept=not per_node.flags.writeable)
     if not len(sums):
         return np.full(len(codes), -1, dtype=np.int64)
     return np.where(codes >= 0, sums[codes], -1)
@@ -205,7 +206,7 @@ def _existing_anti_fails(
         if values and one_node_each(codes, values):
             fails |= per_node > 0
             continue
-        codes, sums = domain_sums(cluster, term.topology_key, per_node)
+        codes, sums = domain_sums(cluster, term.topology_key, per_node, kept=not skip)
         if len(sums):
             fails |= (codes >= 0) & (sums > 0)[codes]
     return fails

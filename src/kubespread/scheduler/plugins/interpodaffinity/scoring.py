@@ -60,9 +60,10 @@ class _TopologyScore:
         self.touched = False
 
     def add_domains(self, key: str, per_node: np.ndarray, amount: int) -> None:
-        """``amount`` times ``per_node`` summed over each domain of ``key``; an entry is
-        created (``touched``) when a counted node carries the key, as kube's map does."""
-        _, sums = domain_sums(self.cluster, key, per_node)
+        """``amount`` times ``per_node`` (a vector kept current in place: a pod_counts view or
+        a term's carriers) summed over each domain of ``key``; an entry is created
+        (``touched``) when a counted node carries the key, as kube's map does."""
+        _, sums = domain_sums(self.cluster, key, per_node, kept=True)
         if not sums.any():
             return
         vec = self.scores.get(key)

@@ -46,12 +46,10 @@ __all__ = [
     "HOSTNAME",
     "IGNORE",
     "SCHEDULE_ANYWAY",
-    "DomainTally",
     "InclusionMasks",
     "SpreadConstraint",
     "build_default_constraints",
     "default_selector",
-    "domain_tally",
     "has_all_keys",
     "matching_counts",
     "nodes_with_keys",
@@ -353,69 +351,3 @@ class InclusionMasks:
             t = self.taints(cluster, pod)
             mask = t if mask is None else mask & t
         return mask
-
-
-class DomainTally:
-    """Matching pods per topology domain over the nodes that carry a set of keys, kept from
-    cycle to cycle: the cluster changes by a bound pod or two between cycles, so the counts
-    are brought up to date at the nodes whose matching-pod count moved (found by comparing
-    the live ``pod_counts`` vector with the copy taken last time), not summed again over
-    every node. Valid while the node set is unchanged (a new tally is made otherwise)."""
-
-    __slots__ = ("base", "codes", "counts", "domain_counts", "generation", "present", "seen")
-
-    #: past this many changed nodes, a fresh sum costs less than the updates
-    REBUILD: Final = 64
-
-    def __init__(self, cluster: ClusterState, key: str, keys: frozenset[str], counts: np.ndarray) -> None:
-        self.generation = cluster.node_generation
-        self.codes, values = cluster.node_label_column(key)
-        base = np.ones(cluster.num_nodes, dtype=bool)
-        for k in keys:
-            base &= cluster.node_label_column(k)[0] >= 0
-        base.flags.writeable = False
-        self.base = base
-        self.counts = counts
-        self.present = np.bincount(self.codes[base], minlength=len(values)) > 0
-        self.present.flags.writeable = False
-        self.seen = counts.copy()
-        self.domain_counts = self._sum(len(values))
-
-    def _sum(self, num_values: int) -> np.ndarray:
-        base = self.base
-        return np.bincount(self.codes[base], weights=self.seen[base], minlength=num_values).astype(np.int64)
-
-    def current(self) -> np.ndarray:
-        """The domain counts as the live vector says now (a copy the caller may keep)."""
-        changed = np.flatnonzero(self.counts != self.seen)
-        if len(changed) > self.REBUILD:
-            self.seen[:] = self.counts
-            self.domain_counts = self._sum(len(self.domain_counts))
-        elif len(changed):
-            counts, seen, base, codes, dc = self.counts, self.seen, self.base, self.codes, self.domain_counts
-            for i in changed.tolist():
-                if base[i]:
-                    dc[codes[i]] += counts[i] - seen[i]
-                seen[i] = counts[i]
-        return self.domain_counts.copy()
-
-
-#: per cluster: (topology key, every constraint's key, the pod_counts vector's id) -> its tally
-_TALLIES: weakref.WeakKeyDictionary[ClusterState, dict[tuple[str, frozenset[str], int], DomainTally]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def domain_tally(cluster: ClusterState, key: str, keys: frozenset[str], counts: np.ndarray) -> DomainTally:
-    """The kept tally of ``counts`` (a live pod_counts view) per domain of ``key`` over the
-    nodes carrying every one of ``keys``."""
-    tallies = _TALLIES.get(cluster)
-    if tallies is None:
-        tallies = _TALLIES[cluster] = {}
-    ident = (key, keys, id(counts))
-    tally = tallies.get(ident)
-    if tally is None or tally.generation != cluster.node_generation or tally.counts is not counts:
-        if len(tallies) >= 256:
-            tallies.clear()
-        tally = tallies[ident] = DomainTally(cluster, key, keys, counts)
-    return tally

@@ -16,10 +16,10 @@ import numpy as np
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import FilterResult, StateKey, Status
+from kubespread.scheduler.node_memo import domain_tally
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
-    domain_tally,
     has_all_keys,
     matching_counts,
 )
