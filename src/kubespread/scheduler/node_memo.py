@@ -89,13 +89,15 @@ def pod_changes(cluster: ClusterState) -> PodChanges:
 
 
 class _Entry:
-    __slots__ = ("dirty", "dirty_count", "generation", "synced", "values")
+    __slots__ = ("dirty", "dirty_count", "generation", "log", "synced", "values")
 
-    def __init__(self, generation: int, values: np.ndarray, synced: int) -> None:
+    def __init__(self, generation: int, values: np.ndarray, log: PodChanges | None, synced: int) -> None:
         self.generation = generation
         self.values = values
         self.dirty = np.zeros(len(values), dtype=bool)
         self.dirty_count = 0
+        #: the change log ``synced`` counts in (a copied memo meets another log: it starts over)
+        self.log = log
         self.synced = synced
 
 
@@ -126,11 +128,17 @@ class NodeMemo(Generic[K]):
         end = log.end if log is not None else 0
         entry = entries.get(key)
         generation = cluster.node_generation
-        if entry is None or entry.generation != generation or (log is not None and entry.synced < log.start):
+        if (
+            entry is None
+            or entry.generation != generation
+            or entry.log is not log
+            or (log is not None and entry.synced < log.start)
+        ):
             if len(entries) >= _ENTRY_LIMIT:
                 entries.clear()
             every = np.arange(cluster.num_nodes, dtype=np.int64)
-            entry = entries[key] = _Entry(generation, np.array(self._compute(cluster, every, key)), end)
+            values = np.array(self._compute(cluster, every, key))
+            entry = entries[key] = _Entry(generation, values, log, end)
         elif log is not None and entry.synced < end:
             dirty = entry.dirty
             known = cluster.nodes
