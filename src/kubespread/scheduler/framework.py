@@ -315,15 +315,19 @@ class FilterResult:
     plugins reject for one or two distinct reasons, so a batch holds few Status objects.
     """
 
-    __slots__ = ("statuses", "which")
+    __slots__ = ("all_pass", "statuses", "which")
 
     def __init__(self, which: np.ndarray, statuses: Sequence[Status] = ()) -> None:
         self.which = which
         self.statuses = tuple(statuses)
+        #: known to reject no node (``passing``): the cycle need not look at ``which``
+        self.all_pass = False
 
     @classmethod
     def passing(cls, n: int) -> FilterResult:
-        return cls(np.full(n, -1, dtype=np.int32))
+        result = cls(np.full(n, -1, dtype=np.int32))
+        result.all_pass = True
+        return result
 
     @classmethod
     def from_mask(cls, rejected: np.ndarray, status: Status) -> FilterResult:

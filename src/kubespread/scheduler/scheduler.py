@@ -210,6 +210,8 @@ def _filter(profile: Profile, state: CycleState, pod: Pod, ids: np.ndarray, deci
         res = pl.filter_nodes(state, pod, ids)
         if spent is not None:
             spent[pl.name] = spent.get(pl.name, 0) + _now() - started
+        if res.all_pass:
+            continue
         rejected = res.which >= 0
         if not rejected.any():
             continue
@@ -692,7 +694,7 @@ def _sampled_feasible(
     done = found_count = 0
     chunk = max(_CHUNK_FACTOR * to_find + 1, 64)
     while done < m and found_count <= to_find:
-        reached = np.sort(visit[done : done + chunk])
+        reached = visit[done : done + chunk]  # in visiting order; rejections sorted below
         ok = _filter(profile, state, pod, reached, decision)
         if handle.nominated:
             started = _now() if t is not None else 0
@@ -717,7 +719,7 @@ def _sampled_feasible(
     rejected_count = 0
     for i_ids, rej in decision.rejected:
         if rej.stage == FILTER:
-            i_ids = i_ids[seen[i_ids]]
+            i_ids = np.sort(i_ids[seen[i_ids]])  # in node id order, as the every-node cycle has them
             rejected_count += len(i_ids)
         if len(i_ids):
             kept.append((i_ids, rej))

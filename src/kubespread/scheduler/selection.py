@@ -261,14 +261,6 @@ class NodeOrder:
             self.next_start = (self.next_start + processed) % num_nodes
 
 
-def _depth(pos: np.ndarray) -> np.ndarray:
-    """floor(log2(pos)) for positive integers, exactly."""
-    depth: np.ndarray = np.floor(np.log2(pos)).astype(np.int64)
-    depth -= (np.left_shift(1, depth) > pos).astype(np.int64)
-    depth += (np.left_shift(1, depth + 1) <= pos).astype(np.int64)
-    return depth
-
-
 def heap_top(totals: np.ndarray) -> int:
     """The position heap.Init over ``totals`` (in found order) puts on top, which one Pop
     returns. A node stays above its children unless one is strictly higher, and of two
@@ -281,10 +273,11 @@ def heap_top(totals: np.ndarray) -> int:
     if len(best) == 1:
         return int(best[0])
     # preorder of heap positions: the root path's bits (1-based position, leading 1 dropped)
-    # left-aligned to the deepest level, then the depth (an ancestor before its descendants)
+    # left-aligned to the deepest level, then the depth (an ancestor before its descendants);
+    # frexp's exponent is floor(log2(pos)) + 1, exactly (positions are far below 2**53)
     pos = best + 1
-    depth = _depth(pos)
-    deepest = int(_depth(np.array([n]))[0])
+    depth = np.frexp(pos)[1].astype(np.int64) - 1
+    deepest = n.bit_length() - 1
     keys = np.left_shift(pos, deepest - depth) * 64 + depth
     return int(best[np.argmin(keys)])
 

@@ -29,6 +29,7 @@ from kubespread.scheduler.framework import (
     NodeSetCache,
     ScorePlugin,
 )
+from kubespread.scheduler.node_memo import NodeMemo
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MIN_THRESHOLD", "ImageLocality", "normalized_image_name"]
 
@@ -85,22 +86,29 @@ class ImageLocality(ScorePlugin):
     def __init__(self, args: object = None, *, features: FeatureGates | None = None) -> None:
         super().__init__(args, features=features)
         self._index: NodeSetCache[_ImageIndex] = NodeSetCache(_ImageIndex)
+        self._scores: NodeMemo[tuple[str, ...]] = NodeMemo(self._scores_of, pods_matter=False)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
-        nodes = np.asarray(nodes, dtype=np.intp)
         spec = pod.spec
-        containers = [*spec.init_containers, *spec.containers]
-        index = self._index.get(state.cluster)
+        images = tuple(normalized_image_name(c.image) for c in (*spec.init_containers, *spec.containers))
+        return self._scores.values(state.cluster, images, np.asarray(nodes, dtype=np.int64))
+
+    def _scores_of(self, cluster: ClusterState, nodes: np.ndarray, images: tuple[str, ...]) -> np.ndarray:
+        """The scores at ``nodes`` of a pod whose containers run ``images`` (normalized names,
+        one per container): from the node objects alone, kept per node set by ``_scores``."""
+        index = self._index.get(cluster)
         total = np.zeros(len(nodes), dtype=np.int64)
-        for c in containers:
-            got = index.images.get(normalized_image_name(c.image))
+        for image in images:
+            got = index.images.get(image)
             if got is None:
                 continue
             size, mask = got
             # scaledImageScore: int64(float64(size) * (float64(numNodes) / float64(totalNumNodes)))
             spread = float(int(mask.sum())) / float(index.num_nodes)
             total += np.where(mask[nodes], int(float(size) * spread), 0)
-        return calculate_priority(total, len(containers)).astype(np.int64)
+        if not len(total) or total.max() <= MIN_THRESHOLD:  # clamped to the minimum: 0 everywhere
+            return np.zeros(len(nodes), dtype=np.int64)
+        return calculate_priority(total, len(images)).astype(np.int64)
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, np.asarray([node.index], dtype=np.intp))[0])

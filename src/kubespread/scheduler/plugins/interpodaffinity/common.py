@@ -13,7 +13,7 @@ namespace selector compiled, the namespace list resolved. Two ways of matching f
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,6 +22,8 @@ import numpy as np
 from kubespread.api.core import Affinity, Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
+from kubespread.scheduler.content_keys import CACHE_LIMIT, affinity_term_key
+from kubespread.scheduler.node_memo import domain_tally
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
@@ -36,6 +38,7 @@ __all__ = [
     "domain_sums",
     "existing_terms",
     "namespace_labels",
+    "one_node_each",
     "pod_terms",
 ]
 
@@ -145,11 +148,42 @@ def pod_terms(pod: Pod) -> PodTerms:
     hit = _TERMS.get(id(aff))
     if hit is not None and hit[0] is aff and hit[1] == mark:
         return hit[2]
-    terms = _parse_terms(ns, aff)
+    # another pod of the same workload: an equal affinity object parsed before
+    content = _content_key(ns, aff)
+    terms = _TERMS_BY_CONTENT.get(content)
+    if terms is None:
+        terms = _parse_terms(ns, aff)
+        if len(_TERMS_BY_CONTENT) >= CACHE_LIMIT:
+            _TERMS_BY_CONTENT.clear()
+        _TERMS_BY_CONTENT[content] = terms
     if len(_TERMS) >= 8192:
         _TERMS.clear()
     _TERMS[id(aff)] = (aff, mark, terms)
     return terms
+
+
+def _content_key(ns: str, aff: Affinity) -> Hashable:
+    """What _parse_terms reads of the affinity, for the content-keyed cache."""
+    out: list[Hashable] = [ns]
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            out.append(None)
+            continue
+        out.append(
+            (
+                tuple(
+                    affinity_term_key(t) for t in group.required_during_scheduling_ignored_during_execution
+                ),
+                tuple(
+                    affinity_term_key(t) for t in group.required_during_scheduling_required_during_execution
+                ),
+                tuple(
+                    (w.weight, affinity_term_key(w.pod_affinity_term))
+                    for w in group.preferred_during_scheduling_ignored_during_execution
+                ),
+            )
+        )
+    return tuple(out)
 
 
 def _shape(aff: Affinity) -> Iterator[int]:
@@ -170,6 +204,8 @@ def _shape(aff: Affinity) -> Iterator[int]:
 
 #: affinity object id -> (the object, (namespace, its _shape), its parsed terms); see pod_terms
 _TERMS: dict[int, tuple[Affinity, tuple[Any, ...], PodTerms]] = {}
+#: what _content_key names -> its parsed terms (the pods of one workload share them)
+_TERMS_BY_CONTENT: dict[Hashable, PodTerms] = {}
 
 
 def _parse_terms(ns: str, aff: Affinity) -> PodTerms:
@@ -268,11 +304,23 @@ class ExistingTerms:
 
     Holds only a weak reference to the ClusterState (which keys the module's registry)."""
 
-    __slots__ = ("__weakref__", "_by_namespace", "_cluster", "_records", "by_role")
+    __slots__ = (
+        "__weakref__",
+        "_by_namespace",
+        "_cluster",
+        "_matched",
+        "_records",
+        "_terms_version",
+        "by_role",
+    )
 
     def __init__(self, cluster: ClusterState) -> None:
         self._cluster = weakref.ref(cluster)
         self.by_role: dict[str, dict[AffinityTerm, TermCarriers]] = {role: {} for role in ROLES}
+        # changes when a distinct term appears or goes (not when its carriers move)
+        self._terms_version = 0
+        # (role, namespace, labels, namespace labels) -> (version, the terms matching such a pod)
+        self._matched: dict[Hashable, tuple[int, list[tuple[AffinityTerm, TermCarriers]]]] = {}
         # pod key -> (node, namespace, its terms); namespace -> keys of its pods with terms
         self._records: dict[str, tuple[str, str, list[tuple[str, AffinityTerm]]]] = {}
         self._by_namespace: dict[str, set[str]] = {}
@@ -286,9 +334,11 @@ class ExistingTerms:
             carriers = group.get(term)
             if carriers is None:
                 carriers = group[term] = TermCarriers()
+                self._terms_version += 1
             carriers._add(cluster, node_name, delta)
             if not carriers.total:
                 del group[term]
+                self._terms_version += 1
 
     def _drop(self, key: str) -> None:
         old = self._records.pop(key, None)
@@ -313,6 +363,25 @@ class ExistingTerms:
         self._records[key] = (node, namespace, flat)
         self._by_namespace.setdefault(namespace, set()).add(key)
         self._apply(node, flat, +1)
+
+    def matching(
+        self, role: str, pod_namespace: str, labels: Mapping[str, str], ns_labels: Mapping[str, str]
+    ) -> list[tuple[AffinityTerm, TermCarriers]]:
+        """The terms of ``role`` (with their carriers) that match a pod with this namespace,
+        labels and namespace labels, in :attr:`by_role`'s order. Matching is a function of
+        those alone, so it is worked out once per distinct pod and kept until a term comes
+        or goes: the pods of one workload ask the same question every cycle."""
+        if not self.by_role[role]:
+            return []
+        key = (role, pod_namespace, tuple(labels.items()), tuple(ns_labels.items()))
+        hit = self._matched.get(key)
+        if hit is not None and hit[0] == self._terms_version:
+            return hit[1]
+        found = [(t, c) for t, c in self.by_role[role].items() if t.matches(pod_namespace, labels, ns_labels)]
+        if len(self._matched) >= CACHE_LIMIT:
+            self._matched.clear()
+        self._matched[key] = (self._terms_version, found)
+        return found
 
     def carried_in(self, namespaces: frozenset[str], role: str) -> dict[AffinityTerm, dict[str, int]]:
         """Per term of ``role``, how many of its carriers in ``namespaces`` sit on each node:
@@ -369,12 +438,38 @@ def existing_terms(cluster: ClusterState) -> ExistingTerms:
     return index
 
 
-def domain_sums(cluster: ClusterState, key: str, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def domain_sums(
+    cluster: ClusterState, key: str, per_node: np.ndarray, *, kept: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """(codes, sums): the node label column for ``key`` and ``per_node`` summed over each of
-    its values (topology domains); nodes without the key (code -1) add to none."""
+    its values (topology domains); nodes without the key (code -1) add to none. ``kept``:
+    ``per_node`` is a vector kept current in place (a pod_counts view, a term's carriers),
+    whose sums a DomainTally keeps between cycles."""
     codes, values = cluster.node_label_column(key)
-    has = codes >= 0
     if not values:
         return codes, np.zeros(0, dtype=np.int64)
+    if one_node_each(codes, values):  # kubernetes.io/hostname: each domain is one node
+        sums = np.empty(len(values), dtype=np.int64)
+        sums[codes] = per_node
+        return codes, sums
+    if kept:
+        return codes, domain_tally(cluster, key, frozenset((key,)), per_node).current()
+    has = codes >= 0
     sums = np.bincount(codes[has], weights=per_node[has], minlength=len(values)).astype(np.int64)
     return codes, sums
+
+
+#: the last label column one_node_each judged, and its answer (columns are immutable)
+_LAST_COLUMN: list[tuple[np.ndarray, bool]] = []
+
+
+def one_node_each(codes: np.ndarray, values: tuple[str, ...]) -> bool:
+    """Whether every node carries the label with a value no other node has (the hostname
+    label): then a domain's sum is its node's own count, with no bincount to make."""
+    if len(values) != len(codes):
+        return False
+    if _LAST_COLUMN and _LAST_COLUMN[0][0] is codes:
+        return _LAST_COLUMN[0][1]
+    answer = bool(len(codes) == 0 or codes.min() >= 0)
+    _LAST_COLUMN[:] = [(codes, answer)]
+    return answer

@@ -43,6 +43,7 @@ from kubespread.scheduler.plugins.interpodaffinity.common import (
     domain_sums,
     existing_terms,
     namespace_labels,
+    one_node_each,
     pod_terms,
 )
 
@@ -98,7 +99,11 @@ def cached_pod_terms(state: CycleState, pod: Pod) -> PodTerms:
 def _domain_counts(cluster: ClusterState, key: str, per_node: np.ndarray) -> np.ndarray:
     """Per node id, the sum of ``per_node`` over the node's topology domain for ``key``;
     -1 for nodes lacking the key (so '> 0' and '== -1' tell the cases apart)."""
-    codes, sums = domain_sums(cluster, key, per_node)
+    codes, values = cluster.node_label_column(key)
+    if values and one_node_each(codes, values):
+        return per_node  # each node its own domain, every node labelled
+    # a read-only vector is a pod_counts view, kept current in place; others are temporaries
+    codes, sums = domain_sums(cluster, key, per_node, kept=not per_node.flags.writeable)
     if not len(sums):
         return np.full(len(codes), -1, dtype=np.int64)
     return np.where(codes >= 0, sums[codes], -1)
@@ -190,16 +195,18 @@ def _existing_anti_fails(
             return fails
         exempt = index.carried_in(daemons, "required_anti_affinity")
     ns_labels = namespace_labels(cluster, pod_ns)
-    for term, carriers in carried.items():
-        if not term.matches(pod_ns, labels, ns_labels):
-            continue
+    for term, carriers in index.matching("required_anti_affinity", pod_ns, labels, ns_labels):
         per_node = carriers.per_node(cluster)
         skip = exempt.get(term)
         if skip:
             per_node = per_node.copy()
             for node_name, n in skip.items():
                 per_node[cluster.node_index(node_name)] -= n
-        codes, sums = domain_sums(cluster, term.topology_key, per_node)
+        codes, values = cluster.node_label_column(term.topology_key)
+        if values and one_node_each(codes, values):
+            fails |= per_node > 0
+            continue
+        codes, sums = domain_sums(cluster, term.topology_key, per_node, kept=not skip)
         if len(sums):
             fails |= (codes >= 0) & (sums > 0)[codes]
     return fails
@@ -212,6 +219,9 @@ def pre_filter(
     ``daemons``: the daemon namespaces when daemon co-existence is on (empty: kube's rules)."""
     cluster = state.cluster
     terms = cached_pod_terms(state, pod)
+    own = terms.required_affinity or terms.required_anti_affinity
+    if not own and not existing_terms(cluster).by_role["required_anti_affinity"]:
+        return None, SKIP  # nothing to check either way (no bound pod has anti-affinity)
     existing = _existing_anti_fails(cluster, pod, daemons)
     if not terms.required_affinity and not terms.required_anti_affinity and not existing.any():
         return None, SKIP

@@ -60,9 +60,10 @@ class _TopologyScore:
         self.touched = False
 
     def add_domains(self, key: str, per_node: np.ndarray, amount: int) -> None:
-        """``amount`` times ``per_node`` summed over each domain of ``key``; an entry is
-        created (``touched``) when a counted node carries the key, as kube's map does."""
-        _, sums = domain_sums(self.cluster, key, per_node)
+        """``amount`` times ``per_node`` (a vector kept current in place: a pod_counts view or
+        a term's carriers) summed over each domain of ``key``; an entry is created
+        (``touched``) when a counted node carries the key, as kube's map does."""
+        _, sums = domain_sums(self.cluster, key, per_node, kept=True)
         if not sums.any():
             return
         vec = self.scores.get(key)
@@ -98,7 +99,7 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
     # how many pods carry it in each domain
     pod_ns, labels = pod.namespace, pod.metadata.labels
     ns_labels = namespace_labels(cluster, pod_ns)
-    by_role = existing_terms(cluster).by_role
+    index = existing_terms(cluster)
     for role, fixed, sign in (
         ("required_affinity", hard_weight, 0),
         ("preferred_affinity", 0, 1),
@@ -106,9 +107,8 @@ def pre_score(state: CycleState, pod: Pod, hard_weight: int, ignore_existing_pre
     ):
         if role == "required_affinity" and hard_weight <= 0:
             continue
-        for term, carriers in by_role[role].items():
-            if term.matches(pod_ns, labels, ns_labels):
-                topo.add_domains(term.topology_key, carriers.per_node(cluster), fixed + sign * term.weight)
+        for term, carriers in index.matching(role, pod_ns, labels, ns_labels):
+            topo.add_domains(term.topology_key, carriers.per_node(cluster), fixed + sign * term.weight)
 
     if not topo.touched:
         return SKIP

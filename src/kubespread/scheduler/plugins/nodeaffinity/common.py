@@ -9,7 +9,8 @@ pods of one workload share them across cycles.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -112,12 +113,30 @@ def node_selector_mask(cluster: ClusterState, sel: NodeSelector | None) -> np.nd
 
 
 def preferred_scores(cluster: ClusterState, terms: Sequence[PreferredSchedulingTerm]) -> np.ndarray:
-    """Per node id, preferred_score: the summed weights of the terms each node matches."""
-    out = np.zeros(cluster.num_nodes, dtype=np.int64)
-    for t in terms:
-        if t.weight:
-            out[term_mask(cluster, t.preference)] += t.weight
+    """Per node id, preferred_score: the summed weights of the terms each node matches
+    (read-only: kept per node set and terms, which the pods of a workload share)."""
+    generation = cluster.node_generation
+    got = _PREFERRED.get(cluster)
+    if got is None or got[0] != generation:
+        got = _PREFERRED[cluster] = (generation, {})
+    key = tuple((t.weight, _term_key(t.preference)) for t in terms)
+    out = got[1].get(key)
+    if out is None:
+        out = np.zeros(cluster.num_nodes, dtype=np.int64)
+        for t in terms:
+            if t.weight:
+                out[term_mask(cluster, t.preference)] += t.weight
+        out.flags.writeable = False
+        if len(got[1]) >= 256:
+            got[1].clear()
+        got[1][key] = out
     return out
+
+
+#: per cluster: (node generation, {preferred terms' content: preferred_scores})
+_PREFERRED: weakref.WeakKeyDictionary[ClusterState, tuple[int, dict[Hashable, np.ndarray]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 # ------------------------------------------------------------------ the pod's affinity

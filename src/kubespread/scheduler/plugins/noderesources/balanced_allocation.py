@@ -11,6 +11,7 @@ from kubespread.api.core import Pod
 from kubespread.api.features import BALANCED_ALLOCATION_SCORES_IMPROVEMENT, FeatureGates
 from kubespread.api.schedconfig import NodeResourcesBalancedAllocationArgs
 from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.defaults import default_node_resources_balanced_allocation_args
 from kubespread.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -25,6 +26,7 @@ from kubespread.scheduler.framework import (
     StateNotFoundError,
     Status,
 )
+from kubespread.scheduler.node_memo import NodeMemo
 from kubespread.scheduler.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
 __all__ = ["NodeResourcesBalancedAllocation", "balance_improvement_scorer", "balanced_resource_scorer"]
@@ -101,6 +103,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         self.scorer = ResourceAllocationScorer(args.resources, balanced_resource_scorer, use_requested=True)
         #: v1.36+: score the improvement the pod brings, not the balance with it alone
         self.improvement = self.features.enabled(BALANCED_ALLOCATION_SCORES_IMPROVEMENT)
+        self._scores: NodeMemo[tuple[int, ...]] = NodeMemo(self._scores_of)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeIds) -> Status:
         requests = self.scorer.pod_request_list(pod)
@@ -119,12 +122,17 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(nodes), dtype=np.int64)
-        ids = np.asarray(nodes, dtype=np.intp)
+        return self._scores.values(state.cluster, tuple(requests), np.asarray(nodes, dtype=np.int64))
+
+    def _scores_of(self, cluster: ClusterState, ids: np.ndarray, key: tuple[int, ...]) -> np.ndarray:
+        """The raw scores at ``ids`` for a pod requesting ``key`` (each node's from its own
+        allocatable and requests: kept between cycles by ``_scores``)."""
+        requests = list(key)
         if not self.improvement:
-            return self.scorer.score_nodes(state.cluster, ids, requests)
+            return self.scorer.score_nodes(cluster, ids, requests)
         if len(ids) == 0:
             return np.zeros(0, dtype=np.int64)
-        alloc, req = self.scorer.allocatable_requested(state.cluster, ids, requests)
+        alloc, req = self.scorer.allocatable_requested(cluster, ids, requests)
         return balance_improvement_scorer(req, alloc, np.asarray(requests, dtype=np.int64)[:, None])
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:

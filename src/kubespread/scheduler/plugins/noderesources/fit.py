@@ -22,6 +22,7 @@ from kubespread.api.features import FIT_UNRESOLVABLE_BEYOND_ALLOCATABLE, Feature
 from kubespread.api.resources import Resources, is_scalar_resource_name, node_allocatable, pod_requests
 from kubespread.api.schedconfig import NodeResourcesFitArgs
 from kubespread.cluster.nodeinfo import NodeInfo
+from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.defaults import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -44,6 +45,7 @@ from kubespread.scheduler.framework import (
     StateNotFoundError,
     Status,
 )
+from kubespread.scheduler.node_memo import NodeMemo
 from kubespread.scheduler.plugins.noderesources.least_allocated import least_allocated_scorer
 from kubespread.scheduler.plugins.noderesources.most_allocated import most_allocated_scorer
 from kubespread.scheduler.plugins.noderesources.requested_to_capacity_ratio import (
@@ -197,6 +199,16 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.scorer = ResourceAllocationScorer(
             args.scoring_strategy.resources, _strategy(args), use_requested=False, skip_pod_level=True
         )
+        #: per (cpu, memory, ephemeral storage) request: each node's verdict bits, and per
+        #: scoring request list each node's raw score, kept between cycles
+        self._verdicts: NodeMemo[tuple[int, int, int]] = NodeMemo(self._bits_of)
+        self._scores: NodeMemo[tuple[int, ...]] = NodeMemo(self._scores_of)
+
+    def _bits_of(self, cluster: ClusterState, nodes: np.ndarray, wants: tuple[int, int, int]) -> np.ndarray:
+        return self._bits(cluster, nodes, wants)
+
+    def _scores_of(self, cluster: ClusterState, nodes: np.ndarray, requests: tuple[int, ...]) -> np.ndarray:
+        return self.scorer.score_nodes(cluster, nodes, list(requests))
 
     # ---------------------------------------------------------------- queueing hints
     def events_to_register(self) -> list[EventRegistration]:
@@ -284,32 +296,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         (rare) per node."""
         request = self._request(state, pod)
         cluster = state.cluster
-        vec = cluster.node_vector
-        nodes = np.asarray(nodes, dtype=np.intp)
-        bits = np.where(vec("pod_count")[nodes] + 1 > vec("allocatable_pods")[nodes], _PODS, 0)
-        requested_any = bool(
-            request.milli_cpu or request.memory or request.ephemeral_storage or request.scalar
-        )
-        if requested_any:
-            for want, alloc_name, used_name, bit in (
-                (request.milli_cpu, "allocatable_milli_cpu", "requested_milli_cpu", _CPU),
-                (request.memory, "allocatable_memory", "requested_memory", _MEMORY),
-                (
-                    request.ephemeral_storage,
-                    "allocatable_ephemeral_storage",
-                    "requested_ephemeral_storage",
-                    _EPHEMERAL,
-                ),
-            ):
-                if want <= 0:
-                    continue
-                have = vec(alloc_name)[nodes]
-                short = want > have - vec(used_name)[nodes]
-                bits = bits | np.where(short, bit, 0)
-                if self.unresolvable_beyond:
-                    bits = bits | np.where(short & (want > have), _UNRESOLVABLE, 0)
-        if not (requested_any and request.scalar):
-            return self._from_bits(bits)
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if not request.scalar:  # the usual request: the verdicts kept between cycles
+            wants = (request.milli_cpu, request.memory, request.ephemeral_storage)
+            return self._from_bits(self._verdicts.values(cluster, wants, nodes))
+        bits = self._bits(cluster, nodes, (request.milli_cpu, request.memory, request.ephemeral_storage))
         info_at = cluster.node_info_at
         keys = [
             (
@@ -328,6 +319,24 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 continue
             which[j] = statuses.setdefault(key, len(statuses))
         return FilterResult(which, [_status(_bit_shortfalls(b) + list(extra)) for b, extra in statuses])
+
+    def _bits(self, cluster: ClusterState, nodes: np.ndarray, wants: tuple[int, int, int]) -> np.ndarray:
+        """Per node, the verdict bits of pods, cpu, memory and ephemeral storage (0: fits)."""
+        vec = cluster.node_vector
+        bits = np.where(vec("pod_count")[nodes] + 1 > vec("allocatable_pods")[nodes], _PODS, 0)
+        for want, alloc_name, used_name, bit in (
+            (wants[0], "allocatable_milli_cpu", "requested_milli_cpu", _CPU),
+            (wants[1], "allocatable_memory", "requested_memory", _MEMORY),
+            (wants[2], "allocatable_ephemeral_storage", "requested_ephemeral_storage", _EPHEMERAL),
+        ):
+            if want <= 0:
+                continue
+            have = vec(alloc_name)[nodes]
+            short = want > have - vec(used_name)[nodes]
+            bits = bits | np.where(short, bit, 0)
+            if self.unresolvable_beyond:
+                bits = bits | np.where(short & (want > have), _UNRESOLVABLE, 0)
+        return bits
 
     @staticmethod
     def _from_bits(bits: np.ndarray) -> FilterResult:
@@ -352,7 +361,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             requests = state.read(_PRE_SCORE_KEY)
         except StateNotFoundError:  # Score without PreScore (direct calls)
             requests = self.scorer.pod_request_list(pod)
-        return self.scorer.score_nodes(state.cluster, np.asarray(nodes, dtype=np.intp), requests)
+        return self._scores.values(state.cluster, tuple(requests), np.asarray(nodes, dtype=np.int64))
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, np.asarray([node.index], dtype=np.intp))[0])

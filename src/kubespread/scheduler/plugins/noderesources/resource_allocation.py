@@ -91,13 +91,13 @@ class ResourceAllocationScorer:
         requested incl. the pod), int64 (resources x nodes); both 0 where the resource is
         left out of scoring on that node."""
         n = len(nodes)
-        alloc = np.zeros((len(self.resources), n), dtype=np.int64)
-        req = np.zeros((len(self.resources), n), dtype=np.int64)
         vec = cluster.node_vector
         # every node, in order (the usual feasible set): a slice reads the vectors without a gather
         every = n == cluster.num_nodes and n > 1 and nodes[0] == 0 and bool((nodes[1:] > nodes[:-1]).all())
         pick: slice | np.ndarray = slice(0, n) if every else nodes
-        for i, (name, pod_req) in enumerate(zip(self.resources, pod_requests, strict=True)):
+        allocs: list[np.ndarray] = []
+        reqs: list[np.ndarray] = []
+        for name, pod_req in zip(self.resources, pod_requests, strict=True):
             if name == CPU:
                 a = vec("allocatable_milli_cpu")[pick]
                 r = vec("requested_milli_cpu" if self.use_requested else "non_zero_milli_cpu")[pick]
@@ -107,12 +107,18 @@ class ResourceAllocationScorer:
             elif name == EPHEMERAL_STORAGE:  # always the real requests
                 a = vec("allocatable_ephemeral_storage")[pick]
                 r = vec("requested_ephemeral_storage")[pick]
+            elif pod_req == 0 and is_scalar_resource_name(name):
+                a = r = np.zeros(n, dtype=np.int64)  # an extended resource the pod does not use: not scored
             else:
-                if pod_req == 0 and is_scalar_resource_name(name):
-                    continue  # an extended resource the pod does not use is not scored
                 a, r = self._scalar_columns(cluster, nodes, name)
-            alloc[i] = a  # 0 where the node has none: left out
-            req[i] = np.where(a != 0, r + pod_req, 0)
+            allocs.append(a)  # 0 where the node has none: left out
+            reqs.append(r + pod_req)
+        if not allocs:
+            return np.zeros((0, n), dtype=np.int64), np.zeros((0, n), dtype=np.int64)
+        alloc, req = np.stack(allocs), np.stack(reqs)
+        none = alloc == 0
+        if none.any():
+            req[none] = 0
         return alloc, req
 
     @staticmethod

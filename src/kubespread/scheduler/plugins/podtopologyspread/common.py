@@ -8,7 +8,8 @@ Everything here works on node-id vectors: a constraint's topology domains are th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -32,6 +33,7 @@ from kubespread.api.features import (
     FeatureGates,
 )
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
+from kubespread.scheduler.content_keys import CACHE_LIMIT, spread_constraint_key
 from kubespread.scheduler.plugins.nodeaffinity import required_node_affinity
 from kubespread.scheduler.plugins.tainttoleration import untolerated_nodes
 
@@ -50,6 +52,7 @@ __all__ = [
     "default_selector",
     "has_all_keys",
     "matching_counts",
+    "nodes_with_keys",
     "own_constraints",
     "parse_constraints",
 ]
@@ -105,7 +108,14 @@ def parse_constraints(
     hit = _PARSED.get((id(constraints), action))
     if hit is not None and hit[0] is constraints and hit[1] == mark:
         return list(hit[2])
-    parsed = _parse_constraints(constraints, action)
+    content = (action, *(spread_constraint_key(c) for c in constraints))
+    cached = _PARSED_BY_CONTENT.get(content)
+    if cached is None:
+        cached = tuple(_parse_constraints(constraints, action))
+        if len(_PARSED_BY_CONTENT) >= CACHE_LIMIT:
+            _PARSED_BY_CONTENT.clear()
+        _PARSED_BY_CONTENT[content] = cached
+    parsed = list(cached)
     if len(_PARSED) >= 8192:
         _PARSED.clear()
     _PARSED[(id(constraints), action)] = (constraints, mark, tuple(parsed))
@@ -117,15 +127,33 @@ def own_constraints(pod: Pod, action: str, features: FeatureGates) -> list[Sprea
     them: matchLabelKeys merged here where kube-apiserver did not merge them (before v1.34),
     an empty labelSelector counting every pod of the namespace from v1.38 (kubernetes#141340).
     The plugin and the spread views (scheduler/views.py) both read them here."""
-    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
-        MATCH_LABEL_KEYS_SELECTOR_MERGE
-    )
+    merges, empty_counts_all = _gates(features)
     parsed = parse_constraints(
         pod.spec.topology_spread_constraints, action, pod.metadata.labels if merges else None
     )
-    if features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL):
+    if empty_counts_all:
         return [dataclasses.replace(c, empty_counts_all=True) if c.selector.empty else c for c in parsed]
     return parsed
+
+
+def _gates(features: FeatureGates) -> tuple[bool, bool]:
+    """(the scheduler merges matchLabelKeys, an empty selector counts every pod) for a
+    version's gates; asked on every cycle, so answered once per gates object."""
+    hit = _GATES.get(id(features))
+    if hit is not None and hit[0] is features:
+        return hit[1]
+    merges = features.enabled(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD) and not features.enabled(
+        MATCH_LABEL_KEYS_SELECTOR_MERGE
+    )
+    answer = (merges, features.enabled(SPREAD_EMPTY_SELECTOR_MATCHES_ALL))
+    if len(_GATES) >= 64:
+        _GATES.clear()
+    _GATES[id(features)] = (features, answer)
+    return answer
+
+
+#: id(gates) -> (the gates, _gates' answer)
+_GATES: dict[int, tuple[FeatureGates, tuple[bool, bool]]] = {}
 
 
 def _shape(constraints: Sequence[TopologySpreadConstraint]) -> tuple[int, ...]:
@@ -141,6 +169,9 @@ _PARSED: dict[
     tuple[int, str],
     tuple[Sequence[TopologySpreadConstraint], tuple[int, ...], tuple[SpreadConstraint, ...]],
 ] = {}
+#: (action, what spread_constraint_key names per constraint) -> the parsed constraints: the
+#: pods of one workload are separate objects with equal constraints
+_PARSED_BY_CONTENT: dict[Hashable, tuple[SpreadConstraint, ...]] = {}
 
 
 def _parse_constraints(
@@ -252,6 +283,29 @@ def has_all_keys(cluster: ClusterState, constraints: Sequence[SpreadConstraint])
     return mask
 
 
+#: per cluster: (node generation, {keys: (has_all_keys mask, whether every node has them)})
+_KEYED: weakref.WeakKeyDictionary[ClusterState, tuple[int, dict[frozenset[str], tuple[np.ndarray, bool]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def nodes_with_keys(
+    cluster: ClusterState, constraints: Sequence[SpreadConstraint]
+) -> tuple[np.ndarray, bool]:
+    """:func:`has_all_keys` (read-only) and whether it holds for every node, kept per node set."""
+    generation = cluster.node_generation
+    got = _KEYED.get(cluster)
+    if got is None or got[0] != generation:
+        got = _KEYED[cluster] = (generation, {})
+    keys = frozenset(c.topology_key for c in constraints)
+    hit = got[1].get(keys)
+    if hit is None:
+        mask = has_all_keys(cluster, constraints)
+        mask.flags.writeable = False
+        hit = got[1][keys] = (mask, bool(mask.all()))
+    return hit
+
+
 def matching_counts(
     cluster: ClusterState, pod: Pod, selector: Selector, *, empty_counts_all: bool = False
 ) -> np.ndarray:
@@ -280,6 +334,13 @@ class InclusionMasks:
     def taints(self, cluster: ClusterState, pod: Pod) -> np.ndarray:
         """Nodes without a NoSchedule/NoExecute taint the pod leaves untolerated."""
         return ~untolerated_nodes(cluster, pod.spec.tolerations)
+
+    def restricts(self, pod: Pod, c: SpreadConstraint) -> bool:
+        """Whether the policies may leave out a node that carries the keys (:meth:`eligible`
+        is not None nor all true): Honor with a required node affinity, or Honor for taints."""
+        if c.node_taints_policy == HONOR:
+            return True
+        return c.node_affinity_policy == HONOR and not required_node_affinity(pod).is_trivial
 
     def eligible(self, cluster: ClusterState, pod: Pod, c: SpreadConstraint) -> np.ndarray | None:
         """The nodes whose pods and domains count for ``c``; None when every node does."""

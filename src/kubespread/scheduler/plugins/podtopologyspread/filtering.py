@@ -16,6 +16,7 @@ import numpy as np
 from kubespread.api.core import Pod
 from kubespread.cluster.state import ClusterState
 from kubespread.scheduler.framework import FilterResult, StateKey, Status
+from kubespread.scheduler.node_memo import domain_tally
 from kubespread.scheduler.plugins.podtopologyspread.common import (
     InclusionMasks,
     SpreadConstraint,
@@ -70,20 +71,32 @@ PRE_FILTER_STATE_KEY: Final = StateKey("PreFilterPodTopologySpread", PreFilterSt
 def compute_pre_filter_state(
     cluster: ClusterState, pod: Pod, constraints: Sequence[SpreadConstraint], masks: InclusionMasks
 ) -> PreFilterState:
-    """calPreFilterState over all nodes, one bincount per constraint."""
-    base = has_all_keys(cluster, constraints)
+    """calPreFilterState over all nodes: per constraint, the matching pods per domain (kept
+    between cycles by a DomainTally when the inclusion policies leave no node out, else one
+    bincount)."""
+    keys = frozenset(c.topology_key for c in constraints)
+    base: np.ndarray | None = None
     labels = pod.metadata.labels
     out = []
     for c in constraints:
         codes, values = cluster.node_label_column(c.topology_key)
-        eligible = base
-        policy = masks.eligible(cluster, pod, c)
-        if policy is not None:
-            eligible = eligible & policy
-        dom = codes[eligible]
-        counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)[eligible]
-        domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
-        present = np.bincount(dom, minlength=len(values)) > 0
+        node_counts = matching_counts(cluster, pod, c.selector, empty_counts_all=c.empty_counts_all)
+        counts_nothing = (c.selector.empty and not c.empty_counts_all) or c.selector.nothing
+        if not counts_nothing and not masks.restricts(pod, c):
+            # every node with the keys counts, from a live pod_counts view: the kept tally
+            tally = domain_tally(cluster, c.topology_key, keys, node_counts)
+            eligible, domain_counts, present = tally.base, tally.current(), tally.present
+        else:
+            if base is None:
+                base = has_all_keys(cluster, constraints)
+            eligible = base
+            policy = masks.eligible(cluster, pod, c)
+            if policy is not None:
+                eligible = eligible & policy
+            dom = codes[eligible]
+            counts = node_counts[eligible]
+            domain_counts = np.bincount(dom, weights=counts, minlength=len(values)).astype(np.int64)
+            present = np.bincount(dom, minlength=len(values)) > 0
         num_domains = int(present.sum())
         # With no domain at all kube's minimum stays MaxInt32, but 0 domains is always fewer
         # than minDomains (>= 1), so the minimum is 0 then too.
@@ -100,24 +113,15 @@ def compute_pre_filter_state(
 def filter_nodes(s: PreFilterState, nodes: np.ndarray) -> FilterResult:
     """Filter for a batch of node ids. Constraints are checked in order and the first that
     fails decides, so a node missing the key of a later constraint still fails for the skew
-    of an earlier one."""
-    which = np.full(len(nodes), -1, dtype=np.int32)
-    open_ = np.ones(len(nodes), dtype=bool)
+    of an earlier one. A constraint's verdict depends on the node's domain alone: one table
+    per constraint, by domain code, with the missing-label verdict last (where code -1
+    reads), then one gather per constraint."""
+    which: np.ndarray | None = None
     for cc in s.constraints:
-        code = cc.codes[nodes]
-        missing = open_ & (code < 0)
-        which[missing] = 0
-        open_ &= ~missing
-        if not open_.any():
-            break
-        match = (
-            cc.domain_counts[np.where(code >= 0, code, 0)]
-            if len(cc.domain_counts)
-            else np.zeros(len(nodes), dtype=np.int64)
-        )
-        skewed = open_ & (match + cc.self_match - cc.min_match > cc.constraint.max_skew)
-        which[skewed] = 1
-        open_ &= ~skewed
-        if not open_.any():
-            break
+        skewed = cc.domain_counts + cc.self_match - cc.min_match > cc.constraint.max_skew
+        table = np.append(np.where(skewed, 1, -1), 0).astype(np.int32)
+        verdict = table[cc.codes[nodes]]
+        which = verdict if which is None else np.where(which >= 0, which, verdict)
+    if which is None:
+        which = np.full(len(nodes), -1, dtype=np.int32)
     return FilterResult(which, (_MISSING_LABEL, _SKEW))

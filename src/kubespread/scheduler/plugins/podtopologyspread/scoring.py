@@ -23,8 +23,8 @@ from kubespread.scheduler.plugins.podtopologyspread.common import (
     HOSTNAME,
     InclusionMasks,
     SpreadConstraint,
-    has_all_keys,
     matching_counts,
+    nodes_with_keys,
 )
 
 __all__ = [
@@ -57,6 +57,8 @@ class ScoredConstraint:
 class PreScoreState:
     constraints: tuple[ScoredConstraint, ...]
     ignored: np.ndarray  # per node id: feasible but missing a topology key, scored 0
+    #: no node is ignored (every node has every key): Score and NormalizeScore skip the mask
+    none_ignored: bool = False
 
 
 PRE_SCORE_STATE_KEY: Final = StateKey("PreScorePodTopologySpread", PreScoreState)
@@ -79,10 +81,15 @@ def compute_pre_score_state(
     constraints, so that nodes without a zone label still spread by hostname."""
     n = cluster.num_nodes
     ignored = np.zeros(n, dtype=bool)
+    none_ignored = True
     if require_all_topologies:
-        base = has_all_keys(cluster, constraints)
-        ignored[feasible] = ~base[feasible]
-        scored = feasible[base[feasible]]
+        base, every = nodes_with_keys(cluster, constraints)
+        if every:
+            scored = feasible
+        else:
+            ignored[feasible] = ~base[feasible]
+            scored = feasible[base[feasible]]
+            none_ignored = False
     else:
         base = np.ones(n, dtype=bool)
         scored = feasible
@@ -112,7 +119,7 @@ def compute_pre_score_state(
         counts = np.where(present, counts, 0).astype(np.int64)
         weight = topology_normalizing_weight(int(present.sum()))
         out.append(ScoredConstraint(c, False, codes, domains, counts, weight))
-    return PreScoreState(tuple(out), ignored)
+    return PreScoreState(tuple(out), ignored, none_ignored)
 
 
 def _go_round(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -138,16 +145,17 @@ def score_nodes(s: PreScoreState, nodes: np.ndarray) -> np.ndarray:
         part = cnt.astype(np.float64) * sc.weight + float(sc.constraint.max_skew - 1)
         total = np.where(has, total + part, total)
     out = _go_round(total)
-    out[s.ignored[nodes]] = 0
+    if not s.none_ignored:
+        out[s.ignored[nodes]] = 0
     return out
 
 
 def normalize_scores(s: PreScoreState, nodes: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Ignored nodes get 0; the others 100 * (max + min - score) // max over the others, or
     100 each when the highest is 0."""
-    ignored = s.ignored[nodes]
     scores = np.asarray(scores, dtype=np.int64)
-    valid = scores[~ignored]
+    ignored = None if s.none_ignored else s.ignored[nodes]
+    valid = scores if ignored is None else scores[~ignored]
     out = np.zeros(len(scores), dtype=np.int64)
     if len(valid) == 0:
         return out
@@ -156,5 +164,6 @@ def normalize_scores(s: PreScoreState, nodes: np.ndarray, scores: np.ndarray) ->
         out[:] = MAX_NODE_SCORE
     else:
         out = MAX_NODE_SCORE * (top + bottom - scores) // top
-    out[ignored] = 0
+    if ignored is not None:
+        out[ignored] = 0
     return out

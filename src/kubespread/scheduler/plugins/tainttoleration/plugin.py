@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -67,6 +67,8 @@ class _TaintSets:
 
     ids: npt.NDArray[np.intp]
     sets: tuple[list[Taint], ...]
+    #: per (use, tolerations' content): an answer per node id, kept with this node set
+    per_node: dict[tuple[object, ...], np.ndarray] = field(default_factory=dict)
 
 
 def _taint_sets(cluster: ClusterState) -> _TaintSets:
@@ -92,14 +94,36 @@ _TAINT_SETS: Final = NodeSetCache(_taint_sets)
 
 def untolerated_nodes(cluster: ClusterState, tolerations: list[Toleration]) -> npt.NDArray[np.bool_]:
     """Per node id, whether the node has a NoSchedule/NoExecute taint the tolerations do not
-    tolerate: the Filter's verdict, shared with PodTopologySpread's nodeTaintsPolicy."""
+    tolerate: the Filter's verdict, shared with PodTopologySpread's nodeTaintsPolicy
+    (read-only: kept per node set and tolerations, which the pods of a workload share)."""
     ts = _TAINT_SETS.get(cluster)
-    per_set = np.fromiter(
-        (find_untolerated(taints, tolerations) is not None for taints in ts.sets),
-        dtype=bool,
-        count=len(ts.sets),
-    )
-    return per_set[ts.ids]
+    per_node = _per_node(ts, ("filter", *map(_toleration_key, tolerations)))
+    if per_node is None:
+        per_set = np.fromiter(
+            (find_untolerated(taints, tolerations) is not None for taints in ts.sets),
+            dtype=bool,
+            count=len(ts.sets),
+        )
+        per_node = _keep(ts, ("filter", *map(_toleration_key, tolerations)), per_set[ts.ids])
+    return per_node
+
+
+def _toleration_key(t: Toleration) -> tuple[str, str, str, str]:
+    """What matching a taint reads of a toleration."""
+    return (t.key, t.operator, t.value, t.effect)
+
+
+def _per_node(ts: _TaintSets, key: tuple[object, ...]) -> np.ndarray | None:
+    return ts.per_node.get(key)
+
+
+def _keep(ts: _TaintSets, key: tuple[object, ...], per_node: np.ndarray) -> np.ndarray:
+    """Keep a per-node answer with the node set's taint sets (they go when the nodes change)."""
+    per_node.flags.writeable = False
+    if len(ts.per_node) >= 256:
+        ts.per_node.clear()
+    ts.per_node[key] = per_node
+    return per_node
 
 
 def _named_rejection(taint: Taint) -> Status:
@@ -189,12 +213,16 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeIds) -> NodeScores:
         ts = _TAINT_SETS.get(state.cluster)
         tolerations = self._score_tolerations(state, pod)
-        per_set = np.fromiter(
-            (_untolerated_preferred(taints, tolerations) for taints in ts.sets),
-            dtype=np.int64,
-            count=len(ts.sets),
-        )
-        return per_set[ts.ids[nodes]]
+        key = ("score", *map(_toleration_key, tolerations))
+        per_node = _per_node(ts, key)
+        if per_node is None:
+            per_set = np.fromiter(
+                (_untolerated_preferred(taints, tolerations) for taints in ts.sets),
+                dtype=np.int64,
+                count=len(ts.sets),
+            )
+            per_node = _keep(ts, key, per_set[ts.ids])
+        return per_node[nodes]
 
     def normalize_scores(self, state: CycleState, pod: Pod, nodes: NodeIds, scores: NodeScores) -> NodeScores:
         return default_normalize_score(scores, reverse=True)
