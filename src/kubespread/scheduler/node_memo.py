@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -72,20 +72,35 @@ class PodChanges:
 _LOGS: weakref.WeakKeyDictionary[ClusterState, PodChanges] = weakref.WeakKeyDictionary()
 
 
-def pod_changes(cluster: ClusterState) -> PodChanges:
-    """The cluster's change log, started (and subscribed) on first use."""
-    log = _LOGS.get(cluster)
-    if log is None:
-        log = _LOGS[cluster] = PodChanges()
-        log_ref = weakref.ref(log)
+class _Listening(Protocol):
+    def on_event(self, event: ClusterEvent) -> None: ...
+
+
+L = TypeVar("L", bound=_Listening)
+
+
+def kept_per_cluster(
+    registry: weakref.WeakKeyDictionary[ClusterState, L], cluster: ClusterState, make: Callable[[], L]
+) -> L:
+    """The cluster's one ``L`` in ``registry``, made on first use and then fed every cluster
+    event by a derived listener that holds it weakly (the cluster outlives neither)."""
+    kept = registry.get(cluster)
+    if kept is None:
+        kept = registry[cluster] = make()
+        ref = weakref.ref(kept)
 
         def listener(event: ClusterEvent) -> None:
-            live = log_ref()
+            live = ref()
             if live is not None:
                 live.on_event(event)
 
         cluster.subscribe(listener, derived=True)
-    return log
+    return kept
+
+
+def pod_changes(cluster: ClusterState) -> PodChanges:
+    """The cluster's change log, started (and subscribed) on first use."""
+    return kept_per_cluster(_LOGS, cluster, PodChanges)
 
 
 class _Entry:

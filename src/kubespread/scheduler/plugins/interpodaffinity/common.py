@@ -23,7 +23,7 @@ from kubespread.api.core import Affinity, Pod, PodAffinityTerm
 from kubespread.api.selectors import NOTHING, Requirement, Selector, compile_label_selector
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.scheduler.content_keys import CACHE_LIMIT, affinity_term_key
-from kubespread.scheduler.node_memo import domain_tally
+from kubespread.scheduler.node_memo import domain_tally, kept_per_cluster
 
 if TYPE_CHECKING:
     from kubespread.cluster.state import ClusterState
@@ -423,19 +423,7 @@ _INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakK
 def existing_terms(cluster: ClusterState) -> ExistingTerms:
     """The terms of the cluster's bound pods; built by one scan on first use, then
     maintained by a state listener."""
-    index = _INDEXES.get(cluster)
-    if index is None:
-        index = ExistingTerms(cluster)
-        idx_ref = weakref.ref(index)
-
-        def listener(event: ClusterEvent) -> None:
-            live = idx_ref()
-            if live is not None:
-                live.on_event(event)
-
-        cluster.subscribe(listener, derived=True)
-        _INDEXES[cluster] = index
-    return index
+    return kept_per_cluster(_INDEXES, cluster, lambda: ExistingTerms(cluster))
 
 
 def domain_sums(
