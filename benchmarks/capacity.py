@@ -162,9 +162,7 @@ def generate(nodes: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def kubespread_command() -> list[str]:
     exe = Path(sys.executable).with_name("kubespread")
-    return (
-        [str(exe)] if exe.exists() else [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
-    )
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubespread"]
 
 
 @dataclass

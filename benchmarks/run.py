@@ -92,9 +92,7 @@ def generate(bench_dir: Path, cache: Path, args: tuple[str, ...]) -> Path:
 
 def kubespread_command() -> list[str]:
     exe = Path(sys.executable).with_name("kubespread")
-    return (
-        [str(exe)] if exe.exists() else [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
-    )
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubespread"]
 
 
 def bench_once(input_path: Path, placements: Path | None, *extra: str) -> dict:

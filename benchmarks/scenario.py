@@ -490,7 +490,7 @@ def kubespread_command() -> list[str]:
     exe = Path(sys.executable).with_name("kubespread")
     if exe.exists():
         return [str(exe)]
-    return [sys.executable, "-c", "from kubespread.cli.app import main; main()"]
+    return [sys.executable, "-m", "kubespread"]
 
 
 #: runs a command and reports its peak resident set: a fresh, small process in between, since

@@ -4,10 +4,6 @@ one is for callers that want them all (tests, the README and golden generators).
 
 from __future__ import annotations
 
-import sys
-
-from kubespread.cli.pipe import quiet_on_closed_pipe
-from kubespread.cli.progname import prog_name
 from kubespread.cli.root import new_app, plain_message, register
 
 __all__ = ["app", "main", "plain_message"]
@@ -16,8 +12,9 @@ app = register(new_app())
 
 
 def main() -> None:
-    """The executables' entry, kept here for callers of ``kubespread.cli.app:main``: the app
-    under the program name ``kubespread.cli.main`` gives it (this module has imported Typer and
-    the commands already, so ``--version`` is answered by the app's own option, in the same
-    words)."""
-    quiet_on_closed_pipe(lambda: app(prog_name=prog_name(sys.argv[0], sys.argv[1:])))
+    """The executables' entry, kept here for callers of ``kubespread.cli.app:main``: the same
+    as :func:`kubespread.cli.main` (the named command alone, the collector's thresholds, the
+    freeze at exit), so that such a caller runs what a user runs."""
+    from kubespread.cli import main as executables_main
+
+    executables_main()
