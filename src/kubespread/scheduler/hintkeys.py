@@ -66,12 +66,13 @@ class PodTemplates:
         self._size = 0
 
     def id_of(self, pod: Pod) -> int:
-        bucket = self._buckets.get(_bucket(pod))
+        where = _bucket(pod)
+        bucket = self._buckets.get(where)
         if bucket is None:
             if self._size >= _TEMPLATE_LIMIT:
                 self._buckets.clear()
                 self._size = 0
-            bucket = self._buckets[_bucket(pod)] = []
+            bucket = self._buckets[where] = []
         for seen, tid in bucket:
             if same_template(seen, pod):
                 return tid
