@@ -11,7 +11,10 @@ from __future__ import annotations
 import bisect
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+import operator
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.admission.defaults import canonicalize_quantities, default_pod_spec
@@ -45,6 +48,7 @@ __all__ = [
     "pod_from_template",
     "safe_encode",
     "scaled_int_or_percent",
+    "seeding_together",
     "spec_changed",
     "status_int",
     "template_hash",
@@ -95,6 +99,15 @@ def is_running_and_ready(pod: Pod) -> bool:
     return pod.status.phase == "Running" and is_ready(pod)
 
 
+def _seed_ready(since: dict[str, float], pods: Iterable[Pod], at: float) -> None:
+    """:meth:`ReadyTimes.seed`'s pass: each pod noted as Ready since ``at``, or not Ready."""
+    for pod in pods:
+        if is_ready(pod):
+            since.setdefault(pod.metadata.uid, at)
+        else:
+            since.pop(pod.metadata.uid, None)
+
+
 class ReadyTimes:
     """When each pod became Ready, the Ready condition's lastTransitionTime in Kubernetes.
 
@@ -108,13 +121,14 @@ class ReadyTimes:
         self._since: dict[str, float] = {}
 
     def seed(self, pods: Iterable[Pod], now: float) -> None:
-        """Every pod at the start (``_note`` inline: a dump's 100,000 pods, per controller)."""
-        at, since = float(math.floor(now)), self._since
-        for pod in pods:
-            if is_ready(pod):
-                since.setdefault(pod.metadata.uid, at)
-            else:
-                since.pop(pod.metadata.uid, None)
+        """Every pod at the start (``_note`` inline: a dump's 100,000 pods, per controller;
+        under :func:`seeding_together` a first seed is the one the other controllers found)."""
+        at = float(math.floor(now))
+        starting = _starting()
+        if starting is not None and not self._since:
+            self._since = starting.ready_since(tuple(pods), at)
+            return
+        _seed_ready(self._since, pods, at)
 
     def observe(self, event: ClusterEvent, now: float) -> None:
         if event.kind != Pod.KIND:
@@ -171,11 +185,29 @@ class OwnedPods:
             return
         # a first seed (the start, a dump's 100,000 pods): only the pods this kind controls
         # are set, setting the others would be a no-op
+        pods = tuple(pods)
+        starting = _starting()
+        if starting is not None:
+            seeded = starting.owned(pods, self.kind)
+            if seeded is not None:  # another controller's of the same kind, from the same pods
+                self._copy(seeded)
+                return
+            refs: Iterable[OwnerReference | None] = starting.controller_refs(pods)
+        else:
+            refs = (pod.metadata.controller_ref() for pod in pods)
         kind = self.kind
-        for pod in pods:
-            ref = pod.metadata.controller_ref()
+        for pod, ref in zip(pods, refs, strict=True):
             if ref is not None and ref.kind == kind and ref.uid:
                 self._set(pod.key, pod)
+        if starting is not None:
+            starting.keep_owned(pods, OwnedPods(kind)._copy(self))
+
+    def _copy(self, other: OwnedPods) -> OwnedPods:
+        """This, made what ``other`` is (a copy of its own); returns itself."""
+        self._by_owner = {uid: dict(owned) for uid, owned in other._by_owner.items()}
+        self._keys = {uid: list(keys) for uid, keys in other._keys.items()}
+        self._owner_of = dict(other._owner_of)
+        return self
 
     def observe(self, event: ClusterEvent, cluster: ClusterState) -> None:
         if event.kind == Pod.KIND:
@@ -221,6 +253,66 @@ class OwnedPods:
         """The pods controlled by ``uid``, in no particular order (for counting)."""
         owned = self._by_owner.get(uid)
         return owned.values() if owned else ()
+
+
+class _StartingPods:
+    """What the controllers starting on one cluster each read of its pods (a dump's 100,000,
+    by five controllers), found once: their controller references, who is Ready since when,
+    and the pods by owner of one kind (the ReplicaSet and Deployment controllers' both). An
+    answer is given again only for the very same pod objects in the same order (a stored pod
+    is replaced, never changed in place); any other pods are read afresh."""
+
+    def __init__(self) -> None:
+        self._refs: tuple[tuple[Pod, ...], list[OwnerReference | None]] | None = None
+        self._ready: tuple[tuple[Pod, ...], float, dict[str, float]] | None = None
+        self._owned: dict[str, tuple[tuple[Pod, ...], OwnedPods]] = {}
+
+    def owned(self, pods: tuple[Pod, ...], kind: str) -> OwnedPods | None:
+        """A first :meth:`OwnedPods.seed` of ``kind`` from these pods, when one was kept."""
+        kept = self._owned.get(kind)
+        return kept[1] if kept is not None and _same(kept[0], pods) else None
+
+    def keep_owned(self, pods: tuple[Pod, ...], seeded: OwnedPods) -> None:
+        self._owned[seeded.kind] = (pods, seeded)
+
+    def controller_refs(self, pods: tuple[Pod, ...]) -> list[OwnerReference | None]:
+        kept = self._refs
+        if kept is None or not _same(kept[0], pods):
+            kept = self._refs = (pods, [pod.metadata.controller_ref() for pod in pods])
+        return kept[1]
+
+    def ready_since(self, pods: tuple[Pod, ...], at: float) -> dict[str, float]:
+        """A first :meth:`ReadyTimes.seed`'s ``since`` (a copy of its own)."""
+        kept = self._ready
+        if kept is None or kept[1] != at or not _same(kept[0], pods):
+            since: dict[str, float] = {}
+            _seed_ready(since, pods, at)
+            kept = self._ready = (pods, at, since)
+        return dict(kept[2])
+
+
+def _same(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+_seeding = threading.local()
+
+
+def _starting() -> _StartingPods | None:
+    starting: _StartingPods | None = getattr(_seeding, "starting", None)
+    return starting
+
+
+@contextmanager
+def seeding_together() -> Iterator[None]:
+    """A scope in which controllers start on one cluster (a Simulation's): what each seeds
+    from its pods is read of them once for all (:class:`_StartingPods`), and let go after."""
+    outer = _starting()
+    _seeding.starting = _StartingPods()
+    try:
+        yield
+    finally:
+        _seeding.starting = outer
 
 
 class PodOwnerController:

@@ -43,6 +43,7 @@ from kubespread.cluster.errors import DEFAULT_MAX_PODS, SimulationError
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.cluster.state import ClusterState
 from kubespread.controllers.host import Controller, ControllerHost
+from kubespread.controllers.pods import seeding_together
 from kubespread.scheduler.loop import PreparedPreemption, SchedulingLoop
 from kubespread.scheduler.profile import Profile
 from kubespread.scheduler.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
@@ -194,8 +195,9 @@ class Simulation:
 
             chain = default_admission_chain(self, self.controllers)
         self.api.chain = chain
-        for controller in self.controllers:
-            controller.start(self)
+        with seeding_together():  # each reads the same pods as it starts: read once
+            for controller in self.controllers:
+                controller.start(self)
 
     # ------------------------------------------------------------------ the parts, as attributes
     @property
