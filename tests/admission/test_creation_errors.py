@@ -7,10 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubespread.admission import admit
 from kubespread.admission.apiserver import creation_errors, is_stored
-from kubespread.api.core import Pod
+from kubespread.admission.defaults import apply_defaults
+from kubespread.api.core import Node, Pod
+from kubespread.api.validation import validate
 
 SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
 BOTH = 'Invalid value: "app": exists in both matchLabelKeys and labelSelector'
@@ -105,3 +109,39 @@ def test_the_same_pod_as_a_new_manifest_is_merged_and_refused() -> None:
         'spec.topologySpreadConstraints[0][0]: Invalid value: "pod-template-hash": '
         "exists in both matchLabelKeys and labelSelector"
     ]
+
+
+_label = st.sampled_from(["zone", "a/b", "-bad", "x" * 64, "ok.example.com/key", ""])
+_value = st.sampled_from(["", "v", "-bad-", "y" * 64, "1.5"])
+_quantity = st.sampled_from(["1", "1000m", "0.5", "1024Mi", "1.5Gi", 2, 2.5, "-1"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=st.sampled_from(["n1", "Bad_Name", "", "a" * 260]),
+    labels=st.dictionaries(_label, _value, max_size=3),
+    taints=st.lists(
+        st.fixed_dictionaries(
+            {"key": _label, "value": _value, "effect": st.sampled_from(["NoSchedule", "Sometimes", ""])}
+        ),
+        max_size=3,
+    ),
+    quantities=st.dictionaries(st.sampled_from(["cpu", "memory", "pods"]), _quantity, max_size=3),
+)
+def test_a_stored_node_is_judged_as_its_defaulted_copy(
+    name: str, labels: dict[str, str], taints: list[dict[str, str]], quantities: dict[str, Any]
+) -> None:
+    node = Node.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "uid": "u", "labels": labels},
+            "spec": {"taints": taints},
+            "status": {"allocatable": quantities, "capacity": quantities},
+        }
+    )
+    before = node.to_dict()
+    probe = node.copy()
+    apply_defaults(probe)
+    assert [str(e) for e in creation_errors(node)] == [str(e) for e in validate(probe)]
+    assert node.to_dict() == before  # judged, not changed

@@ -27,7 +27,7 @@ from kubespread.admission.framework import AdmissionContext, Rejection
 from kubespread.admission.match_label_keys import prepare_for_create
 from kubespread.admission.namespace_lifecycle import DEFAULT_NAMESPACE
 from kubespread.api.apps import PriorityClass
-from kubespread.api.core import Pod
+from kubespread.api.core import Node, Pod
 from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_utf8, parse_documents
 from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.features import FeatureGates
@@ -143,7 +143,11 @@ def creation_errors(obj: KubeObject, features: FeatureGates | None = None) -> li
     prepares it (so a matchLabelKeys key repeated in the selector is caught after the merge);
     a stored one (:func:`is_stored`) is only defaulted, since merging its already merged
     selector again would report a false "exists in both". Admission plugins, which need the
-    cluster, are not run."""
+    cluster, are not run. A stored Node is judged as it is: its defaulting only makes its
+    status quantities canonical, and its validation reads its metadata and taints (no copy of
+    a dump's thousands of nodes)."""
+    if isinstance(obj, Node) and is_stored(obj):
+        return validate(obj, features)
     probe = obj.copy()
     if is_stored(probe):
         apply_defaults(probe)

@@ -59,7 +59,7 @@ from kubespread.cluster.entries import PodEntry, nested_add, nested_remove, with
 from kubespread.cluster.errors import ClusterError
 from kubespread.cluster.events import ClusterEvent, EventType, Listener
 from kubespread.cluster.nodeinfo import NodeInfo
-from kubespread.cluster.vectors import NODE_VECTORS, grown, int64
+from kubespread.cluster.vectors import NODE_VECTORS, grown, int64, write_requests
 
 __all__ = ["NODE_VECTORS", "OBJECT_KINDS", "ClusterState"]
 
@@ -116,6 +116,8 @@ class ClusterState:
         self._listeners: list[Listener] = []
         self._derived: list[Listener] = []
         self._hypothetical = 0
+        #: inside :meth:`adding_pods`: the nodes whose request vectors are yet to be written
+        self._requests_later: dict[str, NodeInfo] | None = None
 
     # ------------------------------------------------------------------ generic operations
     def add(self, obj: KubeObject) -> None:
@@ -465,17 +467,30 @@ class ClusterState:
                     used[port] = c
                 else:
                     del used[port]
-        v, r = self._vectors, info.requested
-        # from the exact totals, held within int64 (a bound pod may request "9223372036854775808")
-        v["requested_milli_cpu"][i] = int64(r.milli_cpu)
-        v["requested_memory"][i] = int64(r.memory)
-        v["requested_ephemeral_storage"][i] = int64(r.ephemeral_storage)
-        v["non_zero_milli_cpu"][i] = int64(nz.milli_cpu)
-        v["non_zero_memory"][i] = int64(nz.memory)
-        v["pod_count"][i] += delta
+        if self._requests_later is None:
+            write_requests(self._vectors, info)
+        else:
+            self._requests_later[info.name] = info
+        self._vectors["pod_count"][i] += delta
         if entry.groups:
             for g in entry.groups:
                 g.counts[i] += delta
+
+    @contextmanager
+    def adding_pods(self) -> Iterator[None]:
+        """A scope for adding many pods to a cluster nobody listens to yet (a dump's, as it is
+        built): each node's request vectors are written once on leaving, not once per pod."""
+        if self._listeners or self._derived or self._requests_later is not None:
+            yield  # someone may read the vectors at each event: written as each pod comes
+            return
+        self._requests_later = {}
+        try:
+            yield
+        finally:
+            later, self._requests_later = self._requests_later, None
+            for name, info in later.items():
+                if self._infos.get(name) is info:  # not deleted since (its index is current)
+                    write_requests(self._vectors, info)
 
     def _replace_pod(self, entry: PodEntry, pod: Pod) -> None:
         """Swap the stored object of an entry for a new one with the same key, labels and node."""

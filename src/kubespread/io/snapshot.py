@@ -40,12 +40,13 @@ def cluster_from_manifests(objects: Manifests | Iterable[LoadedObject]) -> Clust
     problems: list[LoadProblem] = []
     first = [lo for lo in loaded if isinstance(lo.obj, Namespace | Node)]
     rest = [lo for lo in loaded if not isinstance(lo.obj, Namespace | Node)]
-    for lo in first + rest:
-        if isinstance(lo.obj, _CLUSTER_KINDS):
-            try:
-                state.add(lo.obj)
-            except ClusterError as e:
-                problems.append(LoadProblem(lo.source, str(e), line=lo.line, ref=lo.ref))
+    with state.adding_pods():
+        for lo in first + rest:
+            if isinstance(lo.obj, _CLUSTER_KINDS):
+                try:
+                    state.add(lo.obj)
+                except ClusterError as e:
+                    problems.append(LoadProblem(lo.source, str(e), line=lo.line, ref=lo.ref))
     if problems:
         raise SnapshotError(problems)
     return state

@@ -214,8 +214,10 @@ def settle(
     new object is invalid, or the run would hold more than ``max_pods`` pods; nothing runs
     before every new object has been checked."""
     loaded = tuple(objects.objects if isinstance(objects, Manifests) else objects)
-    existing = [lo for lo in loaded if is_existing(lo.obj)]
-    new = [lo for lo in loaded if not is_existing(lo.obj)]
+    existing: list[LoadedObject] = []
+    new: list[LoadedObject] = []
+    for lo in loaded:
+        (existing if is_existing(lo.obj) else new).append(lo)
     if features is None and profiles:
         features = next(iter(profiles.values())).features
     problems = creation_problems(list(loaded), features) + pod_limit_problems(list(loaded), max_pods)
