@@ -46,6 +46,10 @@ def virtual_seconds(stamp: str | None) -> float | None:
     not a time with a zone."""
     if not stamp:
         return None
+    return _seconds(stamp) if isinstance(stamp, str) else _parse(stamp)
+
+
+def _parse(stamp: str) -> float | None:
     try:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
@@ -53,3 +57,8 @@ def virtual_seconds(stamp: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return (when - EPOCH).total_seconds()
+
+
+#: :func:`virtual_seconds` of a stamp, parsed once (a dump's objects are created by the
+#: thousand in the same second)
+_seconds = functools.lru_cache(maxsize=4096)(_parse)

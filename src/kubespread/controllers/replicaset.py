@@ -142,7 +142,7 @@ class ReplicaSetController:
             return
         active = is_active(pod)
         template_labels = rs.spec.template.metadata.labels
-        fully = active and all(labels.get(k) == v for k, v in template_labels.items())
+        fully = active and template_labels.items() <= labels.items()  # each label as the template's
         facts = (ref.uid, active, active and is_ready(pod), fully)
         self._claims[key] = facts
         if ref.uid in self._rankings:
