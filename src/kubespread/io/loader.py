@@ -455,8 +455,13 @@ def _each_list_item(read: Pieces, on_item: Callable[[Any], None]) -> dict[str, A
                 return ""
 
     def value() -> Any:
-        """The next JSON value, read again with more text when it (or a number) might go on."""
+        """The next JSON value, read again with more text when it (or a number) might go on.
+        The next piece is read first when a sixteenth of one is left (a dump's items are a
+        few KiB): a value cut at the end of the text read costs its partial parse, and json's
+        error, which counts the lines before it."""
         nonlocal i
+        if len(buf) - i < _CHUNK >> 4:
+            more()
         while True:
             try:
                 v, end = scan(buf, i)
