@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubespread.api.fastdecode import decode_checked
 from kubespread.api.kinds import class_for
@@ -207,3 +209,78 @@ def test_an_odd_but_valid_pod_loads_as_the_strict_way_loads_it(
     strict = load_text(text, "dump.json", json_only=True)
     assert not fast.problems and not strict.problems
     assert _same(fast.objects[0].obj, strict.objects[0].obj)
+
+
+def _mutated(pod: dict[str, Any], path: list[str | int], how: str) -> dict[str, Any]:
+    at: Any = pod
+    for part in path[:-1]:
+        at = at[part]
+    last = path[-1]
+    if how == "drop" and isinstance(at, dict):
+        at.pop(last, None)
+    elif how == "null":
+        at[last] = None
+    elif how == "string":
+        at[last] = "x"
+    elif how == "number":
+        at[last] = 7
+    elif how == "first" and isinstance(at, dict) and last in at:  # the key moved to the front
+        value = at.pop(last)
+        rest = dict(at)
+        at.clear()
+        at.update({last: value, **rest})
+    return pod
+
+
+_PATHS = [
+    ["metadata", "name"],
+    ["metadata", "labels"],
+    ["metadata", "generateName"],
+    ["spec", "nodeName"],
+    ["spec", "priority"],
+    ["spec", "containers", 0, "image"],
+    ["spec", "containers", 0, "resources"],
+    ["spec", "containers", 0, "ports", 0, "containerPort"],
+    ["spec", "tolerations", 0, "tolerationSeconds"],
+    ["spec", "topologySpreadConstraints", 0, "maxSkew"],
+    ["status", "conditions", 0, "lastProbeTime"],
+    ["status", "conditions", 0, "type"],
+    ["status", "containerStatuses", 0, "ready"],
+    ["status", "podIP"],
+    ["status", "phase"],
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(range(len(_PATHS))),
+                st.sampled_from(["drop", "null", "string", "number", "first"]),
+            ),
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_objects_of_a_key_order_met_before_decode_as_the_first_did(
+    changes: list[list[tuple[int, str]]],
+) -> None:
+    """Each key order gets a decoder of its own once met: a pod decoded by one (the second
+    time its shape comes) is the pod ``from_dict`` builds, and it speaks only when the strict
+    way finds nothing."""
+    cls = class_for("v1", "Pod")
+    assert cls is not None
+    for pod_changes in changes:
+        pod = _dump_pod()
+        for i, how in pod_changes:
+            pod = _mutated(pod, _PATHS[i], how)
+        answers = [decode_checked(cls, copy.deepcopy(pod)) for _ in range(2)]
+        for got in answers:
+            if got is None:
+                continue
+            assert not check(cls.KIND, pod)
+            assert _same(got, cls.from_dict(pod))
+        assert (answers[0] is None) == (answers[1] is None)

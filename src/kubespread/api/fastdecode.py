@@ -15,6 +15,7 @@ in, built as ``from_dict`` builds it (same attributes, unknown keys kept, key or
 
 from __future__ import annotations
 
+import itertools
 import types
 import typing
 from collections.abc import Callable
@@ -86,9 +87,17 @@ def _struct(cls: type[Model], ref: str) -> Fast:
     return compiled
 
 
+#: key orders per class given a decoder of their own (a dump's objects of a kind share a few)
+_SPECIAL_MAX = 64
+
+
 def _compile(cls: type[Model], ref: str) -> Fast:
+    """The fused decoder: for a key order met before (kubectl writes every object of a kind
+    alike), straight-line code for exactly those keys (no lookup of an absent field, the
+    unmodelled ones known); for any other, the general way, which then makes one for it."""
     schema_fields: dict[str, str] = _schema()["types"][ref]
     hints = typing.get_type_hints(cls)
+    specials: dict[tuple[str, ...], Fast] = {}
     env: dict[str, Any] = {
         "_Slow": _Slow,
         "_slow": _slow,
@@ -99,27 +108,88 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "_SCHEMA_KNOWN": frozenset(schema_fields),
         "_KNOWN": frozenset(f.key for f in cls._by_attr_.values()),
         "_walkers": {k: _walker(r) for k, r in schema_fields.items()},
+        "_specials": specials,
     }
+    fields = list(cls._by_attr_.values())
+    for i, f in enumerate(fields):
+        if f.factory is not None:
+            env[f"_fac{i}"] = f.factory
+        else:
+            env[f"_def{i}"] = f.default
+
+    def default(i: int) -> str:
+        return f"_fac{i}()" if fields[i].factory is not None else f"_def{i}"
+
+    expressions: dict[int, str] = {}
+
+    def expression(i: int) -> str:
+        got = expressions.get(i)
+        if got is None:
+            f = fields[i]
+            got = expressions[i] = _expression(hints[f.attr], schema_fields[f.key], f.dec, i, env)
+        return got
+
+    numbers = itertools.count()
+
+    def specialize(keys: tuple[str, ...]) -> Fast:
+        """The decoder of objects with exactly these keys, in this order (all in the schema)."""
+        n = next(numbers)
+        env[f"_K{n}"] = _KEYS_INTERN.get(keys) or _intern_keys(keys)
+        present = frozenset(keys)
+        lines = [f"def special{n}(data):", "    obj = _new(_cls)"]
+        for i, f in enumerate(fields):
+            if f.key in present:
+                lines += [
+                    f"    raw = data[{f.key!r}]",
+                    f"    obj.{f.attr} = {default(i)} if raw is None else {expression(i)}",
+                ]
+            else:
+                lines.append(f"    obj.{f.attr} = {default(i)}")
+        extra = [k for k in keys if k not in env["_KNOWN"]]
+        if not extra:
+            lines.append("    obj.extra = None")
+        else:
+            lines.append("    obj.extra = {" + ", ".join(f"{k!r}: data[{k!r}]" for k in extra) + "}")
+            for k in extra:
+                lines += [
+                    f"    raw = data[{k!r}]",
+                    f"    if raw is not None and _walkers[{k!r}](raw):",
+                    "        raise _Slow",
+                ]
+        lines.append(f"    obj._keys = _K{n}")
+        if cls.__post_decode__ is not Model.__post_decode__:
+            lines.append("    obj.__post_decode__()")
+        lines.append("    return obj")
+        scope: dict[str, Any] = {}
+        exec("\n".join(lines), env, scope)  # from our own field tables (the keys: schema names)
+        special: Fast = scope[f"special{n}"]
+        specials[keys] = special
+        return special
+
+    env["_specialize"] = specialize
     lines = [
         "def fast(data):",
-        "    if type(data) is not dict or not data.keys() <= _SCHEMA_KNOWN:",
+        "    if type(data) is not dict:",
         "        raise _Slow",
+        "    keys = tuple(data)",
+        "    special = _specials.get(keys)",
+        "    if special is not None:",
+        "        return special(data)",
+        "    if not data.keys() <= _SCHEMA_KNOWN:",
+        "        raise _Slow",
+        f"    if len(_specials) < {_SPECIAL_MAX}:",
+        "        return _specialize(keys)(data)",
         "    obj = _new(_cls)",
         "    get = data.get",
     ]
-    for i, f in enumerate(cls._by_attr_.values()):
-        if f.factory is not None:
-            env[f"_fac{i}"] = f.factory
-            default = f"_fac{i}()"
-        else:
-            env[f"_def{i}"] = f.default
-            default = f"_def{i}"
-        r = schema_fields.get(f.key)
-        if r is None:  # not in the schema: present, it failed the key test above
-            lines.append(f"    obj.{f.attr} = {default}")
+    for i, f in enumerate(fields):
+        if schema_fields.get(f.key) is None:  # not in the schema: present, it failed the key test above
+            lines.append(f"    obj.{f.attr} = {default(i)}")
             continue
-        expr = _expression(hints[f.attr], r, f.dec, i, env)
-        lines += [f"    raw = get({f.key!r})", f"    obj.{f.attr} = {default} if raw is None else {expr}"]
+        lines += [
+            f"    raw = get({f.key!r})",
+            f"    obj.{f.attr} = {default(i)} if raw is None else {expression(i)}",
+        ]
     lines += [
         "    if data.keys() <= _KNOWN:",
         "        obj.extra = None",
@@ -128,7 +198,6 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "        for k, v in extra.items():",
         "            if v is not None and _walkers[k](v):",
         "                raise _Slow",
-        "    keys = tuple(data)",
         "    obj._keys = _interned(keys) or _intern_keys(keys)",
     ]
     if cls.__post_decode__ is not Model.__post_decode__:
