@@ -69,6 +69,7 @@ from kubespread.plan.audit_reads import (
     WORKLOAD_KINDS,
     desired_replicas,
     did_you_mean,
+    distinct_runs,
     is_pending,
     is_running,
     running_replicas,
@@ -515,16 +516,22 @@ def audit_settled(
     if copy == "fork" and client is None:
         _base_of(inp)
     ran = time.perf_counter()
-    records = _run_all(
+    firsts, which = distinct_runs([f.nodes for f in failures])
+    runs = [failures[i] for i in firsts]  # one run per distinct set of nodes
+    made = _run_all(
         inp,
-        failures,
+        runs,
         after,
         processes=processes,
         client=client,
         copy=copy,
-        order=costliest_first(sim, failures),
+        order=costliest_first(sim, runs),
         on_done=on_done,
     )
+    records = [
+        replace(made[j], domain=f.name, key=f.key, value=f.value)
+        for f, j in zip(failures, which, strict=True)
+    ]
     ran = time.perf_counter() - ran
     records.sort(key=lambda r: _harm_order(r, domains))
     ranked = tuple(replace(record, rank=rank) for rank, record in enumerate(records, 1))
