@@ -213,9 +213,11 @@ def _base_facts(sim: Simulation) -> _Base:
 
 
 def build_base(inp: AuditInput) -> Simulation:
-    """The simulation ``kubespread simulate`` builds from the dump (same code, same seed)."""
+    """What ``kubespread simulate`` builds from the dump (same code, same seed), untimed."""
     profiles = profiles_of(inp.config, inp.features)
-    return settled_from(inp.dump, profiles=profiles, seed=inp.seed, name="audit")
+    sim = settled_from(inp.dump, profiles=profiles, seed=inp.seed, name="audit")
+    sim.scheduling.timed = False  # no run reads a cycle's timings: 5-10% of a run's CPU
+    return sim
 
 
 def profiles_of(
