@@ -52,7 +52,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -445,6 +444,7 @@ def _run_all(
             records.append(run_failure(inp, f, after, copy))
             finished()
         return records
+    from concurrent.futures import ProcessPoolExecutor  # only here: it imports logging, multiprocessing
     from concurrent.futures import as_completed as completed
 
     with ProcessPoolExecutor(max_workers=min(processes, n)) as pool:
