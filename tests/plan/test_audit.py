@@ -194,6 +194,45 @@ def test_every_number_of_processes_gives_the_same_records() -> None:
         assert forked.failures == rebuilt.failures and forked.workloads == rebuilt.workloads
 
 
+def test_domains_of_the_same_nodes_share_one_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zone of one node and that node's hostname fail the same nodes: one run answers for
+    both, and every record is the one its own run gives (each failure run separately on a
+    rebuilt base), ranks and domains included."""
+    from dataclasses import replace
+
+    from kubespread.io.dump import cluster_objects
+    from kubespread.plan import audit as audit_module
+    from kubespread.plan.audit import AuditInput, build_base, failure_record, failures_of
+    from kubespread.plan.audit_reads import distinct_runs
+
+    docs = [node("n1", "a"), node("n2", "b"), node("n3", "b")]
+    spread = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}
+    spread["labelSelector"] = {"matchLabels": {"app": "web"}}
+    docs.append(deployment("web", 6, {"topologySpreadConstraints": [spread]}))
+    sim = place(objects(*docs)).sim
+    failures = failures_of(sim, [ZONE, HOST])
+    assert [f.nodes for f in failures] == [("n1",), ("n2", "n3"), ("n1",), ("n2",), ("n3",)]
+    assert distinct_runs([f.nodes for f in failures]) == ([0, 1, 3, 4], [0, 1, 0, 2, 3])
+    runs: list[str] = []
+    run_all = audit_module._run_all
+
+    def counted(inp: Any, run: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.extend(f.name for f in run)
+        return run_all(inp, run, *args, **kwargs)
+
+    monkeypatch.setattr(audit_module, "_run_all", counted)
+    doc = audit_settled(sim, domains=[ZONE, HOST], after=AFTER, processes=2)
+    assert sorted(runs) == sorted([f"{ZONE}=a", f"{ZONE}=b", f"{HOST}=n2", f"{HOST}=n3"])
+    inp = AuditInput(tuple(cluster_objects(sim.cluster)), features=sim.features)
+    alone = {f.name: failure_record(build_base(inp), f, AFTER) for f in failures}  # each its own run
+    assert {r.domain for r in doc.failures} == set(alone)
+    for r in doc.failures:
+        assert replace(r, rank=None) == alone[r.domain]
+    assert [r.domain for r in doc.failures] == [
+        r.domain for r in sorted(doc.failures, key=lambda r: audit_module._harm_order(r, [ZONE, HOST]))
+    ]
+
+
 def test_forked_runs_come_back_in_the_order_asked() -> None:
     """The costliest runs start first (a zone before its nodes), the records come back in
     the order of the failures given, each from its own run."""

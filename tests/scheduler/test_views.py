@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import HOSTNAME, ZONE, PodBuilder, cluster_of, make_node, make_pod
 from kubespread.api.apps import Deployment, ReplicaSet
@@ -108,6 +110,49 @@ def test_node_taints_policy_honor_leaves_the_tainted_zone_out() -> None:
     assert (h.domains, h.min_match, h.skew, h.allowed) == ({"a": 1, "b": 1}, 1, 0, ("a", "b"))
     assert (i.domains, i.min_match, i.skew, i.allowed) == ({"a": 1, "b": 1, "c": 0}, 0, 1, ("c",))
     assert i.tainted_domains == {"c": ("c1",)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("abc"), st.sampled_from(["", "NoSchedule", "NoExecute", "PreferNoSchedule"])
+        ),
+        min_size=1,
+        max_size=9,
+    ),
+    st.booleans(),
+)
+def test_a_domain_is_counted_tainted_when_each_of_its_nodes_is(
+    nodes: list[tuple[str, str]], tolerate: bool
+) -> None:
+    """``tainted_domains`` (counted per domain at once) against its definition, domain by
+    domain: the zones every node of which has a taint the pod does not tolerate, with those
+    nodes in node-id order; a PreferNoSchedule taint, or a tolerated one, leaves a node out."""
+    builders = []
+    for i, (zone, effect) in enumerate(nodes):
+        b = make_node(f"n{i}").zone(zone)
+        builders.append(b.taint("down", effect=effect) if effect else b)
+    cluster = cluster_of(builders, [web_pod("w0", "n0")])
+    pod = make_pod("p").labels(app="web").spread(1, ZONE, selector=WEB)
+    if tolerate:
+        pod = pod.toleration("down", "", "NoExecute")
+    (view,) = constraint_views(cluster, pod.obj())
+    untolerated = {
+        f"n{i}"
+        for i, (_, effect) in enumerate(nodes)
+        if effect in ("NoSchedule", "NoExecute") and not (tolerate and effect == "NoExecute")
+    }
+    expected = {}
+    for zone in sorted({z for z, _ in nodes}):
+        members = tuple(
+            str(n)
+            for n in cluster.node_names[: cluster.num_nodes]
+            if cluster.nodes[str(n)].metadata.labels[ZONE] == zone
+        )
+        if all(n in untolerated for n in members):
+            expected[zone] = members
+    assert view.tainted_domains == expected
 
 
 def test_system_default_constraints_spread_by_hostname_without_zones() -> None:

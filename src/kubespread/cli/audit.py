@@ -309,6 +309,7 @@ def audit_command(
             validate,
             command="audit",
             features=features,
+            distributions=False,  # the audit reads the settled cluster, not its snapshots
         )
         config = _config(scheduler_config, validate)
         settled, objects = result.baseline, []

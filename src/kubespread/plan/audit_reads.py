@@ -1,11 +1,12 @@
 """What ``plan.audit`` reads of a simulation: each workload's desired and running replicas,
 whether a pod runs or waits, and after a failure run each workload's spread skews (the
 scheduler's views, without the raw counts ``spread_rows`` adds for display) and every
-PodDisruptionBudget's health; a pod's workload; the node label keys close to one mistyped."""
+PodDisruptionBudget's health; a pod's workload; the node label keys close to one mistyped;
+which failures fail the same nodes (one run answers for all of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
@@ -22,6 +23,7 @@ __all__ = [
     "budgets",
     "desired_replicas",
     "did_you_mean",
+    "distinct_runs",
     "is_pending",
     "is_running",
     "running_replicas",
@@ -131,3 +133,20 @@ def did_you_mean(key: str, nodes: Mapping[str, Any]) -> str:
         k for k in keys if k.lower().endswith(short) and k != key
     ]
     return f"; did you mean {' or '.join(close[:3])}?" if close else ""
+
+
+def distinct_runs(node_sets: Sequence[Hashable]) -> tuple[list[int], list[int]]:
+    """``(runs, which)``: the indexes of the first failure of each distinct set of nodes, in
+    order, and per failure the position in ``runs`` of the run that answers for it. Two
+    domains with the same nodes (a zone of one node and that node's hostname, a rack per
+    node) are the same steps on the same base, so the same run: only the record's domain
+    differs."""
+    first: dict[Hashable, int] = {}
+    runs: list[int] = []
+    which: list[int] = []
+    for i, nodes in enumerate(node_sets):
+        if nodes not in first:
+            first[nodes] = len(runs)
+            runs.append(i)
+        which.append(first[nodes])
+    return runs, which

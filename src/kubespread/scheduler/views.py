@@ -225,10 +225,16 @@ def constraint_views(
             domains = {values[i]: int(cc.domain_counts[i]) for i in present}
             allowed = tuple(d for d, n in domains.items() if n + cc.self_match - cc.min_match <= c.max_skew)
             tainted: dict[str, tuple[str, ...]] = {}
-            if c.node_taints_policy != HONOR:
+            if c.node_taints_policy != HONOR and present:
+                # a domain is tainted when each of its eligible nodes is: counted per domain
+                # code at once, the nodes listed only for the domains that are
+                counted_ids = cc.eligible & (codes >= 0)
+                size = len(cc.present)
+                nodes_in = np.bincount(codes[counted_ids], minlength=size)
+                untolerated_in = np.bincount(codes[counted_ids & untolerated], minlength=size)
                 for i in present:
-                    members = cc.eligible & (codes == i)
-                    if untolerated[members].all():
+                    if untolerated_in[i] == nodes_in[i]:
+                        members = cc.eligible & (codes == i)
                         tainted[values[i]] = tuple(str(n) for n in node_names[members])
             views.append(
                 ConstraintView(

@@ -613,6 +613,7 @@ def simulate(
     max_pods: int | None = DEFAULT_MAX_PODS,
     after_step: Callable[[Simulation, StepResult], None] | None = None,
     random_ties: bool = False,
+    distributions: bool = True,
 ) -> SimulationResult:
     """Run every step of ``scenario``; ScenarioError (located) when a step cannot be carried out.
 
@@ -628,7 +629,9 @@ def simulate(
     simulation as each step (the initial settling first) left it, with that step's result:
     what can only be asked then (why a pod is pending at that step). ``random_ties`` draws the
     scheduler's pick among equally scored nodes from the scenario's seed (``Simulation``), as
-    the race of kube-scheduler's threads would, instead of the deterministic pick."""
+    the race of kube-scheduler's threads would, instead of the deterministic pick.
+    ``distributions`` False: the snapshots keep no spread of every workload (``snapshot``'s
+    ``distribution``), for a caller that never reads them."""
     problems = pod_limit_problems(scenario.cluster, max_pods, scenario)
     if problems:
         raise ScenarioError(problems)
@@ -657,7 +660,7 @@ def simulate(
         -1,
         "initial",
         "the cluster as given, settled",
-        snapshot(sim),
+        snapshot(sim, distribution=distributions),
         list(sim.events),
         list(baseline.rejections),
         sim.preemptions_since(0),
@@ -678,7 +681,7 @@ def simulate(
                 step.index,
                 step.action,
                 step.describe(),
-                snapshot(sim),
+                snapshot(sim, distribution=distributions),
                 sim.events[first:],
                 rejections,
                 sim.preemptions_since(first),
@@ -687,7 +690,13 @@ def simulate(
         if after_step is not None:
             after_step(sim, results[-1])
     return SimulationResult(
-        scenario.name, scenario.seed, initial, results, snapshot(sim), list(sim.events), sim
+        scenario.name,
+        scenario.seed,
+        initial,
+        results,
+        snapshot(sim, distribution=distributions),
+        list(sim.events),
+        sim,
     )
 
 
@@ -695,7 +704,8 @@ def settled_from(
     objects: Sequence[KubeObject], *, profiles: dict[str, Profile] | None, seed: int, name: str = "dump"
 ) -> Simulation:
     """The simulation ``kubespread simulate`` builds from a dump of these objects (a scenario
-    with no step: the same code and seed, so a plan replayed here replays alike there)."""
+    with no step: the same code and seed, so a plan replayed here replays alike there); its
+    snapshots, which no caller reads, without the spread of every workload."""
     scenario = Scenario(
         name=name,
         seed=seed,
@@ -703,6 +713,6 @@ def settled_from(
         cluster=[LoadedObject(o, "<dump>") for o in objects],
         steps=[],
     )
-    sim = simulate(scenario).sim
+    sim = simulate(scenario, distributions=False).sim
     assert sim is not None
     return sim
