@@ -113,8 +113,10 @@ class ClusterState:
         self._groups_by_value: dict[tuple[str, str], list[PodCountGroup]] = {}
         self._groups_by_key: dict[str, list[PodCountGroup]] = {}
         self._groups_any: list[PodCountGroup] = []
-        self._listeners: list[Listener] = []
-        self._derived: list[Listener] = []
+        #: (listener, the kinds it hears or None for every kind, derived), in subscription order
+        self._listeners: list[tuple[Listener, frozenset[str] | None, bool]] = []
+        #: (kind, derived scope) -> the listeners that hear it, in subscription order
+        self._routes: dict[tuple[str, bool], tuple[Listener, ...]] = {}
         self._hypothetical = 0
 
     # ------------------------------------------------------------------ generic operations
@@ -176,7 +178,9 @@ class ClusterState:
         return None if store is None else store.get(key)
 
     # ------------------------------------------------------------------ listeners
-    def subscribe(self, listener: Listener, *, derived: bool = False) -> Callable[[], None]:
+    def subscribe(
+        self, listener: Listener, *, derived: bool = False, kinds: Iterable[str] | None = None
+    ) -> Callable[[], None]:
         """Call ``listener(event)`` after every change; returns a function that unsubscribes.
 
         Listeners run in subscription order, synchronously, with the state already updated;
@@ -186,18 +190,28 @@ class ClusterState:
 
         ``derived``: the listener keeps an index derived from the state (a plugin's), so it
         must see every change, the tentative ones made inside :meth:`hypothetical` too.
+        ``kinds``: the object kinds whose events it reads (None: all); the others never reach
+        it, so a controller that ignores most events is not called for each of them.
         """
-        self._listeners.append(listener)
-        if derived:
-            self._derived.append(listener)
+        entry = (listener, None if kinds is None else frozenset(kinds), derived)
+        self._listeners.append(entry)
+        self._routes.clear()
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-            if listener in self._derived:
-                self._derived.remove(listener)
+            if entry in self._listeners:
+                self._listeners.remove(entry)
+                self._routes.clear()
 
         return unsubscribe
+
+    def _route(self, kind: str, derived_only: bool) -> tuple[Listener, ...]:
+        """The listeners an event of ``kind`` reaches (cached until (un)subscribing)."""
+        route = self._routes[kind, derived_only] = tuple(
+            listener
+            for listener, kinds, derived in self._listeners
+            if (derived or not derived_only) and (kinds is None or kind in kinds)
+        )
+        return route
 
     @contextmanager
     def hypothetical(self) -> Iterator[None]:
@@ -211,10 +225,13 @@ class ClusterState:
             self._hypothetical -= 1
 
     def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
-        listeners = self._derived if self._hypothetical else self._listeners
+        scope = (obj.KIND, self._hypothetical > 0)
+        listeners = self._routes.get(scope)
+        if listeners is None:
+            listeners = self._route(*scope)
         if listeners:
             event = ClusterEvent(type, obj, old=old, node_name=node_name)
-            for listener in tuple(listeners):
+            for listener in listeners:
                 listener(event)
 
     # ------------------------------------------------------------------ nodes
@@ -333,7 +350,7 @@ class ClusterState:
         if old_entry is None:
             raise ClusterError(f'pod "{key}" not found')
         info = self._info_for_pod(pod)
-        entry = PodEntry(pod, key, info)
+        entry = PodEntry(pod, key, info, old_entry)
         old, old_info = old_entry.pod, old_entry.info
         if old_info is not None:
             self._update(old_entry, -1)

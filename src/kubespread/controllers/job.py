@@ -119,7 +119,7 @@ class JobController:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Job.KIND, Pod.KIND))
         for pod in sorted(sim.cluster.pods.values(), key=lambda p: p.key):
             if owner_key(pod, Job.KIND):
                 self._account(pod)

@@ -241,7 +241,7 @@ class PodOwnerController:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, self.kind))
         for key in sorted(sim.cluster.objects(self.kind)):
             sim.enqueue(self, key)  # type: ignore[arg-type]
 

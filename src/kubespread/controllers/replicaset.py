@@ -83,7 +83,7 @@ class ReplicaSetController:
         for key in sorted(sim.cluster.pods):
             self._claim(key)
             self._related_counts.set(key, sim.cluster.pods[key])
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, ReplicaSet.KIND))
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
 
