@@ -204,15 +204,6 @@ class ClusterState:
 
         return unsubscribe
 
-    def _route(self, kind: str, derived_only: bool) -> tuple[Listener, ...]:
-        """The listeners an event of ``kind`` reaches (cached until (un)subscribing)."""
-        route = self._routes[kind, derived_only] = tuple(
-            listener
-            for listener, kinds, derived in self._listeners
-            if (derived or not derived_only) and (kinds is None or kind in kinds)
-        )
-        return route
-
     @contextmanager
     def hypothetical(self) -> Iterator[None]:
         """A scope for tentative changes that the caller undoes before leaving it (preemption's
@@ -225,10 +216,14 @@ class ClusterState:
             self._hypothetical -= 1
 
     def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
-        scope = (obj.KIND, self._hypothetical > 0)
+        kind, derived_only = scope = (obj.KIND, self._hypothetical > 0)
         listeners = self._routes.get(scope)
-        if listeners is None:
-            listeners = self._route(*scope)
+        if listeners is None:  # this kind's listeners, in subscription order, kept until (un)subscribing
+            listeners = self._routes[scope] = tuple(
+                f
+                for f, kinds, derived in self._listeners
+                if (derived or not derived_only) and (kinds is None or kind in kinds)
+            )
         if listeners:
             event = ClusterEvent(type, obj, old=old, node_name=node_name)
             for listener in listeners:
