@@ -366,16 +366,18 @@ class DeploymentController:
         assert sim is not None
         new_revision = str(max((_revision(rs) for rs in old), default=0) + 1)
         if existing is not None:
-            updated = _working_copy(existing)
-            changed = self._set_new_annotations(d, updated, new_revision, exists=True)
-            if changed or updated.spec.min_ready_seconds != d.spec.min_ready_seconds:
+            annotations = dict(existing.metadata.annotations)  # the copy is made only if they change
+            changed = self._set_new_annotations(d, annotations, new_revision)
+            if changed or existing.spec.min_ready_seconds != d.spec.min_ready_seconds:
+                updated = _working_copy(existing)
+                updated.metadata.annotations = annotations
                 if updated.spec.min_ready_seconds != d.spec.min_ready_seconds:
                     updated.spec = copy.copy(existing.spec)
                     updated.spec.min_ready_seconds = d.spec.min_ready_seconds
                     updated.metadata.generation += 1
                 sim.update(updated)
                 return updated
-            self._set_deployment_revision(d, updated.metadata.annotations.get(ANNOTATION_REVISION, ""))
+            self._set_deployment_revision(d, annotations.get(ANNOTATION_REVISION, ""))
             return existing
         if not create:
             return None
@@ -406,7 +408,7 @@ class DeploymentController:
         )
         new_replicas = self._new_rs_new_replicas(d, [*old, new_rs], new_rs)
         new_rs.spec.replicas = new_replicas
-        self._set_new_annotations(d, new_rs, new_revision, exists=False)
+        self._set_new_annotations(d, new_rs.metadata.annotations, new_revision, created=new_rs)
         outcome = sim.create(new_rs)
         already_exists = False
         if isinstance(outcome, Rejection):
@@ -436,10 +438,17 @@ class DeploymentController:
         self._set_deployment_revision(d, new_revision)
         return created
 
-    def _set_new_annotations(self, d: Deployment, rs: ReplicaSet, new_revision: str, *, exists: bool) -> bool:
-        """SetNewReplicaSetAnnotations: the Deployment's annotations, the revision (kept in the
-        history when an old ReplicaSet comes back), and on creation desired/max replicas."""
-        annotations = rs.metadata.annotations
+    def _set_new_annotations(
+        self,
+        d: Deployment,
+        annotations: dict[str, str],
+        new_revision: str,
+        *,
+        created: ReplicaSet | None = None,
+    ) -> bool:
+        """SetNewReplicaSetAnnotations on a ReplicaSet's ``annotations`` (changed in place): the
+        Deployment's annotations, the revision (kept in the history when an old ReplicaSet comes
+        back), and on creation (``created``, whose annotations they are) desired/max replicas."""
         changed = False
         for k, v in d.metadata.annotations.items():
             if k in _SKIP_ANNOTATIONS or annotations.get(k) == v:
@@ -461,7 +470,7 @@ class DeploymentController:
                 while len(",".join(revisions)) > MAX_REVISION_HISTORY_CHARS and len(revisions) > 1:
                     revisions.pop(0)
                 annotations[ANNOTATION_REVISION_HISTORY] = ",".join(revisions)
-        if not exists and self._set_replicas_annotations(rs, d):
+        if created is not None and self._set_replicas_annotations(created, d):
             changed = True
         return changed
 
