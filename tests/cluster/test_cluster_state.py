@@ -7,7 +7,7 @@ import pytest
 from cluster_builders import make_namespace, make_node, make_pod
 
 from kubespread.api.apps import Deployment
-from kubespread.api.core import Service
+from kubespread.api.core import Pod, Service
 from kubespread.api.resources import Resources
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
 from kubespread.api.selectors import EVERYTHING, NOTHING, LabelSelector, compile_label_selector
@@ -381,6 +381,90 @@ def test_hypothetical_changes_reach_only_derived_listeners():
     unsubscribe()
     s.add_pod(make_pod("q"))
     assert derived[-1] is EventType.DELETED and plain[-1] is EventType.ADDED
+
+
+def test_listeners_of_some_kinds_hear_exactly_those_events_in_subscription_order():
+    s = state_with_nodes("n1")
+    heard: list[tuple[str, str, str]] = []
+    s.subscribe(lambda e: heard.append(("all", e.kind, e.type)))
+    s.subscribe(lambda e: heard.append(("pods", e.kind, e.type)), kinds=("Pod",))
+    nodes_off = s.subscribe(lambda e: heard.append(("nodes", e.kind, e.type)), kinds=["Node"])
+    s.subscribe(lambda e: heard.append(("derived pods", e.kind, e.type)), derived=True, kinds={"Pod"})
+
+    def changes() -> None:
+        s.add_node(make_node("n2"))
+        s.add_pod(make_pod("p", node="n1"))
+        s.add_object(Deployment.from_dict({"metadata": {"name": "d", "namespace": "default"}}))
+        with s.hypothetical():
+            s.unbind("default/p")
+            s.bind("default/p", "n1")
+        s.delete_pod("default/p")
+
+    changes()
+    everything = [(kind, type_) for who, kind, type_ in heard if who == "all"]
+    for who, kinds, derived in (
+        ("pods", {"Pod"}, False),
+        ("nodes", {"Node"}, False),
+        ("derived pods", {"Pod"}, True),
+    ):
+        expected = [(k, t) for k, t in everything if k in kinds]
+        if derived:  # and the tentative changes, which the plain listeners never hear
+            expected[2:2] = [("Pod", EventType.UNBOUND), ("Pod", EventType.BOUND)]
+        assert [(k, t) for w, k, t in heard if w == who] == expected
+    # one delivery per change: each listener's entries follow the order they subscribed in
+    assert [w for w, k, t in heard[:2]] == ["all", "nodes"]
+    assert [w for w, k, t in heard[2:5]] == ["all", "pods", "derived pods"]
+    heard.clear()
+    nodes_off()  # the routes follow (un)subscribing
+    late: list[str] = []
+    s.subscribe(lambda e: late.append(e.kind), kinds=("Node",))
+    s.delete_node("n2")
+    assert ("nodes", "Node", EventType.DELETED) not in heard and late == ["Node"]
+
+
+def test_updates_sharing_the_containers_count_what_a_rebuilt_state_counts():
+    """An update whose pod shares its containers with the version it replaces takes that
+    version's requests and ports (no recount); one with new containers is counted anew."""
+    import copy
+
+    s = state_with_nodes("n1", "n2")
+    s.add_pod(make_pod("p", cpu="500m", memory="1Gi", host_ports=[80]))
+    s.add_pod(
+        make_pod("q", node="n1", cpu="1", init=[{"name": "i", "image": "x", "restartPolicy": "Always"}])
+    )
+    s.add_pod(make_pod("done", node="n2", cpu="2", phase="Succeeded"))
+
+    def shallow(key: str) -> Pod:
+        pod = copy.copy(s.pods[key])
+        pod.spec = copy.copy(pod.spec)
+        pod.metadata = copy.copy(pod.metadata)
+        return pod
+
+    def node_totals(state: ClusterState) -> dict[str, tuple]:
+        return {
+            n: (
+                repr(state.node_info(n).requested),
+                repr(state.node_info(n).non_zero_requested),
+                dict(state.node_info(n).used_ports),
+            )
+            for n in state.nodes
+        }
+
+    bound = shallow("default/p")
+    bound.spec.node_name = "n2"  # a bind written as an update: the containers are shared
+    s.update_pod(bound)
+    resized = shallow("default/q")
+    resized.spec.containers = make_pod("q", cpu="3", host_ports=[8080]).spec.containers  # new objects
+    s.update_pod(resized)
+    revived = shallow("default/done")
+    revived.status = copy.copy(revived.status)
+    revived.status.phase = "Running"  # finished before: it counted nothing to reuse
+    s.update_pod(revived)
+    rebuilt = state_with_nodes("n1", "n2")
+    for pod in s.pods.values():
+        rebuilt.add_pod(pod)
+    assert node_totals(s) == node_totals(rebuilt)
+    assert s.node_info("n1").used_ports and s.node_info("n2").used_ports
 
 
 def test_bind_event_carries_old_and_new_pod():

@@ -397,3 +397,56 @@ def test_a_name_taken_by_another_replica_set_bumps_the_collision_count() -> None
     assert sorted(rss) == sorted([taken.metadata.name, ours])
     assert rss[ours].spec.replicas == 2 and rss[taken.metadata.name].spec.replicas == 0
     assert len(sim.cluster.pods) == 2
+
+
+def _story(skip_idle: bool) -> tuple[Simulation, int]:
+    """Rollouts, a stuck one, scaling mid-rollout, a pause, a Recreate and the history limit,
+    with the idle syncs skipped or all run; also how many syncs ran."""
+    controller = DeploymentController()
+    controller.skip_idle_syncs = skip_idle
+    ran = [0]
+    full_sync = controller._sync
+
+    def counted(stored: Deployment) -> None:
+        ran[0] += 1
+        full_sync(stored)
+
+    controller._sync = counted  # type: ignore[method-assign]
+    sim = Simulation(
+        cluster_of([make_node(f"n{i}") for i in range(4)]),
+        controllers=[controller, ReplicaSetController()],
+    )
+    sim.create(deployment(6, revisionHistoryLimit=2, minReadySeconds=5))
+    sim.run_until_quiet()
+    edits = [
+        set_image("nginx:2"),
+        lambda d: setattr(d.spec.template.spec, "node_selector", {"no": "such-node"}),
+        lambda d: setattr(d.spec, "replicas", 9),
+        lambda d: (setattr(d.spec, "paused", True), set_image("nginx:3")(d)),
+        lambda d: setattr(d.spec, "paused", False),
+        lambda d: setattr(d.spec.template.spec, "node_selector", {}),
+        lambda d: (setattr(d.spec, "strategy", None), setattr(d.spec, "replicas", 4)),
+        set_image("nginx:1"),
+    ]
+    for edit in edits:
+        change(sim, edit)
+        sim.advance(30)
+    return sim, ran[0]
+
+
+def test_skipping_idle_syncs_changes_nothing() -> None:
+    """A sync whose Deployment and ReplicaSets are the very objects its last no-op sync read is
+    skipped: the run is the same as when every sync runs, event for event, object for object."""
+    skipped, fewer = _story(skip_idle=True)
+    every, all_syncs = _story(skip_idle=False)
+    assert fewer < all_syncs  # the story does make idle syncs
+    assert skipped.events == every.events
+    assert _manifests(skipped) == _manifests(every)
+
+
+def _manifests(sim: Simulation) -> dict[str, dict[str, Any]]:
+    objects = [
+        *sim.cluster.pods.values(),
+        *(o for kind in ("Deployment", "ReplicaSet") for o in sim.cluster.objects(kind).values()),
+    ]
+    return {f"{o.KIND} {o.key}": o.to_dict() for o in objects}

@@ -3,13 +3,15 @@ refusals reported once, status written."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from builders import cluster_of, make_node, make_pod
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
+from kubespread.api.selectors import LabelSelector
 from kubespread.api.timestamps import timestamp
-from kubespread.controllers.pods import ReadyTimes
+from kubespread.controllers.pods import ReadyTimes, SelectorCache
 from kubespread.controllers.replicaset import ReplicaSetController, deletion_cost, deletion_order
 from kubespread.sim.engine import Simulation
 
@@ -299,3 +301,22 @@ def test_the_active_pods_kept_per_replica_set_follow_every_change() -> None:
     check()  # terminating: no longer active
     sim.run_until_quiet()
     check()
+
+
+def test_the_selector_cache_follows_the_selector_object_not_the_spec() -> None:
+    """A scale copies the spec and keeps its selector: the compiled one is reused; a new selector
+    (an update that changes it) is compiled again and selects as it says."""
+    cache = SelectorCache()
+    rs = replica_set(1, uid=RS_UID)
+    first = cache.of(rs)
+    scaled = copy.copy(rs)
+    scaled.spec = copy.copy(rs.spec)
+    scaled.spec.replicas = 5
+    assert cache.of(scaled) is first
+    moved = copy.copy(scaled)
+    moved.spec = copy.copy(scaled.spec)
+    moved.spec.selector = LabelSelector(match_labels={"app": "other"})
+    again = cache.of(moved)
+    assert again is not first
+    assert again.matches({"app": "other"}) and not again.matches({"app": "web"})
+    assert first.matches({"app": "web"})

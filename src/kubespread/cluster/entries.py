@@ -33,7 +33,15 @@ class PodEntry:
         "visible",
     )
 
-    def __init__(self, pod: Pod, key: str, info: NodeInfo | None) -> None:
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    ports: tuple[HostPort, ...]
+
+    def __init__(self, pod: Pod, key: str, info: NodeInfo | None, previous: PodEntry | None = None) -> None:
+        """``previous``: the entry of the version this pod replaces; when the new one shares
+        what requests and host ports are computed from (a bind, a status or deletion write
+        copies the pod shallowly), they are taken from it rather than recomputed."""
         self.pod = pod
         self.key = key
         self.info = info
@@ -42,10 +50,14 @@ class PodEntry:
         self.terminating = pod.is_terminating
         self.visible = not pod.is_finished  # on kube-scheduler's NodeInfo at all
         self.groups: list[PodCountGroup] | None = None
-        if self.visible:
+        if self.visible and previous is not None and previous.visible and _same_needs(previous.pod, pod):
+            self.requests = previous.requests
+            self.non_zero_cpu, self.non_zero_memory = previous.non_zero_cpu, previous.non_zero_memory
+            self.ports = previous.ports
+        elif self.visible:
             self.requests, nz = pod_requests_and_non_zero(pod)
             self.non_zero_cpu, self.non_zero_memory = nz.milli_cpu, nz.memory
-            self.ports: tuple[HostPort, ...] = pod_host_ports(pod)
+            self.ports = pod_host_ports(pod)
         else:
             self.requests = _ZERO
             self.non_zero_cpu = self.non_zero_memory = 0
@@ -53,6 +65,17 @@ class PodEntry:
 
 
 _ZERO: Final = Resources()
+
+
+def _same_needs(old: Pod, new: Pod) -> bool:
+    """Whether the two pods share (as objects) all that requests and host ports read."""
+    a, b = old.spec, new.spec
+    return a is b or (
+        a.containers is b.containers
+        and a.init_containers is b.init_containers
+        and a.overhead is b.overhead
+        and a.resources is b.resources
+    )
 
 
 def with_node_name(pod: Pod, node_name: str) -> Pod:

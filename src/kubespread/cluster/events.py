@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ClusterEvent", "EventType", "Listener"]
+__all__ = ["ClusterEvent", "EventType", "Listener", "Subscribers"]
 
 
 class EventType(StrEnum):
@@ -42,3 +42,43 @@ class ClusterEvent:
 
 
 Listener = Callable[[ClusterEvent], None]
+
+
+class Subscribers:
+    """ClusterState's listeners, and which of them hear an event of a kind: the route per
+    (kind, tentative or not) is worked out once and kept until someone (un)subscribes, so a
+    controller that reads few kinds is not called for every other event."""
+
+    __slots__ = ("_entries", "_routes")
+
+    def __init__(self) -> None:
+        #: (listener, the kinds it hears or None for every kind, derived), in subscription order
+        self._entries: list[tuple[Listener, frozenset[str] | None, bool]] = []
+        self._routes: dict[tuple[str, bool], tuple[Listener, ...]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def add(self, listener: Listener, derived: bool, kinds: Iterable[str] | None) -> Callable[[], None]:
+        entry = (listener, None if kinds is None else frozenset(kinds), derived)
+        self._entries.append(entry)
+        self._routes.clear()
+
+        def unsubscribe() -> None:
+            if entry in self._entries:
+                self._entries.remove(entry)
+                self._routes.clear()
+
+        return unsubscribe
+
+    def route(self, kind: str, derived_only: bool) -> tuple[Listener, ...]:
+        """Who hears an event of ``kind`` (inside ClusterState.hypothetical: derived ones only)."""
+        scope = (kind, derived_only)
+        listeners = self._routes.get(scope)
+        if listeners is None:
+            listeners = self._routes[scope] = tuple(
+                f
+                for f, kinds, derived in self._entries
+                if (derived or not derived_only) and (kinds is None or kind in kinds)
+            )
+        return listeners

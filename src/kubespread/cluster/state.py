@@ -57,7 +57,7 @@ from kubespread.cluster.counts import (
 )
 from kubespread.cluster.entries import PodEntry, nested_add, nested_remove, with_node_name
 from kubespread.cluster.errors import ClusterError
-from kubespread.cluster.events import ClusterEvent, EventType, Listener
+from kubespread.cluster.events import ClusterEvent, EventType, Listener, Subscribers
 from kubespread.cluster.nodeinfo import NodeInfo
 from kubespread.cluster.vectors import NODE_VECTORS, grown, int64, write_requests
 
@@ -113,8 +113,7 @@ class ClusterState:
         self._groups_by_value: dict[tuple[str, str], list[PodCountGroup]] = {}
         self._groups_by_key: dict[str, list[PodCountGroup]] = {}
         self._groups_any: list[PodCountGroup] = []
-        self._listeners: list[Listener] = []
-        self._derived: list[Listener] = []
+        self._listeners = Subscribers()
         self._hypothetical = 0
         #: inside :meth:`adding_pods`: the nodes whose request vectors are yet to be written
         self._requests_later: dict[str, NodeInfo] | None = None
@@ -178,7 +177,9 @@ class ClusterState:
         return None if store is None else store.get(key)
 
     # ------------------------------------------------------------------ listeners
-    def subscribe(self, listener: Listener, *, derived: bool = False) -> Callable[[], None]:
+    def subscribe(
+        self, listener: Listener, *, derived: bool = False, kinds: Iterable[str] | None = None
+    ) -> Callable[[], None]:
         """Call ``listener(event)`` after every change; returns a function that unsubscribes.
 
         Listeners run in subscription order, synchronously, with the state already updated;
@@ -188,18 +189,10 @@ class ClusterState:
 
         ``derived``: the listener keeps an index derived from the state (a plugin's), so it
         must see every change, the tentative ones made inside :meth:`hypothetical` too.
+        ``kinds``: the object kinds whose events it reads (None: all); the others never reach
+        it, so a controller that ignores most events is not called for each of them.
         """
-        self._listeners.append(listener)
-        if derived:
-            self._derived.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-            if listener in self._derived:
-                self._derived.remove(listener)
-
-        return unsubscribe
+        return self._listeners.add(listener, derived, kinds)
 
     @contextmanager
     def hypothetical(self) -> Iterator[None]:
@@ -213,10 +206,10 @@ class ClusterState:
             self._hypothetical -= 1
 
     def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
-        listeners = self._derived if self._hypothetical else self._listeners
+        listeners = self._listeners.route(obj.KIND, self._hypothetical > 0)
         if listeners:
             event = ClusterEvent(type, obj, old=old, node_name=node_name)
-            for listener in tuple(listeners):
+            for listener in listeners:
                 listener(event)
 
     # ------------------------------------------------------------------ nodes
@@ -335,7 +328,7 @@ class ClusterState:
         if old_entry is None:
             raise ClusterError(f'pod "{key}" not found')
         info = self._info_for_pod(pod)
-        entry = PodEntry(pod, key, info)
+        entry = PodEntry(pod, key, info, old_entry)
         old, old_info = old_entry.pod, old_entry.info
         if old_info is not None:
             self._update(old_entry, -1)
@@ -480,7 +473,7 @@ class ClusterState:
     def adding_pods(self) -> Iterator[None]:
         """A scope for adding many pods to a cluster nobody listens to yet (a dump's, as it is
         built): each node's request vectors are written once on leaving, not once per pod."""
-        if self._listeners or self._derived or self._requests_later is not None:
+        if self._listeners or self._requests_later is not None:
             yield  # someone may read the vectors at each event: written as each pod comes
             return
         self._requests_later = {}

@@ -299,7 +299,7 @@ class DisruptionController:
 
     def start(self, sim: ControllerHost) -> None:
         self._sim = sim
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(PodDisruptionBudget.KIND, Pod.KIND))
         for key in sorted(sim.cluster.objects(PodDisruptionBudget.KIND)):
             sim.enqueue(self, key)
 

@@ -119,7 +119,7 @@ class JobController:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Job.KIND, Pod.KIND))
         jobs_pods = [pod for pod in sim.cluster.pods.values() if owner_key(pod, Job.KIND)]
         for pod in sorted(jobs_pods, key=lambda p: p.key):  # a dump's other pods left unsorted
             self._account(pod)

@@ -218,7 +218,7 @@ class NodeLifecycleController:
         """Subscribe, take the nodes as they are for the baseline of transitions, and queue
         every node once (its taints reconciled, its NoExecute taints applied to its pods)."""
         self._sim = sim
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Node.KIND, Pod.KIND))
         for name in sorted(sim.cluster.nodes):
             self._seen[name] = self._baseline(sim.cluster.nodes[name])
             sim.enqueue(self, f"node:{name}")

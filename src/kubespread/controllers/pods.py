@@ -333,7 +333,7 @@ class PodOwnerController:
         self.sim = sim
         self.pods.seed(sim.cluster.pods.values())
         self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, self.kind))
         for key in sorted(sim.cluster.objects(self.kind)):
             sim.enqueue(self, key)  # type: ignore[arg-type]
 
@@ -392,19 +392,20 @@ class Wakeups:
 # ------------------------------------------------------------------ templates
 class SelectorCache:
     """Each workload's compiled ``spec.selector``, by uid, compiled again only when the
-    workload's spec object changes (updates store a new spec; the selector is immutable in
-    the API for most kinds, but not for every one)."""
+    selector object changes (an update stores a new one; the selector is immutable in the API
+    for most kinds, but not for every one). A scale copies the spec and shares its selector,
+    so it costs no recompilation."""
 
     def __init__(self) -> None:
         self._compiled: dict[str, tuple[object, Selector]] = {}
 
     def of(self, workload: KubeObject) -> Selector:
-        spec = getattr(workload, "spec")  # noqa: B009  (every workload kind has spec.selector)
+        given = getattr(workload, "spec").selector  # noqa: B009  (every workload kind has spec.selector)
         cached = self._compiled.get(workload.metadata.uid)
-        if cached is not None and cached[0] is spec:
+        if cached is not None and cached[0] is given:
             return cached[1]
-        selector = compile_label_selector(spec.selector)
-        self._compiled[workload.metadata.uid] = (spec, selector)
+        selector = compile_label_selector(given)
+        self._compiled[workload.metadata.uid] = (given, selector)
         return selector
 
     def forget(self, uid: str) -> None:

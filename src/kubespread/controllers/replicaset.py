@@ -83,7 +83,7 @@ class ReplicaSetController:
         for key in sorted(sim.cluster.pods):
             self._claim(key)
             self._related_counts.set(key, sim.cluster.pods[key])
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, ReplicaSet.KIND))
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
 
@@ -117,10 +117,14 @@ class ReplicaSetController:
     # ------------------------------------------------------------------ claims
     def _claim(self, key: str) -> None:
         """Recount one pod: claimed when a live ReplicaSet controls it and still selects it."""
-        sim = self.sim
-        assert sim is not None
-        old = self._claims.pop(key, None)
+        facts = self._facts(key)
+        old = self._claims.get(key)
+        if old == facts:  # counted as it was (a bind, a status write): only its ranking may move
+            if old is not None and old[0] in self._rankings:
+                self._rankings[old[0]].dirty_pods.add(key)
+            return
         if old is not None:
+            del self._claims[key]
             if old[0] in self._rankings:
                 self._rankings[old[0]].dirty_pods.add(key)
             counts = self._counts[old[0]]
@@ -130,29 +134,38 @@ class ReplicaSetController:
             if old[1]:
                 keys = self._active_keys[old[0]]
                 del keys[bisect.bisect_left(keys, key)]
-        pod = sim.cluster.pods.get(key)
-        ref = pod.metadata.controller_ref() if pod is not None else None
-        if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
+        if facts is None:
             return
-        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.namespace}/{ref.name}")
-        if not isinstance(rs, ReplicaSet) or rs.metadata.uid != ref.uid:
-            return
-        labels = pod.metadata.labels
-        if not self._selectors.of(rs).matches(labels):
-            return
-        active = is_active(pod)
-        template_labels = rs.spec.template.metadata.labels
-        fully = active and template_labels.items() <= labels.items()  # each label as the template's
-        facts = (ref.uid, active, active and is_ready(pod), fully)
+        uid = facts[0]
         self._claims[key] = facts
-        if ref.uid in self._rankings:
-            self._rankings[ref.uid].dirty_pods.add(key)
-        counts = self._counts.setdefault(ref.uid, [0, 0, 0])
+        if uid in self._rankings:
+            self._rankings[uid].dirty_pods.add(key)
+        counts = self._counts.setdefault(uid, [0, 0, 0])
         counts[0] += facts[1]
         counts[1] += facts[2]
         counts[2] += facts[3]
-        if active:
-            bisect.insort(self._active_keys.setdefault(ref.uid, []), key)
+        if facts[1]:
+            bisect.insort(self._active_keys.setdefault(uid, []), key)
+
+    def _facts(self, key: str) -> tuple[str, bool, bool, bool] | None:
+        """(ReplicaSet uid, active, ready, fully labelled) when a live ReplicaSet controls the
+        pod and still selects it, else None."""
+        sim = self.sim
+        assert sim is not None
+        pod = sim.cluster.pods.get(key)
+        ref = pod.metadata.controller_ref() if pod is not None else None
+        if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
+            return None
+        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.namespace}/{ref.name}")
+        if not isinstance(rs, ReplicaSet) or rs.metadata.uid != ref.uid:
+            return None
+        labels = pod.metadata.labels
+        if not self._selectors.of(rs).matches(labels):
+            return None
+        active = is_active(pod)
+        template_labels = rs.spec.template.metadata.labels
+        fully = active and template_labels.items() <= labels.items()  # each label as the template's
+        return (ref.uid, active, active and is_ready(pod), fully)
 
     def _claimed(self, rs: ReplicaSet) -> list[Pod]:
         """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""

@@ -215,6 +215,8 @@ EVICTION_REASON: Final = "Evicted"
 #: how long to wait before trying again an eviction a PodDisruptionBudget refused (429)
 EVICTION_RETRY_SECONDS: Final = 5.0
 _KEY: Final = "all"
+#: the kinds whose events can break or mend a term (the rest never reach the controller)
+_KINDS: Final = ("Pod", "Node", "Namespace")
 
 
 class RequiredDuringExecutionController:
@@ -246,7 +248,7 @@ class RequiredDuringExecutionController:
         self._sim = sim
         self._daemons = daemon_namespaces(sim.profiles)
         self._carriers = {key for key, pod in sim.cluster.pods.items() if _has_rde(pod)}
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=_KINDS)
         sim.enqueue(self, _KEY)
 
     def _on_event(self, ev: ClusterEvent) -> None:
@@ -255,7 +257,7 @@ class RequiredDuringExecutionController:
                 self._carriers.discard(ev.obj.key)
             else:
                 self._carriers.add(ev.obj.key)
-        if self._carriers and ev.kind in ("Pod", "Node", "Namespace") and self._sim is not None:
+        if self._carriers and ev.kind in _KINDS and self._sim is not None:
             self._sim.enqueue(self, _KEY)
 
     def sync(self, key: str) -> None:

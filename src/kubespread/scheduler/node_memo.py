@@ -20,7 +20,7 @@ plugins that count pods per topology domain over every node.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Final, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -80,10 +80,15 @@ L = TypeVar("L", bound=_Listening)
 
 
 def kept_per_cluster(
-    registry: weakref.WeakKeyDictionary[ClusterState, L], cluster: ClusterState, make: Callable[[], L]
+    registry: weakref.WeakKeyDictionary[ClusterState, L],
+    cluster: ClusterState,
+    make: Callable[[], L],
+    *,
+    kinds: Iterable[str] | None = None,
 ) -> L:
     """The cluster's one ``L`` in ``registry``, made on first use and then fed every cluster
-    event by a derived listener that holds it weakly (the cluster outlives neither)."""
+    event (of ``kinds``, None: all) by a derived listener that holds it weakly (the cluster
+    outlives neither)."""
     kept = registry.get(cluster)
     if kept is None:
         kept = registry[cluster] = make()
@@ -94,13 +99,13 @@ def kept_per_cluster(
             if live is not None:
                 live.on_event(event)
 
-        cluster.subscribe(listener, derived=True)
+        cluster.subscribe(listener, derived=True, kinds=kinds)
     return kept
 
 
 def pod_changes(cluster: ClusterState) -> PodChanges:
     """The cluster's change log, started (and subscribed) on first use."""
-    return kept_per_cluster(_LOGS, cluster, PodChanges)
+    return kept_per_cluster(_LOGS, cluster, PodChanges, kinds=(Pod.KIND,))
 
 
 class _Entry:

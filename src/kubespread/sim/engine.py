@@ -161,7 +161,8 @@ class Simulation:
         )
         self.kubelets = Kubelets(self.cluster, self.clock, remove=self.api.remove_pod, record=self.record)
         self.api.killer = self.kubelets
-        self.scheduling = SchedulingLoop(profiles, seed=seed, random_ties=random_ties)
+        # untimed: no simulation output reads a cycle's timings (explain re-runs its own cycle)
+        self.scheduling = SchedulingLoop(profiles, seed=seed, timed=False, random_ties=random_ties)
         self.events: list[Event] = []
         #: the last FailedScheduling message per pending pod
         self.pending_reasons: dict[str, str] = {}

@@ -69,6 +69,8 @@ NO_SUBSET: Final = ""
 POSITIVE_COST: Final = 100
 NEGATIVE_COST: Final = -100
 _COST_KINDS: Final = frozenset({Deployment.KIND, ReplicaSet.KIND, CloneSet.KIND})
+#: the kinds whose events the controller reads: pods, WorkloadSpreads and the workloads
+_KINDS: Final = frozenset({Pod.KIND, WorkloadSpread.KIND, *(kind for _, kind in WORKLOAD_KINDS)})
 
 
 def deletion_costs(
@@ -137,7 +139,7 @@ class WorkloadSpreadController:
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
         self.ready.seed(sim.cluster.pods.values(), sim.now)
-        sim.cluster.subscribe(self._on_event)
+        sim.cluster.subscribe(self._on_event, kinds=_KINDS)
         for key in sorted(sim.cluster.objects(WorkloadSpread.KIND)):
             sim.enqueue(self, key)
 

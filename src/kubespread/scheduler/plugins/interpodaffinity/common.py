@@ -423,7 +423,7 @@ _INDEXES: weakref.WeakKeyDictionary[ClusterState, ExistingTerms] = weakref.WeakK
 def existing_terms(cluster: ClusterState) -> ExistingTerms:
     """The terms of the cluster's bound pods; built by one scan on first use, then
     maintained by a state listener."""
-    return kept_per_cluster(_INDEXES, cluster, lambda: ExistingTerms(cluster))
+    return kept_per_cluster(_INDEXES, cluster, lambda: ExistingTerms(cluster), kinds=(Pod.KIND,))
 
 
 def domain_sums(
