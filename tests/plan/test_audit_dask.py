@@ -6,25 +6,15 @@ on a LocalCluster against the local way.)"""
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 from typing import Any
 
+from test_audit import AFTER, HOST, ZONE, zone_failure_input
+
 from kubespread.io.dump import cluster_objects
-from kubespread.io.loader import LoadedObject, load
+from kubespread.io.loader import LoadedObject
 from kubespread.plan.audit import AuditInput, failures_of, run_failure
 from kubespread.plan.audit_dask import packed, run_packed, unpacked
 from kubespread.sim.placement import place
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
-ZONE = "topology.kubernetes.io/zone"
-HOST = "kubernetes.io/hostname"
-AFTER = 600.0
-
-
-def zone_failure_input() -> list[LoadedObject]:
-    m = load([str(EXAMPLES / "nodes-3-zones.yaml"), str(EXAMPLES / "zone-failure-deployments.yaml")])
-    assert not m.errors
-    return m.objects
 
 
 def _input(objs: list[LoadedObject]) -> AuditInput:
