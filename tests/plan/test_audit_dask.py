@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import pytest
 from test_audit import AFTER, HOST, ZONE, zone_failure_input
 
 from kubespread.io.dump import cluster_objects
@@ -46,4 +47,17 @@ def test_a_process_unpickles_an_input_once_and_keeps_the_last() -> None:
     assert _dicts(second) == _dicts(b) != _dicts(a)
     again = unpacked(a.token, packed(a))
     assert again is not first and _dicts(again) == _dicts(a)
+    assert gc.isenabled()
+
+
+def test_pickling_either_way_freezes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collector is paused, not frozen after: a worker's previous base, alive while the
+    next input is unpickled, would otherwise stay frozen with its cycles for good."""
+    from kubespread.api import model
+
+    monkeypatch.setattr(model, "_FREEZE_OVER", 0)  # gc_paused would freeze anything it built
+    inp = _input(zone_failure_input())
+    frozen = gc.get_freeze_count()
+    unpacked(inp.token, packed(inp))
+    assert gc.get_freeze_count() <= frozen  # freed ones leave it; nothing joins it
     assert gc.isenabled()

@@ -7,6 +7,9 @@ pickled it, the first worker unpickled it, then pickled it again to replicate it
 second, which unpickled it. Bytes replicate as they are, and each worker unpickles them once,
 on its first task, with the collector paused: a new object per field, all kept, so the
 collector's passes over them found nothing (0.67 s of CPU at 1,000 nodes, 0.19 s paused).
+Paused, not frozen (``api.model.gc_paused`` freezes what exists on leaving): a long-lived
+worker still holds the previous audit's base then, whose reference cycles a freeze would keep
+forever.
 
 Each worker process then builds the base and forks one child per run (``plan.audit``
 ``run_failure``), as the local way does; its threads each wait for the run they forked. The
@@ -15,12 +18,13 @@ hashed: Dask would otherwise tokenize the input, for a key nothing else shares."
 
 from __future__ import annotations
 
+import gc
 import pickle
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from kubespread.api.model import gc_paused
 from kubespread.plan.audit import AuditError, AuditInput, Failure, run_failure
 from kubespread.plan.results import FailureRecord
 
@@ -48,8 +52,9 @@ def dask_client(address: str) -> Client:
 
 
 def packed(inp: AuditInput) -> bytes:
-    """``inp`` pickled, for the workers (see the module notes)."""
-    with gc_paused():
+    """``inp`` pickled, for the workers, with the collector paused (0.89 s of CPU at 1,000
+    nodes, 0.52 s paused: every object's state is a new dict)."""
+    with _collector_paused():
         return pickle.dumps(inp, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -61,10 +66,22 @@ def unpacked(token: str, data: bytes) -> AuditInput:
         if _INPUT and _INPUT[0][0] == token:
             return _INPUT[0][1]
         _INPUT.clear()
-        with gc_paused():
+        with _collector_paused():
             inp: AuditInput = pickle.loads(data)
         _INPUT.append((token, inp))
         return inp
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off for one pickling, not frozen after (see the module notes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def run_packed(token: str, data: bytes, failure: Failure, after: float, copy: str) -> FailureRecord:
