@@ -15,7 +15,8 @@ process and the children it forked (with Dask, plus every worker's and the child
 forked, read from the workers before and after),
 ``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
 worker processes of 2 threads: a thread only waits for the run it forked) is started once,
-apart; each audit scatters the dump to it and each worker rebuilds the base on its first run.
+apart; each audit scatters the dump to it, pickled once (``plan.audit_dask``), and each worker
+unpickles it and rebuilds the base on its first run.
 
 **Control**, measured right before each 2-process and Dask audit: how much faster k
 CPU-bound processes at once finish k pure-Python loops than one process finishes them all,

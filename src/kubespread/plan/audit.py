@@ -19,11 +19,11 @@ the child runs the failure and sends back the record (plain data, pickled). Loca
 process holding the base forks every run itself, ``processes`` at a time, costliest first,
 or all at once when there are fewer than twice as many (``_fork_all``); what every run reads
 of the base before failing anything (running replicas, each pod's workload) is read once,
-before forking. With a Dask ``Client`` the runs go to a Dask cluster, costliest first: the
-dump is scattered once, each worker process rebuilds the base on its first task, then forks
-per run; the parent builds no base of its own then (the failures are read from the settled
-nodes, the base's workload counts from the records). Same dump, same seed, same steps: the
-local and distributed runs give the same records.
+before forking. With a Dask ``Client`` the runs go to a Dask cluster, costliest first
+(``plan.audit_dask``): the dump is scattered once, pickled, each worker process rebuilds the
+base on its first task, then forks per run; the parent builds no base of its own then (the
+failures are read from the settled nodes, the base's workload counts from the records). Same
+dump, same seed, same steps: the local and distributed runs give the same records.
 
 **Per workload** (Deployment, StatefulSet, or a ReplicaSet no Deployment owns; desired =
 ``spec.replicas``): replicas running (bound to a reachable node, not terminating) against
@@ -53,7 +53,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY
 from kubespread.api.features import FeatureGates
@@ -94,9 +94,6 @@ from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import Step
-
-if TYPE_CHECKING:
-    from distributed import Client
 
 __all__ = [
     "DEFAULT_AFTER",
@@ -434,7 +431,9 @@ def _run_all(
             on_done(done, n)
 
     if client is not None:
-        return _run_on_dask(client, inp, failures, after, copy, order, finished)
+        from kubespread.plan.audit_dask import run_on_dask
+
+        return run_on_dask(client, inp, failures, after, copy, order, finished)
     if copy == "fork":  # built here, before the children fork: they inherit it
         return _fork_all(_base_of(inp), failures, after, max(processes, 1), finished)
     if processes <= 1 or n <= 1:
@@ -451,34 +450,6 @@ def _run_all(
         for _ in completed(jobs):
             finished()
         return [job.result() for job in jobs]
-
-
-def _run_on_dask(
-    client: Any,
-    inp: AuditInput,
-    failures: Sequence[Failure],
-    after: float,
-    copy: str,
-    order: Sequence[int],
-    finished: Callable[[], None],
-) -> list[FailureRecord]:
-    """The runs as tasks of a Dask cluster, the costliest first (each task a higher priority
-    than the next). The input goes to every worker once, **unhashed**: Dask would otherwise
-    tokenize it, walking every object of the dump (11 s of the parent's time for 3,300
-    objects, longer than the runs), for a key nothing else shares. Each worker builds the
-    base on its first task (``base_of``), then forks one child per run."""
-    from distributed import as_completed
-
-    shared = client.scatter(inp, broadcast=True, hash=False)
-    ranked = list(order) or list(range(len(failures)))
-    futures: dict[int, Any] = {}
-    for rank, i in enumerate(ranked):
-        futures[i] = client.submit(
-            run_failure, shared, failures[i], after, copy, pure=False, priority=len(ranked) - rank
-        )
-    for _ in as_completed(list(futures.values())):  # type: ignore[no-untyped-call]
-        finished()
-    return list(client.gather([futures[i] for i in range(len(failures))]))
 
 
 def audit_settled(
@@ -749,19 +720,6 @@ class AuditRequest:
     features: FeatureGates | None = None
 
 
-def dask_client(address: str) -> Client:
-    """A Dask ``distributed.Client`` connected to ``address``; AuditError when Dask is not
-    installed or the scheduler does not answer (the extra is optional)."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise AuditError("--cluster needs Dask distributed: pip install 'kubespread[audit-dask]'") from None
-    try:
-        return Client(address, timeout=30)  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as e:
-        raise AuditError(f"--cluster {address}: cannot connect: {e}") from None
-
-
 def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
     """``kubespread audit``: every failure of the settled cluster ranked by harm
     (:func:`audit_settled`), or with a ``grid`` every combination audited and ranked
@@ -772,7 +730,11 @@ def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
         raise AuditError("--vary needs the input objects: each combination patches and settles them")
     if not request.grid and request.settled is None:
         raise AuditError("nothing to audit: give the settled cluster")
-    client = None if request.cluster is None else dask_client(request.cluster)
+    client = None
+    if request.cluster is not None:
+        from kubespread.plan.audit_dask import dask_client
+
+        client = dask_client(request.cluster)
     options: dict[str, Any] = {
         "domains": list(request.domains),
         "after": request.after,
