@@ -31,6 +31,7 @@ from kubespread.controllers.pods import (
     controller_ref,
     normalized_template,
     owner_key,
+    same_objects,
     scaled_int_or_percent,
     spec_changed,
     status_int,
@@ -158,11 +159,6 @@ def _complete(d: Deployment, status: dict[str, Any]) -> bool:
     )
 
 
-def _same(a: tuple[KubeObject | None, ...], b: tuple[KubeObject | None, ...]) -> bool:
-    """The same objects (by identity: stored objects are replaced, never changed in place)."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
-
-
 def _working_copy(obj: Deployment | ReplicaSet) -> Any:
     """A copy whose metadata (annotations included) and status may be changed; the spec is shared
     (copy it too before changing it). Cheaper than a deep copy, and the shared template keeps
@@ -237,14 +233,14 @@ class DeploymentController:
             return
         inputs = self._inputs(stored)
         idle = self._idle.pop(key, None)
-        if idle is not None and _same(idle, inputs):
+        if idle is not None and same_objects(idle, inputs):
             self._idle[key] = idle
             return
         recorded = self._recorded
         self._sync(stored)
         if self.skip_idle_syncs and _is_rolling(stored) and self._recorded == recorded:
             after = sim.cluster.get(Deployment.KIND, key)
-            if after is stored and _same(inputs, self._inputs(stored)):
+            if after is stored and same_objects(inputs, self._inputs(stored)):
                 self._idle[key] = inputs
 
     def _record(self, obj: KubeObject, reason: str, message: str, *, type: str = "Normal") -> None:

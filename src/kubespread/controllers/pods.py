@@ -47,6 +47,7 @@ __all__ = [
     "owner_key",
     "pod_from_template",
     "safe_encode",
+    "same_objects",
     "scaled_int_or_percent",
     "seeding_together",
     "spec_changed",
@@ -270,28 +271,30 @@ class _StartingPods:
     def owned(self, pods: tuple[Pod, ...], kind: str) -> OwnedPods | None:
         """A first :meth:`OwnedPods.seed` of ``kind`` from these pods, when one was kept."""
         kept = self._owned.get(kind)
-        return kept[1] if kept is not None and _same(kept[0], pods) else None
+        return kept[1] if kept is not None and same_objects(kept[0], pods) else None
 
     def keep_owned(self, pods: tuple[Pod, ...], seeded: OwnedPods) -> None:
         self._owned[seeded.kind] = (pods, seeded)
 
     def controller_refs(self, pods: tuple[Pod, ...]) -> list[OwnerReference | None]:
         kept = self._refs
-        if kept is None or not _same(kept[0], pods):
+        if kept is None or not same_objects(kept[0], pods):
             kept = self._refs = (pods, [pod.metadata.controller_ref() for pod in pods])
         return kept[1]
 
     def ready_since(self, pods: tuple[Pod, ...], at: float) -> dict[str, float]:
         """A first :meth:`ReadyTimes.seed`'s ``since`` (a copy of its own)."""
         kept = self._ready
-        if kept is None or kept[1] != at or not _same(kept[0], pods):
+        if kept is None or kept[1] != at or not same_objects(kept[0], pods):
             since: dict[str, float] = {}
             _seed_ready(since, pods, at)
             kept = self._ready = (pods, at, since)
         return dict(kept[2])
 
 
-def _same(a: Sequence[object], b: Sequence[object]) -> bool:
+def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+    """The very same objects, in the same order (a stored object is replaced, never changed
+    in place: the same objects are the same content)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
