@@ -33,7 +33,7 @@ def test_a_run_from_the_packed_input_is_the_rebuilt_bases_run() -> None:
     failures = failures_of(place(zone_failure_input()).sim, [ZONE, HOST], limit=2)
     for failure in failures:
         rebuilt = run_failure(inp, failure, AFTER, "rebuild")
-        assert run_packed(inp.token, data, failure, AFTER, "fork") == rebuilt
+        assert run_packed(run_failure, inp.token, data, failure, AFTER, "fork") == rebuilt
     assert gc.isenabled()
 
 

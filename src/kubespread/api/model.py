@@ -392,7 +392,7 @@ class Model:
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, freeze: bool = True) -> Iterator[None]:
     """Pause the cyclic garbage collector while many objects are built (loading a snapshot;
     a context manager or, as ``@gc_paused()``, a decorator). Every 700 allocations it would
     rescan the young objects, and the growing heap with them: two thirds of the time to
@@ -401,14 +401,16 @@ def gc_paused() -> Iterator[None]:
     When many objects were built (a big dump: millions), they are frozen on leaving
     (``gc.freeze``): the first collection after would otherwise walk every one of them, and
     each later full one again, to find nothing (seconds at 100,000 pods). Frozen objects are
-    still freed when no longer referenced; only a cycle among them would stay."""
+    still freed when no longer referenced; only a cycle among them would stay. ``freeze``
+    False: never (a long-lived process still holding what an earlier call built, whose cycles
+    a freeze would keep for good: a Dask worker's previous base)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_count()[0] > _FREEZE_OVER:
+            if freeze and gc.get_count()[0] > _FREEZE_OVER:
                 gc.freeze()
             gc.enable()
 

@@ -53,7 +53,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, SCHEDULE_ANYWAY
 from kubespread.api.features import FeatureGates
@@ -94,6 +94,9 @@ from kubespread.sim.engine import Simulation
 from kubespread.sim.placement import NoProfile, explain_key
 from kubespread.sim.run import run_step, settled_from
 from kubespread.sim.scenario import Step
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "DEFAULT_AFTER",
@@ -433,7 +436,8 @@ def _run_all(
     if client is not None:
         from kubespread.plan.audit_dask import run_on_dask
 
-        return run_on_dask(client, inp, failures, after, copy, order, finished)
+        calls = [(f, after, copy) for f in failures]
+        return run_on_dask(client, run_failure, inp, inp.token, calls, order, finished)
     if copy == "fork":  # built here, before the children fork: they inherit it
         return _fork_all(_base_of(inp), failures, after, max(processes, 1), finished)
     if processes <= 1 or n <= 1:
@@ -720,6 +724,19 @@ class AuditRequest:
     features: FeatureGates | None = None
 
 
+def dask_client(address: str) -> Client:
+    """A Dask ``distributed.Client`` connected to ``address``; AuditError when Dask is not
+    installed or the scheduler does not answer (the extra is optional)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise AuditError("--cluster needs Dask distributed: pip install 'kubespread[audit-dask]'") from None
+    try:
+        return Client(address, timeout=30)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as e:
+        raise AuditError(f"--cluster {address}: cannot connect: {e}") from None
+
+
 def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
     """``kubespread audit``: every failure of the settled cluster ranked by harm
     (:func:`audit_settled`), or with a ``grid`` every combination audited and ranked
@@ -730,11 +747,7 @@ def run_audit(request: AuditRequest) -> AuditResult | VaryResult:
         raise AuditError("--vary needs the input objects: each combination patches and settles them")
     if not request.grid and request.settled is None:
         raise AuditError("nothing to audit: give the settled cluster")
-    client = None
-    if request.cluster is not None:
-        from kubespread.plan.audit_dask import dask_client
-
-        client = dask_client(request.cluster)
+    client = None if request.cluster is None else dask_client(request.cluster)
     options: dict[str, Any] = {
         "domains": list(request.domains),
         "after": request.after,
