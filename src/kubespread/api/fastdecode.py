@@ -134,7 +134,7 @@ def _compile(cls: type[Model], ref: str) -> Fast:
     def specialize(keys: tuple[str, ...]) -> Fast:
         """The decoder of objects with exactly these keys, in this order (all in the schema)."""
         n = next(numbers)
-        env[f"_K{n}"] = _KEYS_INTERN.get(keys) or _intern_keys(keys)
+        env[f"_K{n}"] = _intern_keys(keys)
         present = frozenset(keys)
         lines = [f"def special{n}(data):", "    obj = _new(_cls)"]
         for i, f in enumerate(fields):
