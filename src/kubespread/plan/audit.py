@@ -60,7 +60,6 @@ from kubespread.api.features import FeatureGates
 from kubespread.api.keys import LABEL_HOSTNAME, LABEL_ZONE
 from kubespread.api.meta import KubeObject
 from kubespread.api.schedconfig import KubeSchedulerConfiguration
-from kubespread.controllers.disruption import pdbs_for_pod
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.plan.audit_forks import ForkError, fork_each, forked
@@ -69,13 +68,13 @@ from kubespread.plan.audit_reads import (
     desired_replicas,
     did_you_mean,
     distinct_runs,
-    is_pending,
-    is_running,
+    read_pods,
     running_replicas,
     workload_key,
 )
 from kubespread.plan.audit_reads import budgets as read_budgets
 from kubespread.plan.audit_reads import skews as read_skews
+from kubespread.plan.audit_reuse import BaseReading, Heard, read_base, reading_after
 from kubespread.plan.results import (
     AuditResult,
     AuditSeconds,
@@ -195,11 +194,13 @@ class _Base:
     """A process's base simulation and what every run reads of it before failing anything:
     the same in every fork, so read once (in the parent, before forking) rather than per run.
     ``before``: running replicas per workload; ``owners``: every pod's workload (a pod's owner
-    never changes during a run: a run only reads new pods' owners)."""
+    never changes during a run: a run only reads new pods' owners); ``reading``: the record's
+    reading of the base, which a run reuses for the workloads it leaves alone."""
 
     sim: Simulation
     before: dict[str, int]
     owners: dict[str, str | None]
+    reading: BaseReading
 
 
 _BASES: dict[str, _Base] = {}
@@ -208,7 +209,7 @@ _BASES_LOCK = threading.Lock()
 
 def _base_facts(sim: Simulation) -> _Base:
     owners = {key: workload_key(sim, pod) for key, pod in sim.cluster.pods.items()}
-    return _Base(sim, running_replicas(sim, owners), owners)
+    return _Base(sim, running_replicas(sim, owners), owners, read_base(sim, owners))
 
 
 def build_base(inp: AuditInput) -> Simulation:
@@ -244,7 +245,9 @@ def _base_of(inp: AuditInput) -> _Base:
 
 
 def _record_of(base: _Base, failure: Failure, after: float) -> FailureRecord:
-    return failure_record(base.sim, failure, after, before=base.before, owners=base.owners)
+    return failure_record(
+        base.sim, failure, after, before=base.before, owners=base.owners, reading=base.reading
+    )
 
 
 def run_failure(inp: AuditInput, failure: Failure, after: float, copy: str = "fork") -> FailureRecord:
@@ -314,11 +317,13 @@ def failure_record(
     *,
     before: Mapping[str, int] | None = None,
     owners: Mapping[str, str | None] | None = None,
+    reading: BaseReading | None = None,
 ) -> FailureRecord:
     """Fail ``failure``'s nodes on ``sim`` (changed in place), advance ``after`` seconds, and
     read the record (the JSON's ``failures[]`` entry, rank left out). ``before`` (the running
     replicas now) and ``owners`` (pod key → workload key) when the caller read them already
-    (every fork of one base shares them)."""
+    (every fork of one base shares them); with ``reading`` (``sim``'s, before the run) only
+    the workloads the run may have changed are read again (``plan.audit_reuse``)."""
     started = sim.now
     first_event = len(sim.events)
     if before is None:
@@ -326,6 +331,7 @@ def failure_record(
     owners = dict(owners or {})
     steps = [Step(i, "node", {"name": n, "action": "fail"}) for i, n in enumerate(failure.nodes)]
     steps.append(Step(len(steps), "advance", seconds=after))
+    heard = Heard(sim.cluster) if reading is not None else None
     for step in steps:
         run_step(sim, step)
     desired = desired_replicas(sim)
@@ -333,24 +339,20 @@ def failure_record(
     for e in sim.events[first_event:]:
         if e.reason == "Scheduled" and e.kind == "Pod":
             bound_at[f"{e.namespace or 'default'}/{e.name}"] = e.time - started
-    running: dict[str, int] = dict.fromkeys(desired, 0)
-    recovered_at: dict[str, float] = dict.fromkeys(desired, 0.0)
-    pending: dict[str, dict[str, list[str]]] = {}
-    budgets_of: dict[str, set[str]] = {}
-    for key, pod in sorted(sim.cluster.pods.items()):  # by key, as pods are keyed
-        wl = owners[key] if key in owners else owners.setdefault(key, workload_key(sim, pod))
-        if wl not in desired:
-            continue
-        if wl not in budgets_of:
-            budgets_of[wl] = {f"{b.namespace}/{b.metadata.name}" for b in pdbs_for_pod(sim.cluster, pod)}
-        if is_running(sim, pod):
-            running[wl] += 1
-            recovered_at[wl] = max(recovered_at[wl], bound_at.get(key, 0.0))
-        elif is_pending(pod):
-            message = sim.pending_reasons.get(key, "")
-            pending.setdefault(wl, {}).setdefault(message, []).append(key)
+    found = None
+    if reading is not None and heard is not None:
+        heard.stop()
+        found = reading_after(reading, heard, sim, desired, owners, bound_at)
+    if found is None:  # every workload read
+        found = (
+            read_pods(sim, sorted(sim.cluster.pods), owners, desired, bound_at),
+            read_skews(sim, set(desired), owners),
+        )
+    pods, skews = found
+    running = {wl: pods.running.get(wl, 0) for wl in desired}
+    recovered_at = {wl: pods.recovered_at.get(wl, 0.0) for wl in desired}
+    pending, budgets_of = pods.pending, pods.budgets_of
     budgets = read_budgets(sim)
-    skews = read_skews(sim, set(desired), owners)
     workloads: list[WorkloadOutcome] = []
     for wl, want in desired.items():
         have = running[wl]

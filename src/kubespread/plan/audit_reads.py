@@ -1,32 +1,37 @@
 """What ``plan.audit`` reads of a simulation: each workload's desired and running replicas,
-whether a pod runs or waits, and after a failure run each workload's spread skews (the
-scheduler's views, without the raw counts ``spread_rows`` adds for display) and every
+whether a pod runs or waits, and after a failure run each workload's pods (``read_pods``:
+running, pending by message, when each was bound, the budgets selecting it), spread skews
+(the scheduler's views, without the raw counts ``spread_rows`` adds for display) and every
 PodDisruptionBudget's health; a pod's workload; the node label keys close to one mistyped;
 which failures fail the same nodes (one run answers for all of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kubespread.api.apps import Deployment, ReplicaSet, StatefulSet
 from kubespread.api.core import Pod
 from kubespread.api.policy import PodDisruptionBudget
 from kubespread.cluster.workloads import ownership
-from kubespread.controllers.disruption import pdb_budget
+from kubespread.controllers.disruption import pdb_budget, pdbs_for_pod
 from kubespread.plan.results import BudgetHealth, SkewRow
 from kubespread.scheduler.views import ConstraintView, workload_groups, workload_views
 from kubespread.sim.engine import Simulation
 
 __all__ = [
     "WORKLOAD_KINDS",
+    "PodReads",
     "budgets",
     "desired_replicas",
     "did_you_mean",
     "distinct_runs",
     "is_pending",
     "is_running",
+    "read_pods",
     "running_replicas",
+    "skew_views",
     "skews",
     "workload_key",
 ]
@@ -40,12 +45,22 @@ def workload_key(sim: Simulation, pod: Pod) -> str | None:
     return top.key if top else None
 
 
-def skews(sim: Simulation, keys: set[str], owners: Mapping[str, str | None]) -> dict[str, list[SkewRow]]:
+def skews(
+    sim: Simulation, keys: set[str], owners: Mapping[str, str | None], pods: Iterable[Pod] | None = None
+) -> dict[str, list[SkewRow]]:
     """Per workload, each spread constraint's skew as ``views.spread_rows`` counts it (its
     rows' views, without the raw counts the audit does not show); ``owners``: pod key →
-    workload key."""
-    out: dict[str, list[SkewRow]] = {}
-    groups = workload_groups(sim.cluster)
+    workload key; ``pods``: the workloads of these pods alone (None: every pod's)."""
+    return {key: [skew_row(v) for v in views] for key, views in skew_views(sim, keys, owners, pods).items()}
+
+
+def skew_views(
+    sim: Simulation, keys: set[str], owners: Mapping[str, str | None], pods: Iterable[Pod] | None = None
+) -> dict[str, list[ConstraintView]]:
+    """The views ``skews`` reads, per workload of ``keys`` (a Deployment's ReplicaSets' in
+    the order of their names)."""
+    out: dict[str, list[ConstraintView]] = {}
+    groups = workload_groups(sim.cluster, pods)
     for group in sorted(groups):
         if not group[1]:  # a pod without a controller: no workload
             continue
@@ -58,12 +73,11 @@ def skews(sim: Simulation, keys: set[str], owners: Mapping[str, str | None]) -> 
         found = workload_views(sim.cluster, sim.profiles, groups[group])
         if found is None:
             continue
-        for view in found[1]:
-            out.setdefault(key, []).append(_skew_row(view))
+        out.setdefault(key, []).extend(found[1])
     return out
 
 
-def _skew_row(view: ConstraintView) -> SkewRow:
+def skew_row(view: ConstraintView) -> SkewRow:
     c = view.constraint
     return SkewRow(
         topology_key=c.topology_key,
@@ -116,6 +130,49 @@ def running_replicas(sim: Simulation, owners: Mapping[str, str | None] | None = 
         wl = known[key] if key in known else workload_key(sim, pod)
         if wl is not None and is_running(sim, pod):
             out[wl] = out.get(wl, 0) + 1
+    return out
+
+
+@dataclass
+class PodReads:
+    """What ``read_pods`` read of some workloads' pods: per workload its running replicas, the
+    time after the run's start when the last of them was bound, its pending pods by
+    kube-scheduler's message (each list by key), and the budgets selecting its first pod."""
+
+    running: dict[str, int] = field(default_factory=dict)
+    recovered_at: dict[str, float] = field(default_factory=dict)
+    pending: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    budgets_of: dict[str, set[str]] = field(default_factory=dict)
+
+
+def read_pods(
+    sim: Simulation,
+    keys: Iterable[str],
+    owners: dict[str, str | None],
+    desired: Mapping[str, int],
+    bound_at: Mapping[str, float],
+) -> PodReads:
+    """The pods ``keys`` (sorted; those gone are skipped) of the workloads in ``desired``,
+    each workload counted from 0; ``owners`` (pod key → workload key) learns the new pods'
+    workloads; ``bound_at``: when the run bound a pod (a pod it did not bind counts 0)."""
+    out = PodReads()
+    pods = sim.cluster.pods
+    for key in keys:
+        pod = pods.get(key)
+        if pod is None:
+            continue
+        wl = owners[key] if key in owners else owners.setdefault(key, workload_key(sim, pod))
+        if wl is None or wl not in desired:
+            continue
+        if wl not in out.budgets_of:
+            out.budgets_of[wl] = {f"{b.namespace}/{b.metadata.name}" for b in pdbs_for_pod(sim.cluster, pod)}
+            out.running[wl], out.recovered_at[wl] = 0, 0.0
+        if is_running(sim, pod):
+            out.running[wl] += 1
+            out.recovered_at[wl] = max(out.recovered_at[wl], bound_at.get(key, 0.0))
+        elif is_pending(pod):
+            message = sim.pending_reasons.get(key, "")
+            out.pending.setdefault(wl, {}).setdefault(message, []).append(key)
     return out
 
 
