@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from kubespread import __version__
 from kubespread.cli.pipe import closed_pipe, is_closed_pipe
 
 
@@ -51,6 +50,8 @@ class _Group(TyperGroup):
 
 def _version(value: bool) -> None:
     if value:
+        from kubespread import __version__
+
         typer.echo(f"kubespread {__version__}")
         raise typer.Exit()
 
