@@ -332,8 +332,12 @@ def failure_record(
     steps = [Step(i, "node", {"name": n, "action": "fail"}) for i, n in enumerate(failure.nodes)]
     steps.append(Step(len(steps), "advance", seconds=after))
     heard = Heard(sim.cluster) if reading is not None else None
-    for step in steps:
-        run_step(sim, step)
+    try:
+        for step in steps:
+            run_step(sim, step)
+    finally:
+        if heard is not None:
+            heard.stop()
     desired = desired_replicas(sim)
     bound_at: dict[str, float] = {}
     for e in sim.events[first_event:]:
@@ -341,7 +345,6 @@ def failure_record(
             bound_at[f"{e.namespace or 'default'}/{e.name}"] = e.time - started
     found = None
     if reading is not None and heard is not None:
-        heard.stop()
         found = reading_after(reading, heard, sim, desired, owners, bound_at)
     if found is None:  # every workload read
         found = (
