@@ -36,6 +36,7 @@ __all__ = [
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "local_storage",
+    "restart_count",
 ]
 
 # --- resources and containers -----------------------------------------------------------------
@@ -192,6 +193,14 @@ def local_storage(volume: Any) -> bool:
     node, an emptyDir or a hostPath: the descheduler leaves such a pod where it is. It is all
     any command reads of a pod's volumes (so all a stored pod's volumes are checked for)."""
     return isinstance(volume, dict) and ("hostPath" in volume or "emptyDir" in volume)
+
+
+def restart_count(status: Any) -> int:
+    """What a run reads of a container status (an item of a pod's unmodelled
+    ``status.containerStatuses``): its restartCount when an integer, else 0. The ReplicaSet's
+    scale-down ranks pods by the highest; no command reads anything else of it."""
+    count = status.get("restartCount") if isinstance(status, dict) else None
+    return count if isinstance(count, int) else 0
 
 
 #: the pod condition that says why a pod is about to be deleted (eviction, taint, preemption)

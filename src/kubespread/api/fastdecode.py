@@ -13,10 +13,11 @@ It answers exactly as the strict way: an object it returns is one ``check`` find
 in, built as ``from_dict`` builds it (same attributes, unknown keys kept, key order). One
 exception, by design: a stored pod (:func:`~kubespread.api.meta.is_stored`: a dump's, by the
 hundred thousand, validated whole when the API server stored it) is not walked in the fields
-the model does not keep and no command reads (volumes without local storage, volume mounts,
-security contexts, pod IPs, managed fields...): they are kept as written and never read, so
-they cannot change an answer. What a run reads of them (:data:`_READ_OF_UNMODELLED`), their
-key names, their strings' and booleans' types, and repeated keys anywhere are still checked.
+the model does not keep and no command reads (volumes without local storage, container
+statuses without restarts, volume mounts, probes, security contexts, pod IPs, managed
+fields...): kept as written and never read, they cannot change an answer. What a run reads of
+them (:data:`_READ_OF_UNMODELLED`), the keys of the parts the model keeps, the types of its
+unmodelled strings and booleans, and repeated keys anywhere are still checked.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from kubespread.api.core import Pod, PodSpec, PodStatus, local_storage
+from kubespread.api.core import Pod, PodSpec, PodStatus, local_storage, restart_count
 from kubespread.api.documents import StrictDict
 from kubespread.api.errors import DecodeError
 from kubespread.api.meta import KubeObject, is_stored
@@ -87,6 +88,12 @@ def _volumes_read(volumes: Any) -> bool:
     return type(volumes) is not list or any(type(v) is not dict or local_storage(v) for v in volumes)
 
 
+def _statuses_read(statuses: Any) -> bool:
+    """Whether a run reads a pod's ``status.containerStatuses`` (so it is walked whole): it is
+    not a list, or a status in it has a restart count (:func:`~kubespread.api.core.restart_count`)."""
+    return type(statuses) is not list or any(restart_count(s) != 0 for s in statuses)
+
+
 #: the unmodelled fields some command reads of a pod, each walked at once (as for any object)
 #: always (None) or when its predicate says the value holds what is read of it; every other
 #: unmodelled field of an object or a list type is walked after the object is decoded, and
@@ -94,8 +101,8 @@ def _volumes_read(volumes: Any) -> bool:
 _READ_OF_UNMODELLED: dict[tuple[type[Model], str], Callable[[Any], bool] | None] = {
     (PodSpec, "volumes"): _volumes_read,  # the descheduler's local storage
     (PodSpec, "resourceClaims"): None,  # DynamicResources
-    (PodStatus, "containerStatuses"): None,  # the ReplicaSet's ranking: restart counts
-    (PodStatus, "initContainerStatuses"): None,
+    (PodStatus, "containerStatuses"): _statuses_read,  # the ReplicaSet's ranking
+    (PodStatus, "initContainerStatuses"): None,  # the ranking reads their names too
 }
 
 
