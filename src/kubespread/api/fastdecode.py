@@ -50,6 +50,9 @@ def _slow() -> Any:
     raise _Slow
 
 
+_STR: frozenset[type] = frozenset({str})
+
+
 def decode_checked(cls: type[K], data: Any) -> K | None:
     """``cls.from_dict(data)`` when ``check(cls.KIND, data)`` finds nothing and the decoding
     cannot fail; None when either might say something (the caller then asks them)."""
@@ -85,13 +88,23 @@ def _unread_left_unchecked(obj: KubeObject) -> bool:
 def _volumes_read(volumes: Any) -> bool:
     """Whether a run reads a pod's ``spec.volumes`` (so it is walked whole): it is not a list
     of objects, or one of them keeps local storage (:func:`~kubespread.api.core.local_storage`)."""
-    return type(volumes) is not list or any(type(v) is not dict or local_storage(v) for v in volumes)
+    if type(volumes) is not list:
+        return True
+    for v in volumes:  # noqa: SIM110 (a loop: no generator per pod)
+        if type(v) is not dict or local_storage(v):
+            return True
+    return False
 
 
 def _statuses_read(statuses: Any) -> bool:
     """Whether a run reads a pod's ``status.containerStatuses`` (so it is walked whole): it is
     not a list, or a status in it has a restart count (:func:`~kubespread.api.core.restart_count`)."""
-    return type(statuses) is not list or any(restart_count(s) != 0 for s in statuses)
+    if type(statuses) is not list:
+        return True
+    for s in statuses:  # noqa: SIM110 (a loop: no generator per pod)
+        if restart_count(s) != 0:
+            return True
+    return False
 
 
 #: the unmodelled fields some command reads of a pod, each walked at once (as for any object)
@@ -163,6 +176,7 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "_specials": specials,
         "_defer": _DEFERRED.append,
         "_check_extra": {k: _extra_check(cls, k, r) for k, r in schema_fields.items()},
+        "_reads": {k: p for (c, k), p in _READ_OF_UNMODELLED.items() if c is cls and p is not None},
     }
     fields = list(cls._by_attr_.values())
     for i, f in enumerate(fields):
@@ -286,7 +300,14 @@ def _extra_lines(cls: type[Model], key: str, ref: str) -> list[str]:
         return [*head, f"    if raw is not None and _walkers[{k}](raw):", "        raise _Slow"]
     if mode == "deferred":
         return [*head, "    if raw is not None:", f"        _defer((_walkers[{k}], raw))"]
-    return [*head, "    if raw is not None:", f"        _check_extra[{k}](raw)"]
+    return [
+        *head,
+        "    if raw is not None:",
+        f"        if not _reads[{k}](raw):",
+        f"            _defer((_walkers[{k}], raw))",
+        f"        elif _walkers[{k}](raw):",
+        "            raise _Slow",
+    ]
 
 
 def _extra_check(cls: type[Model], key: str, ref: str) -> Fast:
@@ -351,7 +372,7 @@ def _value(tp: Any, ref: str, dec: Callable[[Any], Any]) -> Fast:
         if value_tp is str and ref == "{}string":
 
             def strings(v: Any) -> Any:
-                if type(v) is dict and all(type(x) is str for x in v.values()):
+                if type(v) is dict and set(map(type, v.values())) <= _STR:  # no frame per value
                     return dict(v)
                 raise _Slow
 
