@@ -161,16 +161,17 @@ def _json_number(v: int | float) -> str:
 
 
 def _dec_quantity(v: Any) -> Quantity:
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        q = _dec_quantity(_json_number(v))
-        q.number = v  # dumped back as the number it was written as
-        return q
-    if v is None:
-        return Quantity(0)  # UnmarshalJSON reads null as the zero quantity
-    if not isinstance(v, str):
-        # UnmarshalJSON parses the raw JSON text of any value (true, [...], {...}); none of
-        # them starts like a number, so all fail on the format
-        raise DecodeError([], FORMAT_ERROR, quantity=True)
+    if type(v) is not str:  # a string, the usual quantity, goes straight to the parse
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            q = _dec_quantity(_json_number(v))
+            q.number = v  # dumped back as the number it was written as
+            return q
+        if v is None:
+            return Quantity(0)  # UnmarshalJSON reads null as the zero quantity
+        if not isinstance(v, str):
+            # UnmarshalJSON parses the raw JSON text of any value (true, [...], {...}); none of
+            # them starts like a number, so all fail on the format
+            raise DecodeError([], FORMAT_ERROR, quantity=True)
     try:
         # Quantity.UnmarshalJSON trims surrounding white space before parsing
         return Quantity.parse(v.strip(_GO_SPACE))
