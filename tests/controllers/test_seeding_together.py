@@ -46,6 +46,10 @@ def test_seeds_together_equal_seeds_alone(specs: list[tuple[str, str, bool, bool
     alone_ready.seed(pods, now)
     for owned in alone_owned.values():
         owned.seed(pods)
+        by_events = OwnedPods(owned.kind)  # a first seed fills its tables as events would
+        for p in pods:
+            by_events._set(p.key, p)
+        assert _state(owned) == _state(by_events)
     with seeding_together():
         readies = [ReadyTimes() for _ in range(3)]
         for ready in readies:

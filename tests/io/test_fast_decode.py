@@ -77,8 +77,9 @@ def _dump_pod() -> dict[str, Any]:
         },
         "status": {
             "conditions": [{"lastProbeTime": None, "status": "True", "type": "Ready"}],
+            # a container that restarted: the ranking reads the statuses, so they are walked
             "containerStatuses": [
-                {"name": "app", "ready": True, "restartCount": 0, "image": "x", "imageID": ""}
+                {"name": "app", "ready": True, "restartCount": 1, "image": "x", "imageID": ""}
             ],
             "phase": "Running",
             "podIP": "10.0.0.1",

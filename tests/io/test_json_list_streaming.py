@@ -22,6 +22,13 @@ def _pod(name: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _with_numbers(*numbers: str) -> str:
+    """A list of pods whose priorities are these integer literals (too long for json.dumps)."""
+    pods = [json.dumps(_pod(f"n{i}", spec={"containers": [], "priority": "@"})) for i in range(len(numbers))]
+    items = ", ".join(p.replace('"@"', n) for p, n in zip(pods, numbers, strict=True))
+    return '{"apiVersion": "v1", "items": [' + items + '], "kind": "List"}'
+
+
 ITEMS = [_pod("a"), {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}, _pod("b")]
 TEXTS = {
     "kubectl's order": json.dumps(
@@ -43,6 +50,11 @@ TEXTS = {
     '"kind": "List"}',
     "a duplicate top-level key": '{"items": [], "items": [], "kind": "List"}',
     "malformed after an item": '{"items": [' + json.dumps(_pod("h")) + ', {oops}], "kind": "List"}',
+    # json's own conversion reads the list up to 3,999 digits; past that, read whole, as _json_int
+    "integers of 3,999 digits": _with_numbers("9" * 3999, "-" + "9" * 3999),
+    "an integer of 4,000 digits": _with_numbers("1", "9" * 4000),
+    "a negative integer of 4,000 digits": _with_numbers("-" + "9" * 4000),
+    "an integer of 4,400 digits": _with_numbers("9" * 4400, "2"),
     "trailing data": '{"items": [], "kind": "List"} x',
     "an item that is not a mapping": '{"items": [1, ' + json.dumps(_pod("i")) + '], "kind": "List"}',
 }

@@ -32,7 +32,7 @@ from kubespread.api.documents import MAX_REQUEST_BYTES, DocumentError, decode_ut
 from kubespread.api.errors import DecodeError, FieldError
 from kubespread.api.features import FeatureGates
 from kubespread.api.kinds import class_for
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import KubeObject, is_stored
 from kubespread.api.schema import FieldIssue, IssueKind, check
 from kubespread.api.validation import validate
 from kubespread.api.validation.pod import StoredPodChecks, validate_stored_pod
@@ -91,13 +91,6 @@ def _strict_errors(issues: list[FieldIssue]) -> str:
         lines = "".join(f'\n  line {i.line}: key "{i.segments[-1]}" already set in map' for i in dups)
         parts.insert(0, "yaml: unmarshal errors:" + lines)
     return ", ".join(parts)
-
-
-def is_stored(obj: KubeObject) -> bool:
-    """Whether ``obj`` is as an API server stored it (a uid or a creationTimestamp: a kubectl
-    dump) rather than a manifest to create: its create-time changes are in it already."""
-    meta = obj.metadata
-    return bool(meta.uid or meta.creation_timestamp)
 
 
 def _prepare(

@@ -35,6 +35,8 @@ __all__ = [
     "Service",
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
+    "local_storage",
+    "restart_count",
 ]
 
 # --- resources and containers -----------------------------------------------------------------
@@ -184,6 +186,21 @@ class PodSpec(Model):
         a plain init container has exited before the pod runs, so its ports are not held)."""
         running = (*(c for c in self.init_containers if c.is_sidecar), *self.containers)
         return [p for c in running for p in c.ports if p.host_port > 0]
+
+
+def local_storage(volume: Any) -> bool:
+    """Whether a pod's volume (an item of its unmodelled ``spec.volumes``) keeps data on the
+    node, an emptyDir or a hostPath: the descheduler leaves such a pod where it is. It is all
+    any command reads of a pod's volumes (so all a stored pod's volumes are checked for)."""
+    return isinstance(volume, dict) and ("hostPath" in volume or "emptyDir" in volume)
+
+
+def restart_count(status: Any) -> int:
+    """What a run reads of a container status (an item of a pod's unmodelled
+    ``status.containerStatuses``): its restartCount when an integer, else 0. The ReplicaSet's
+    scale-down ranks pods by the highest; no command reads anything else of it."""
+    count = status.get("restartCount") if isinstance(status, dict) else None
+    return count if isinstance(count, int) else 0
 
 
 #: the pod condition that says why a pod is about to be deleted (eviction, taint, preemption)

@@ -10,7 +10,14 @@ list item, a float where an integer goes...) it gives up and returns None, and t
 goes the strict way, whose messages are the only ones: nothing is said from here.
 
 It answers exactly as the strict way: an object it returns is one ``check`` finds nothing
-in, built as ``from_dict`` builds it (same attributes, unknown keys kept, key order).
+in, built as ``from_dict`` builds it (same attributes, unknown keys kept, key order). One
+exception, by design: a stored pod (:func:`~kubespread.api.meta.is_stored`: a dump's, by the
+hundred thousand, validated whole when the API server stored it) is not walked in the fields
+the model does not keep and no command reads (volumes without local storage, container
+statuses without restarts, volume mounts, probes, security contexts, pod IPs, managed
+fields...): kept as written and never read, they cannot change an answer. What a run reads of
+them (:data:`_READ_OF_UNMODELLED`), the keys of the parts the model keeps, the types of its
+unmodelled strings and booleans, and repeated keys anywhere are still checked.
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from kubespread.api.core import Pod, PodSpec, PodStatus, local_storage, restart_count
+from kubespread.api.documents import StrictDict
 from kubespread.api.errors import DecodeError
-from kubespread.api.meta import KubeObject
+from kubespread.api.meta import KubeObject, is_stored
 from kubespread.api.model import _KEYS_INTERN, Model, _dec_quantity, _intern_keys
 from kubespread.api.quantity import Quantity
 from kubespread.api.schema import _INT_RANGES, _Mismatch, _schema, _walker
@@ -41,17 +50,73 @@ def _slow() -> Any:
     raise _Slow
 
 
+_STR: frozenset[type] = frozenset({str})
+
+
 def decode_checked(cls: type[K], data: Any) -> K | None:
     """``cls.from_dict(data)`` when ``check(cls.KIND, data)`` finds nothing and the decoding
     cannot fail; None when either might say something (the caller then asks them)."""
     fast = _top(cls)
     if fast is None:
         return None
+    deferred = _DEFERRED
     try:
         obj: K = fast(data)
+        if deferred and not _unread_left_unchecked(obj):
+            for walk, raw in deferred:
+                if walk(raw):
+                    return None
     except (_Slow, _Mismatch, DecodeError):
         return None
+    finally:
+        deferred.clear()
     return obj
+
+
+#: (walker, value) of the unmodelled fields met while decoding one object that no command
+#: reads: walked once the object is decoded, unless it is a stored pod
+_DEFERRED: list[tuple[Callable[[Any], Any], Any]] = []
+
+
+def _unread_left_unchecked(obj: KubeObject) -> bool:
+    """Whether ``obj``'s unread unmodelled fields may go unwalked: a stored pod, while no text
+    read so far gave a key twice (a repeated key is an error wherever it is, and only the
+    walk finds it in those fields)."""
+    return type(obj) is Pod and is_stored(obj) and not StrictDict.made
+
+
+def _volumes_read(volumes: Any) -> bool:
+    """Whether a run reads a pod's ``spec.volumes`` (so it is walked whole): it is not a list
+    of objects, or one of them keeps local storage (:func:`~kubespread.api.core.local_storage`)."""
+    if type(volumes) is not list:
+        return True
+    for v in volumes:  # noqa: SIM110 (a loop: no generator per pod)
+        if type(v) is not dict or local_storage(v):
+            return True
+    return False
+
+
+def _statuses_read(statuses: Any) -> bool:
+    """Whether a run reads a pod's ``status.containerStatuses`` (so it is walked whole): it is
+    not a list, or a status in it has a restart count (:func:`~kubespread.api.core.restart_count`)."""
+    if type(statuses) is not list:
+        return True
+    for s in statuses:  # noqa: SIM110 (a loop: no generator per pod)
+        if restart_count(s) != 0:
+            return True
+    return False
+
+
+#: the unmodelled fields some command reads of a pod, each walked at once (as for any object)
+#: always (None) or when its predicate says the value holds what is read of it; every other
+#: unmodelled field of an object or a list type is walked after the object is decoded, and
+#: not at all in a stored pod
+_READ_OF_UNMODELLED: dict[tuple[type[Model], str], Callable[[Any], bool] | None] = {
+    (PodSpec, "volumes"): _volumes_read,  # the descheduler's local storage
+    (PodSpec, "resourceClaims"): None,  # DynamicResources
+    (PodStatus, "containerStatuses"): _statuses_read,  # the ReplicaSet's ranking
+    (PodStatus, "initContainerStatuses"): None,  # the ranking reads their names too
+}
 
 
 _tops: dict[type[Model], Fast | None] = {}
@@ -109,6 +174,9 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "_KNOWN": frozenset(f.key for f in cls._by_attr_.values()),
         "_walkers": {k: _walker(r) for k, r in schema_fields.items()},
         "_specials": specials,
+        "_defer": _DEFERRED.append,
+        "_check_extra": {k: _extra_check(cls, k, r) for k, r in schema_fields.items()},
+        "_reads": {k: p for (c, k), p in _READ_OF_UNMODELLED.items() if c is cls and p is not None},
     }
     fields = list(cls._by_attr_.values())
     for i, f in enumerate(fields):
@@ -151,11 +219,7 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         else:
             lines.append("    obj.extra = {" + ", ".join(f"{k!r}: data[{k!r}]" for k in extra) + "}")
             for k in extra:
-                lines += [
-                    f"    raw = data[{k!r}]",
-                    f"    if raw is not None and _walkers[{k!r}](raw):",
-                    "        raise _Slow",
-                ]
+                lines += _extra_lines(cls, k, schema_fields[k])
         lines.append(f"    obj._keys = _K{n}")
         if cls.__post_decode__ is not Model.__post_decode__:
             lines.append("    obj.__post_decode__()")
@@ -196,8 +260,8 @@ def _compile(cls: type[Model], ref: str) -> Fast:
         "    else:",
         "        extra = obj.extra = {k: v for k, v in data.items() if k not in _KNOWN}",
         "        for k, v in extra.items():",
-        "            if v is not None and _walkers[k](v):",
-        "                raise _Slow",
+        "            if v is not None:",
+        "                _check_extra[k](v)",
         "    obj._keys = _interned(keys) or _intern_keys(keys)",
     ]
     if cls.__post_decode__ is not Model.__post_decode__:
@@ -206,6 +270,60 @@ def _compile(cls: type[Model], ref: str) -> Fast:
     exec("\n".join(lines), env)  # generated from our own field tables, no outside input
     fast: Fast = env["fast"]
     return fast
+
+
+def _extra_mode(cls: type[Model], key: str, ref: str) -> str:
+    """How an unmodelled field's value (not None) is checked: ``free`` (any value passes),
+    ``str`` or ``bool`` (its type, without a call), ``now`` (walked at once), ``deferred``
+    (walked after the object, unless a stored pod: :data:`_DEFERRED`), ``read`` (at once when
+    what is read of it is there, else deferred: :data:`_READ_OF_UNMODELLED`)."""
+    if ref in ("any", "quantity"):
+        return "free"
+    if ref in ("string", "boolean"):
+        return "str" if ref == "string" else "bool"
+    if not (ref.startswith(("[]", "{}")) or ref in _schema()["types"]):
+        return "now"  # a number, an integer or an int-or-string
+    if (cls, key) not in _READ_OF_UNMODELLED:
+        return "deferred"
+    return "now" if _READ_OF_UNMODELLED[(cls, key)] is None else "read"
+
+
+def _extra_lines(cls: type[Model], key: str, ref: str) -> list[str]:
+    """The generated lines checking an unmodelled field ``key`` of a key order's decoder."""
+    mode, k = _extra_mode(cls, key, ref), repr(key)
+    if mode == "free":
+        return []
+    head = [f"    raw = data[{k}]"]
+    if mode in ("str", "bool"):
+        return [*head, f"    if raw is not None and type(raw) is not {mode}:", "        raise _Slow"]
+    if mode == "now":
+        return [*head, f"    if raw is not None and _walkers[{k}](raw):", "        raise _Slow"]
+    if mode == "deferred":
+        return [*head, "    if raw is not None:", f"        _defer((_walkers[{k}], raw))"]
+    return [
+        *head,
+        "    if raw is not None:",
+        f"        if not _reads[{k}](raw):",
+        f"            _defer((_walkers[{k}], raw))",
+        f"        elif _walkers[{k}](raw):",
+        "            raise _Slow",
+    ]
+
+
+def _extra_check(cls: type[Model], key: str, ref: str) -> Fast:
+    """:func:`_extra_lines` as a function of the value (not None): the general decoder's."""
+    mode, walk = _extra_mode(cls, key, ref), _walker(ref)
+    reads = _READ_OF_UNMODELLED.get((cls, key))
+
+    def check(v: Any) -> None:
+        if mode == "free":
+            return
+        if mode == "deferred" or (mode == "read" and reads is not None and not reads(v)):
+            _DEFERRED.append((walk, v))
+        elif walk(v):
+            raise _Slow
+
+    return check
 
 
 def _expression(tp: Any, ref: str, dec: Callable[[Any], Any], i: int, env: dict[str, Any]) -> str:
@@ -219,6 +337,25 @@ def _expression(tp: Any, ref: str, dec: Callable[[Any], Any], i: int, env: dict[
     if tp is int and ref in _INT_RANGES:
         lo, hi = _INT_RANGES[ref]
         return f"raw if type(raw) is int and {lo} <= raw <= {hi} else _slow()"
+    origin = typing.get_origin(tp)
+    # lists and maps decoded inline: a call less for each of a pod's dozen
+    if tp == list[str] and ref == "[]string":
+        env["_STR"] = _STR
+        return "list(raw) if type(raw) is list and set(map(type, raw)) <= _STR else _slow()"
+    if origin is list and ref.startswith("[]"):
+        each = _item(typing.get_args(tp)[0], ref[2:])
+        if each is not None:
+            env[f"_e{i}"] = each
+            return f"[_e{i}(x) for x in raw] if type(raw) is list else _slow()"
+    if origin is dict and ref.startswith("{}"):
+        value_tp = _optional(typing.get_args(tp)[1])
+        if value_tp is str and ref == "{}string":
+            env["_STR"] = _STR
+            return "dict(raw) if type(raw) is dict and set(map(type, raw.values())) <= _STR else _slow()"
+        value = _item(value_tp, ref[2:])
+        if value is not None:
+            env[f"_e{i}"] = value
+            return f"{{k: _e{i}(x) for k, x in raw.items()}} if type(raw) is dict else _slow()"
     env[f"_f{i}"] = _value(tp, ref, dec)
     return f"_f{i}(raw)"
 
@@ -232,42 +369,13 @@ def _optional(tp: Any) -> Any:
 
 
 def _value(tp: Any, ref: str, dec: Callable[[Any], Any]) -> Fast:
-    """A function decoding one value (not None) of ``tp`` / ``ref``, raising _Slow for
-    anything unusual. ``dec``: the model's own decoder for it, used with the schema walker
-    for the combinations not made fast here."""
+    """A function decoding one value (not None) of ``tp`` / ``ref`` that is not a list or map
+    :func:`_expression` decodes inline, raising _Slow for anything unusual. ``dec``: the
+    model's own decoder for it, used with the schema walker for the combinations not made fast
+    here."""
     tp = _optional(tp)
-    origin = typing.get_origin(tp)
     if isinstance(tp, type) and issubclass(tp, Model) and ref in _schema()["types"]:
         return _struct(tp, ref)
-    if origin is list and ref.startswith("[]"):
-        each = _item(typing.get_args(tp)[0], ref[2:])
-        if each is not None:
-
-            def list_of(v: Any, each: Fast = each) -> Any:
-                if type(v) is not list:
-                    raise _Slow
-                return [each(x) for x in v]
-
-            return list_of
-    if origin is dict and ref.startswith("{}"):
-        value_tp = _optional(typing.get_args(tp)[1])
-        if value_tp is str and ref == "{}string":
-
-            def strings(v: Any) -> Any:
-                if type(v) is dict and all(type(x) is str for x in v.values()):
-                    return dict(v)
-                raise _Slow
-
-            return strings
-        value = _item(value_tp, ref[2:])
-        if value is not None:
-
-            def map_of(v: Any, value: Fast = value) -> Any:
-                if type(v) is not dict:
-                    raise _Slow
-                return {k: value(x) for k, x in v.items()}
-
-            return map_of
     if tp is Quantity and ref == "quantity":
         return _dec_quantity  # the schema lets any value through; a bad one raises DecodeError
     walk = _walker(ref)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 
 from kubespread.api.model import Model, model
 
-__all__ = ["NAME_ALPHABET", "KubeObject", "ObjectMeta", "OwnerReference"]
+__all__ = ["NAME_ALPHABET", "KubeObject", "ObjectMeta", "OwnerReference", "is_stored"]
 
 #: utilrand's alphabet (generateName suffixes, SafeEncodeString): no vowels, no look-alikes
 NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
@@ -98,3 +98,10 @@ class KubeObject(Model):
         # apiVersion and kind first, as kubectl writes them
         head: dict[str, Any] = {k: out.pop(k) for k in ("apiVersion", "kind") if k in out}
         return {**head, **out}
+
+
+def is_stored(obj: KubeObject) -> bool:
+    """Whether ``obj`` is as an API server stored it (a uid or a creationTimestamp: a kubectl
+    dump) rather than a manifest to create: its create-time changes are in it already."""
+    meta = obj.metadata
+    return bool(meta.uid or meta.creation_timestamp)

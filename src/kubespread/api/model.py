@@ -161,8 +161,15 @@ def _json_number(v: int | float) -> str:
 
 
 def _dec_quantity(v: Any) -> Quantity:
+    if type(v) is str:  # the usual quantity: one object per text (see _DECODED)
+        q = _DECODED.get(v)
+        if q is None:
+            q = _quantity_of(v)
+            if len(_DECODED) < _DECODED_MAX:
+                _DECODED[v] = q
+        return q
     if isinstance(v, int | float) and not isinstance(v, bool):
-        q = _dec_quantity(_json_number(v))
+        q = _quantity_of(_json_number(v))  # its own object: it is given its number
         q.number = v  # dumped back as the number it was written as
         return q
     if v is None:
@@ -171,11 +178,22 @@ def _dec_quantity(v: Any) -> Quantity:
         # UnmarshalJSON parses the raw JSON text of any value (true, [...], {...}); none of
         # them starts like a number, so all fail on the format
         raise DecodeError([], FORMAT_ERROR, quantity=True)
+    return _quantity_of(v)
+
+
+def _quantity_of(text: str) -> Quantity:
     try:
         # Quantity.UnmarshalJSON trims surrounding white space before parsing
-        return Quantity.parse(v.strip(_GO_SPACE))
+        return Quantity.parse(text.strip(_GO_SPACE))
     except QuantityError as err:
         raise DecodeError([], str(err), quantity=True) from None
+
+
+#: the Quantity decoded from each text, shared by every field that writes it: a dump repeats a
+#: few amounts ("100m", "256Mi") by the hundred thousand, and nothing changes a Quantity once
+#: made (the number a bare number is dumped back as is set on an object of its own, above)
+_DECODED: dict[str, Quantity] = {}
+_DECODED_MAX = 4096
 
 
 def _ident(v: Any) -> Any:

@@ -196,10 +196,18 @@ class OwnedPods:
             refs: Iterable[OwnerReference | None] = starting.controller_refs(pods)
         else:
             refs = (pod.metadata.controller_ref() for pod in pods)
-        kind = self.kind
+        # what _set does for each pod into empty tables, with each owner's keys sorted once
+        kind, by_owner, owner_of = self.kind, self._by_owner, self._owner_of
         for pod, ref in zip(pods, refs, strict=True):
             if ref is not None and ref.kind == kind and ref.uid:
-                self._set(pod.key, pod)
+                key = pod.key
+                owner_of[key] = ref.uid
+                owned = by_owner.get(ref.uid)
+                if owned is None:
+                    by_owner[ref.uid] = {key: pod}
+                else:
+                    owned[key] = pod
+        self._keys = {uid: sorted(owned) for uid, owned in by_owner.items()}
         if starting is not None:
             starting.keep_owned(pods, OwnedPods(kind)._copy(self))
 

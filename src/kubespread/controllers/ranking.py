@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kubespread.api.core import Pod
+from kubespread.api.core import Pod, restart_count
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
 from kubespread.api.timestamps import virtual_seconds
 from kubespread.controllers.pods import ReadyTimes, is_active, is_ready
@@ -44,9 +44,7 @@ def _max_restarts(pod: Pod) -> tuple[int, int]:
         best = 0
         for s in statuses if isinstance(statuses, list) else ():
             if isinstance(s, dict) and (only is None or s.get("name") in only):
-                count = s.get("restartCount")
-                if isinstance(count, int):
-                    best = max(best, count)
+                best = max(best, restart_count(s))
         return best
 
     return most(extra.get("containerStatuses"), None), most(extra.get("initContainerStatuses"), sidecars)

@@ -367,6 +367,11 @@ def _json_int(text: str) -> int | str:
     return int(text) if len(text) <= 4000 else text
 
 
+#: the digits json's own conversion takes while a list is read item by item: below any number
+#: _json_int keeps as text (4,000 characters with a sign)
+_C_INT_DIGITS = 3999
+
+
 def _parse_json(text: str, source: str, out: Manifests) -> list[Doc]:
     try:
         data = json.loads(text, object_pairs_hook=_json_object, parse_int=_json_int)
@@ -428,7 +433,10 @@ def _each_list_item(read: Pieces, on_item: Callable[[Any], None]) -> dict[str, A
     being asked of ``read`` a piece at a time. Raises _NotAList for any other text (a
     duplicate top-level key, no ``items`` array...) and json's errors for malformed text:
     ``json.loads`` then reads it whole, and says what is wrong the one way."""
-    decoder = json.JSONDecoder(object_pairs_hook=_json_object, parse_int=_json_int)
+    # integers by json's C code (a call of _json_int for each of a dump's million was 3% of
+    # its load), below a digit limit past which _json_int could differ: such an item raises a
+    # ValueError, and the text is read whole by _parse_json
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object)
     scan, space = decoder.raw_decode, _JSON_SPACE.match
     buf, i, eof = read(_CHUNK), 0, False
 
@@ -463,12 +471,16 @@ def _each_list_item(read: Pieces, on_item: Callable[[Any], None]) -> dict[str, A
         if len(buf) - i < _CHUNK >> 4:
             more()
         while True:
+            limit = sys.get_int_max_str_digits()
+            sys.set_int_max_str_digits(_C_INT_DIGITS)
             try:
                 v, end = scan(buf, i)
-            except ValueError:
+            except json.JSONDecodeError:  # cut at the end of the text read (or malformed)
                 if more():
                     continue
                 raise
+            finally:
+                sys.set_int_max_str_digits(limit)
             if end < len(buf) or not more():
                 i = end
                 return v

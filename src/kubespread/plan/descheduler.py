@@ -89,7 +89,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, Node, Pod
+from kubespread.api.core import DO_NOT_SCHEDULE, HONOR, IGNORE, Node, Pod, local_storage
 from kubespread.api.resources import pod_requests
 from kubespread.api.selectors import IN, Requirement, Selector, compile_label_selector
 from kubespread.api.taints import NO_EXECUTE, NO_SCHEDULE, Toleration, find_untolerated
@@ -206,7 +206,7 @@ def _is_ready(node: Node) -> bool:
 
 def _has_local_storage(pod: Pod) -> bool:
     volumes = (pod.spec.extra or {}).get("volumes") or []
-    return any(isinstance(v, dict) and ("hostPath" in v or "emptyDir" in v) for v in volumes)
+    return any(local_storage(v) for v in volumes)
 
 
 def evictable(pod: Pod) -> bool:
