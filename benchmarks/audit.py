@@ -141,9 +141,24 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+def _tree_cpu() -> float:
+    """User + system seconds of this process, the children it waited for, and every live
+    descendant (a Dask worker's helper, ``plan.audit_dask``) with the children each waited for."""
+    import psutil
+
+    total = _cpu()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
 def _workers_cpu(client: Any) -> float:
-    """User + system seconds of every Dask worker process and the children it waited for."""
-    return sum(client.run(_cpu).values())
+    """User + system seconds of every Dask worker process and its descendants (see above)."""
+    return sum(client.run(_tree_cpu).values())
 
 
 def _audit(sim: Any, key: str, limit: int | None, way: str, client: Any) -> tuple[float, float, float, int]:
