@@ -14,9 +14,10 @@ times (medians): ``runs s`` is the wall time of the failure runs, ``total s`` th
 process and the children it forked (with Dask, plus every worker's and the children each
 forked, read from the workers before and after),
 ``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
-worker processes of 2 threads: a thread only waits for the run it forked) is started once,
-apart; each audit scatters the dump to it, pickled once (``plan.audit_dask``), and each worker
-unpickles it and rebuilds the base on its first run.
+worker processes of 1 thread, one per core: a thread only waits for the runs its worker's
+helper forks) is started once, apart; each audit scatters the dump to it, pickled once
+(``plan.audit_dask``), and each worker's helper unpickles it and rebuilds the base on its
+first run.
 
 **Control**, measured right before each 2-process and Dask audit: how much faster k
 CPU-bound processes at once finish k pure-Python loops than one process finishes them all,
@@ -254,11 +255,10 @@ def _domains(sim: Any, key: str) -> int:
 
 def _at_once(way: str, failures: int) -> int:
     """How many runs an audit runs at once: 2 local processes run all of fewer than 4 runs
-    at once, else 2 (``plan.audit._fork_all``); the Dask cluster has 2 workers of 2 threads,
-    each thread waiting for the run it forked."""
-    if way == "dask":
-        return min(failures, 4)
-    return failures if failures < 2 * int(way) else int(way)
+    at once, else 2 (``plan.audit._fork_all``), and so do 2 Dask workers of 1 thread
+    (``plan.audit_dask.chunks``)."""
+    processes = 2 if way == "dask" else int(way)
+    return failures if failures < 2 * processes else processes
 
 
 def _dask(ways: list[str]) -> tuple[Any, Any]:
@@ -268,7 +268,7 @@ def _dask(ways: list[str]) -> tuple[Any, Any]:
     from distributed import Client, LocalCluster
 
     started = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     console.print(f"[dim]Dask LocalCluster of 2 workers started in {time.perf_counter() - started:.1f} s[/]")
     return cluster, client
