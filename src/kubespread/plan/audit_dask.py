@@ -29,13 +29,18 @@ call (``run_failure``) and the input, and imports it, never the other way round.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
 import os
 import pickle
+import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
+import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -113,47 +118,113 @@ def _read(fd: int, n: int) -> bytes | None:
     return b"".join(parts)
 
 
-def serve() -> None:
-    """The helper's whole life: requests ``(id, run, token, data, args)`` on stdin, each run
-    in a thread of its own as ``run_packed`` (``data`` empty when this input came before);
-    answers ``(id, ok, value or exception)`` on stdout, as they finish; ends with stdin."""
-    requests, answers = os.dup(0), os.dup(1)
-    os.dup2(2, 1)  # a stray print goes to stderr, not into the answers
+def _address() -> str:
+    """Where this machine's helper listens: one per user, Python and kubespread install."""
+    here = f"{sys.executable}\0{os.path.dirname(__file__)}".encode()
+    return os.path.join(tempfile.gettempdir(), f"kubespread-audit-{os.getuid()}-{zlib.crc32(here):08x}.sock")
+
+
+def serve(address: str) -> None:
+    """The helper's whole life: listens at ``address``; on each connection, requests ``(id,
+    run, token, data, args)``, each run in a thread of its own as ``run(input, *args)``
+    (``data`` empty when this connection sent this input before); answers ``(id, ok, value
+    or exception)`` as they finish. Ends when the process that started it has (its stdin
+    closed) and no connection is left."""
+    ready = os.dup(1)
+    os.dup2(2, 1)  # a stray print goes to stderr
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen()
     lock = threading.Lock()
+    state = {"clients": 0, "orphan": False}
+    inputs: dict[str, bytes] = {}  # the last inputs' bytes, for a connection that sent them
 
-    def answer(ident: int, run: Callable[..., Any], token: str, args: tuple[Any, ...]) -> None:
-        try:
-            reply: tuple[Any, ...] = (ident, True, run_packed(run, token, b"", *args))
-        except BaseException as e:
-            reply = (ident, False, e)
+    def end_if_idle() -> None:
         with lock:
-            try:
-                _send(answers, reply)
-            except (pickle.PicklingError, TypeError, AttributeError) as e:  # nothing was written
-                _send(answers, (ident, False, ForkError(f"failed: {reply[2]!r} ({e})")))
+            if state["orphan"] and not state["clients"]:
+                with contextlib.suppress(OSError):
+                    os.unlink(address)
+                os._exit(0)
 
-    while (request := _receive(requests)) is not None:
-        ident, run, token, data, args = request
-        if data:
-            unpacked(token, data)  # here, before any run of it starts
-        threading.Thread(target=answer, args=(ident, run, token, args), daemon=True).start()
+    def starter() -> None:
+        while os.read(0, 1 << 16):
+            pass
+        state["orphan"] = True
+        end_if_idle()
+
+    def client(conn: socket.socket) -> None:
+        fd, sending = conn.fileno(), threading.Lock()
+
+        def answer(ident: int, run: Callable[..., Any], inp: Any, args: tuple[Any, ...]) -> None:
+            try:
+                reply: tuple[Any, ...] = (ident, True, run(inp, *args))
+            except BaseException as e:
+                reply = (ident, False, e)
+            with sending:
+                try:
+                    _send(fd, reply)
+                except (pickle.PicklingError, TypeError, AttributeError) as e:  # nothing written
+                    _send(fd, (ident, False, ForkError(f"failed: {reply[2]!r} ({e})")))
+                except OSError:
+                    pass  # the worker is gone
+
+        try:
+            while (request := _receive(fd)) is not None:
+                ident, run, token, data, args = request
+                with lock:
+                    if data:
+                        inputs.pop(token, None)
+                        inputs[token] = data
+                        while len(inputs) > 2:
+                            del inputs[next(iter(inputs))]
+                    data = inputs.get(token, b"")
+                inp = unpacked(token, data)  # here, before any run of it starts
+                threading.Thread(target=answer, args=(ident, run, inp, args), daemon=True).start()
+        except OSError:
+            pass
+        finally:
+            with lock:
+                state["clients"] -= 1
+            end_if_idle()
+
+    threading.Thread(target=starter, daemon=True).start()
+    os.write(ready, b"r")  # it listens
+    os.close(ready)
+    while True:
+        conn, _ = listener.accept()
+        with lock:
+            state["clients"] += 1
+        threading.Thread(target=client, args=(conn,), daemon=True).start()
 
 
 class _Helper:
-    """A worker process's helper (see the module notes): requests sent under a lock, answers
-    read by a thread of this process and handed to the thread waiting for each."""
+    """This machine's helper (see the module notes), as one worker process uses it: its
+    requests sent under a lock, the answers read by a thread and handed to the thread waiting
+    for each. The first worker to find none starts it (under a file lock: one per machine)."""
 
     def __init__(self) -> None:
-        code = "from kubespread.plan.audit_dask import serve; serve()"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.requests, self.answers = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        address = _address()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with open(address + ".lock", "wb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self.sock.connect(address)
+            except (FileNotFoundError, ConnectionRefusedError):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(address)  # a helper that did not end cleanly
+                code = "import sys; from kubespread.plan.audit_dask import serve; serve(sys.argv[1])"
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-c", code, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                assert self.proc.stdout is not None
+                self.proc.stdout.read(1)  # it listens
+                self.sock.connect(address)
+        self.fd = self.sock.fileno()
         self.lock = threading.Lock()
-        self.token = ""  # the last input sent
+        self.tokens: set[str] = set()  # the inputs sent
         self.next = 0
-        self.waiting: dict[int, tuple[threading.Event, list[Any]]] = {}
+        self.waiting: dict[int, tuple[threading.Event, list[tuple[bool, Any]]]] = {}
         self.ended = False
         threading.Thread(target=self._read_answers, daemon=True).start()
 
@@ -167,13 +238,13 @@ class _Helper:
                 raise ForkError("died without an answer: the audit helper process ended")
             ident, self.next = self.next, self.next + 1
             self.waiting[ident] = (done, slot)
-            _send(self.requests, (ident, run, token, data if token != self.token else b"", args))
-            self.token = token
+            _send(self.fd, (ident, run, token, b"" if token in self.tokens else data, args))
+            self.tokens.add(token)
 
         def result() -> Any:
             done.wait()
             if not slot:
-                raise ForkError(f"died without an answer: the audit helper ended ({self.proc.wait()})")
+                raise ForkError("died without an answer: the audit helper process ended")
             ok, value = slot[0]
             if not ok:
                 raise value
@@ -182,12 +253,13 @@ class _Helper:
         return result
 
     def _read_answers(self) -> None:
-        while (message := _receive(self.answers)) is not None:
-            ident, ok, value = message
-            with self.lock:
-                done, slot = self.waiting.pop(ident)
-            slot.append((ok, value))
-            done.set()
+        with contextlib.suppress(OSError):
+            while (message := _receive(self.fd)) is not None:
+                ident, ok, value = message
+                with self.lock:
+                    done, slot = self.waiting.pop(ident)
+                slot.append((ok, value))
+                done.set()
         with self.lock:
             self.ended = True
             for done, _ in self.waiting.values():
@@ -200,7 +272,7 @@ _HELPER_LOCK = threading.Lock()
 
 
 def _helper() -> _Helper:
-    """This process's helper, started on first use, again if it ended."""
+    """This process's connection to the helper, made on first use, again if it ended."""
     with _HELPER_LOCK:
         if not _HELPER or _HELPER[0].ended:
             _HELPER[:] = [_Helper()]
