@@ -16,8 +16,8 @@ forked, read from the workers before and after),
 ``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
 worker processes of 1 thread, one per core: a thread only waits for the runs its worker's
 helper forks) is started once, apart; each audit scatters the dump to it, pickled once
-(``plan.audit_dask``), and each worker's helper unpickles it and rebuilds the base on its
-first run.
+(``plan.audit_dask``), and the machine's helper (one for both workers) unpickles it and
+rebuilds the base on the first run.
 
 **Control**, measured right before each 2-process and Dask audit: how much faster k
 CPU-bound processes at once finish k pure-Python loops than one process finishes them all,
