@@ -14,9 +14,10 @@ times (medians): ``runs s`` is the wall time of the failure runs, ``total s`` th
 process and the children it forked (with Dask, plus every worker's and the children each
 forked, read from the workers before and after),
 ``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
-worker processes of 2 threads: a thread only waits for the run it forked) is started once,
-apart; each audit scatters the dump to it, pickled once (``plan.audit_dask``), and each worker
-unpickles it and rebuilds the base on its first run.
+worker processes of 1 thread, one per core: a thread only waits for the runs its worker's
+helper forks) is started once, apart; each audit scatters the dump to it, pickled once
+(``plan.audit_dask``), and the machine's helper (one for both workers) unpickles it and
+rebuilds the base on the first run.
 
 **Control**, measured right before each 2-process and Dask audit: how much faster k
 CPU-bound processes at once finish k pure-Python loops than one process finishes them all,
@@ -29,6 +30,7 @@ row.
     .venv/bin/python benchmarks/audit.py                        # snapshot, then 1,000 nodes
     .venv/bin/python benchmarks/audit.py --only generated --nodes 300 --workloads 15 --replicas 200
     .venv/bin/python benchmarks/audit.py --ways 1 2             # no Dask
+    .venv/bin/python benchmarks/audit.py --only generated --keys zone --ways 1 dask
 """
 
 from __future__ import annotations
@@ -141,9 +143,24 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+def _tree_cpu() -> float:
+    """User + system seconds of this process, the children it waited for, and every live
+    descendant (a Dask worker's helper, ``plan.audit_dask``) with the children each waited for."""
+    import psutil
+
+    total = _cpu()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
 def _workers_cpu(client: Any) -> float:
-    """User + system seconds of every Dask worker process and the children it waited for."""
-    return sum(client.run(_cpu).values())
+    """User + system seconds of every Dask worker process and its descendants (see above)."""
+    return sum(client.run(_tree_cpu).values())
 
 
 def _audit(sim: Any, key: str, limit: int | None, way: str, client: Any) -> tuple[float, float, float, int]:
@@ -168,10 +185,13 @@ def _time(
     ways: list[str],
     repeat: int,
     client: Any,
+    keys: tuple[str, ...] = ("zone", "hostname"),
 ) -> None:
     """One row per key (zones, then nodes) and way of running, medians of ``repeat``."""
     pods = sum(1 for p in sim.cluster.pods.values() if sim.cluster.node_of(p.key))
     for key, limit in ((ZONE, None), (HOST, node_limit)):
+        if key.rsplit("/", 1)[-1] not in keys:
+            continue
         one: float | None = None
         for way in ways:
             runs, totals, cpus, controls, loads = [], [], [], [], []
@@ -239,11 +259,10 @@ def _domains(sim: Any, key: str) -> int:
 
 def _at_once(way: str, failures: int) -> int:
     """How many runs an audit runs at once: 2 local processes run all of fewer than 4 runs
-    at once, else 2 (``plan.audit._fork_all``); the Dask cluster has 2 workers of 2 threads,
-    each thread waiting for the run it forked."""
-    if way == "dask":
-        return min(failures, 4)
-    return failures if failures < 2 * int(way) else int(way)
+    at once, else 2 (``plan.audit._fork_all``), and so do 2 Dask workers of 1 thread
+    (``plan.audit_dask.chunks``)."""
+    processes = 2 if way == "dask" else int(way)
+    return failures if failures < 2 * processes else processes
 
 
 def _dask(ways: list[str]) -> tuple[Any, Any]:
@@ -253,7 +272,7 @@ def _dask(ways: list[str]) -> tuple[Any, Any]:
     from distributed import Client, LocalCluster
 
     started = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     console.print(f"[dim]Dask LocalCluster of 2 workers started in {time.perf_counter() - started:.1f} s[/]")
     return cluster, client
@@ -268,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ways", nargs="+", default=["1", "2", "dask"], choices=("1", "2", "dask"))
     ap.add_argument("--repeat", type=int, default=3, help="audits per row (the median is shown)")
     ap.add_argument("--only", choices=("snapshot", "generated"))
+    ap.add_argument(
+        "--keys", nargs="+", default=["zone", "hostname"], choices=("zone", "hostname"), help="domains"
+    )
     args = ap.parse_args(argv)
     ways = ["1", *[w for w in args.ways if w != "1"]]  # the 1-process time is the reference
     table = Table(title="kubespread audit (600 s per failure; medians)")
@@ -277,13 +299,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.only in (None, "snapshot"):
             sim, settle = _settle(load([str(SNAPSHOT)]).objects)
-            _time(table, "snapshot", sim, settle, None, ways, args.repeat, client)
+            _time(table, "snapshot", sim, settle, None, ways, args.repeat, client, tuple(args.keys))
         if args.only in (None, "generated"):
             console.print(f"[dim]settling {args.nodes} nodes, {args.workloads} x {args.replicas} pods ...[/]")
             manifests = load_data(generate(args.nodes, args.workloads, args.replicas), "<generated>")
             sim, settle = _settle(manifests.objects)
             name = f"{args.nodes}x{args.workloads * args.replicas}"
-            _time(table, name, sim, settle, args.failed_nodes, ways, args.repeat, client)
+            _time(table, name, sim, settle, args.failed_nodes, ways, args.repeat, client, tuple(args.keys))
     finally:
         if client is not None:
             client.close()

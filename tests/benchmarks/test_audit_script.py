@@ -61,3 +61,23 @@ def test_a_tiny_run_prints_a_consistent_table(capsys: pytest.CaptureFixture[str]
         assert (one[9], one[10]) == ("", "")
         assert re.fullmatch(r"\d+\.\d\dx", two[9])
         assert re.fullmatch(r"\d+\.\d\dx", two[10])
+
+
+@pytest.mark.slow  # settles and audits a small cluster on a Dask LocalCluster
+def test_keys_and_the_dask_way(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed", reason="Dask distributed is not installed (kubespread[audit-dask])")
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(AUDIT)  # the workers cannot import the script by name
+    argv = ["--only", "generated", "--nodes", "9", "--workloads", "2", "--replicas", "6", "--keys", "zone"]
+    assert AUDIT.main([*argv, "--ways", "dask", "--repeat", "1"]) == 0
+    rows = [
+        [c.strip() for c in line.strip("│ ").split("│")]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("│")
+    ]
+    assert [(r[0], r[3], r[4]) for r in rows] == [
+        ("9x12 zones", "3", "1 process"),
+        ("9x12 zones", "3", "Dask, 2 workers"),
+    ]
+    assert float(rows[1][8]) > 0  # the workers' and their helper's CPU counted

@@ -1,20 +1,25 @@
 """The Dask path's worker side (``kubespread.plan.audit_dask``) without a cluster: a run from
-the packed input gives the record a base rebuilt from the original input gives, and a process
-unpickles an input once and keeps only the last one. (``test_audit.py`` runs the whole audit
-on a LocalCluster against the local way.)"""
+the packed input, by this process's helper, gives the record a base rebuilt from the original
+input gives; a process unpickles an input once and keeps only the last one; the chunks cover
+every run once, costliest first. (``test_audit.py`` runs the whole audit on a LocalCluster
+against the local way.)"""
 
 from __future__ import annotations
 
 import gc
+import itertools
+import operator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_audit import AFTER, HOST, ZONE, zone_failure_input
 
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.plan.audit import AuditInput, failures_of, run_failure
-from kubespread.plan.audit_dask import packed, run_packed, unpacked
+from kubespread.plan.audit_dask import chunks, packed, run_chunk, unpacked
 from kubespread.sim.placement import place
 
 
@@ -31,10 +36,36 @@ def test_a_run_from_the_packed_input_is_the_rebuilt_bases_run() -> None:
     inp = _input(zone_failure_input())
     data = packed(inp)
     failures = failures_of(place(zone_failure_input()).sim, [ZONE, HOST], limit=2)
-    for failure in failures:
-        rebuilt = run_failure(inp, failure, AFTER, "rebuild")
-        assert run_packed(run_failure, inp.token, data, failure, AFTER, "fork") == rebuilt
+    rebuilt = [run_failure(inp, failure, AFTER, "rebuild") for failure in failures]
+    calls = [(failure, AFTER, "fork") for failure in failures]
+    assert run_chunk(run_failure, inp.token, data, calls, 1) == rebuilt
+    assert run_chunk(run_failure, inp.token, data, calls[::-1], len(calls)) == rebuilt[::-1]
     assert gc.isenabled()
+
+
+def test_a_runs_error_is_raised_by_its_task() -> None:
+    data = packed(1.0)
+    assert run_chunk(operator.truediv, "one", data, [(2.0,), (4.0,)], 2) == [0.5, 0.25]
+    with pytest.raises(ZeroDivisionError):
+        run_chunk(operator.truediv, "one", data, [(2.0,), (0.0,)], 1)
+    assert run_chunk(operator.truediv, "one", data, [(8.0,)], 1) == [0.125]  # the helper lives on
+
+
+@given(st.integers(0, 300), st.lists(st.integers(1, 4), min_size=1, max_size=5))
+def test_the_chunks_cover_every_run_once_costliest_first(n: int, threads: list[int]) -> None:
+    ranked = list(range(n))[::-1]
+    tasks = chunks(ranked, threads)
+    if n < 2 * sum(threads):  # one task per worker, dealt in turn, all at once
+        assert sorted(i for _, share, _ in tasks for i in share) == sorted(ranked)
+        assert [w for w, _, _ in tasks] == list(range(min(n, len(threads))))
+        assert all(at_once == len(share) for _, share, at_once in tasks)
+        assert all(share == ranked[w :: len(threads)] for w, share, _ in tasks)
+    else:  # any worker, one run at a time, shrinking
+        assert [i for _, share, _ in tasks for i in share] == ranked
+        sizes = [len(share) for _, share, _ in tasks]
+        assert all(a >= b for a, b in itertools.pairwise(sizes)) and sizes[-1] == 1
+        assert all(w is None and at_once == 1 for w, _, at_once in tasks)
+        assert len(tasks) < 2 * sum(threads) * (2 + n.bit_length())
 
 
 def test_a_process_unpickles_an_input_once_and_keeps_the_last() -> None:

@@ -14,10 +14,15 @@ import gc
 import os
 import pickle
 import selectors
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["ForkError", "fork_each", "forked"]
+
+#: held from a pipe's creation to the close of its write end in the caller: a child forked by
+#: another thread meanwhile would hold that end open, and the read would wait for that child too
+_FORKING = threading.Lock()
 
 #: one call: the function and its arguments
 Call = tuple[Callable[..., Any], tuple[Any, ...]]
@@ -30,11 +35,12 @@ class ForkError(Exception):
 def forked(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in a forked child, its result (pickled) sent back through a pipe: the
     child's changes to inherited objects never reach this process."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        _child(write, read, fn, args)
-    os.close(write)
+    with _FORKING:  # no other thread's child inherits this pipe's write end
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            _child(write, read, fn, args)
+        os.close(write)
     with os.fdopen(read, "rb") as f:
         data = f.read()
     os.waitpid(pid, 0)
