@@ -9,6 +9,9 @@ from __future__ import annotations
 import gc
 import itertools
 import operator
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +22,8 @@ from test_audit import AFTER, HOST, ZONE, zone_failure_input
 from kubespread.io.dump import cluster_objects
 from kubespread.io.loader import LoadedObject
 from kubespread.plan.audit import AuditInput, failures_of, run_failure
-from kubespread.plan.audit_dask import chunks, packed, run_chunk, unpacked
+from kubespread.plan.audit_dask import chunks, packed, private_dir, run_chunk, unpacked
+from kubespread.plan.audit_forks import ForkError
 from kubespread.sim.placement import place
 
 
@@ -92,3 +96,22 @@ def test_pickling_either_way_freezes_nothing(monkeypatch: pytest.MonkeyPatch) ->
     unpacked(inp.token, packed(inp))
     assert gc.get_freeze_count() <= frozen  # freed ones leave it; nothing joins it
     assert gc.isenabled()
+
+
+def test_the_helpers_directory_is_this_users_alone(tmp_path: Path) -> None:
+    """The socket's directory is made 0700, and one that others can enter, or a link to one,
+    is refused (another user could otherwise take the socket's name and be sent the dump)."""
+    made = Path(private_dir(str(tmp_path)))
+    assert made.parent == tmp_path and stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert private_dir(str(tmp_path)) == str(made)  # found again, as it is
+    made.chmod(0o755)
+    with pytest.raises(ForkError, match="not a directory of this user's alone"):
+        private_dir(str(tmp_path))
+    made.chmod(0o700)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    os.symlink(elsewhere, linked / made.name)
+    with pytest.raises(ForkError, match="not a link"):
+        private_dir(str(linked))

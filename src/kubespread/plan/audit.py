@@ -442,7 +442,10 @@ def _run_all(
         from kubespread.plan.audit_dask import run_on_dask
 
         calls = [(f, after, copy) for f in failures]
-        return run_on_dask(client, run_failure, inp, inp.token, calls, order, finished)
+        try:
+            return run_on_dask(client, run_failure, inp, inp.token, calls, order, finished)
+        except ForkError as e:
+            raise AuditError(f"a failure run {e}") from None
     if copy == "fork":  # built here, before the children fork: they inherit it
         return _fork_all(_base_of(inp), failures, after, max(processes, 1), finished)
     if processes <= 1 or n <= 1:

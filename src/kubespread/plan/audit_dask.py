@@ -36,6 +36,7 @@ import math
 import os
 import pickle
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -49,7 +50,7 @@ from typing import Any, TypeVar
 from kubespread.api.model import gc_paused
 from kubespread.plan.audit_forks import ForkError
 
-__all__ = ["chunks", "packed", "run_chunk", "run_on_dask", "run_packed", "serve", "unpacked"]
+__all__ = ["chunks", "packed", "private_dir", "run_chunk", "run_on_dask", "run_packed", "serve", "unpacked"]
 
 R = TypeVar("R")
 
@@ -120,9 +121,28 @@ def _read(fd: int, n: int) -> bytes | None:
 
 
 def _address() -> str:
-    """Where this machine's helper listens: one per user, Python and kubespread install."""
+    """Where this machine's helper listens: one per user, Python and kubespread install, in
+    this user's private directory (``private_dir``)."""
     here = f"{sys.executable}\0{os.path.dirname(__file__)}".encode()
-    return os.path.join(tempfile.gettempdir(), f"kubespread-audit-{os.getuid()}-{zlib.crc32(here):08x}.sock")
+    return os.path.join(private_dir(), f"audit-{zlib.crc32(here):08x}.sock")
+
+
+def private_dir(parent: str | None = None) -> str:
+    """``kubespread-UID`` in the temporary directory (or ``parent``), made mode 0700 and
+    checked: a directory, not a link, this user's, no access for group or others. The
+    helper's socket and lock live there because in a shared /tmp another user could take the
+    socket's name first (and be sent the cluster's dump, and answer with pickles the worker
+    loads) or link the lock's name to a file of ours; as tmux and ssh-agent do."""
+    path = os.path.join(parent or tempfile.gettempdir(), f"kubespread-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ForkError(
+            f"failed: {path} is not a directory of this user's alone (mode 0700, not a link): "
+            "the audit helper will not put its socket there"
+        )
+    return path
 
 
 def serve(address: str) -> None:
