@@ -362,6 +362,29 @@ def test_listener_sees_every_change_in_order():
     ]
 
 
+def test_only_the_bound_right_after_an_update_is_an_echo_of_it():
+    """update_pod onto a node tells UPDATED then BOUND with the same objects, the BOUND marked
+    as its echo; a bind or a pod added bound is no echo (nothing told it before)."""
+    s = state_with_nodes("n1", "n2")
+    seen: list[ClusterEvent] = []
+    s.subscribe(seen.append)
+    s.add_pod(make_pod("p"))
+    s.bind("default/p", "n1")
+    s.update_pod(make_pod("p", node="n2"))
+    s.add_pod(make_pod("q", node="n1"))
+    s.update_pod(make_pod("q", node="n1", labels={"v": "2"}))
+    s.delete_pod("default/q")
+    assert [(e.type, e.obj.key, e.echo) for e in seen if e.echo or e.type is EventType.BOUND] == [
+        (EventType.BOUND, "default/p", False),
+        (EventType.BOUND, "default/p", True),
+        (EventType.BOUND, "default/q", False),
+    ]
+    echo = next(i for i, e in enumerate(seen) if e.echo)
+    updated = seen[echo - 1]
+    assert updated.type is EventType.UPDATED
+    assert (updated.obj, updated.old) == (seen[echo].obj, seen[echo].old)
+
+
 def test_hypothetical_changes_reach_only_derived_listeners():
     s = state_with_nodes("n1")
     plain: list[EventType] = []

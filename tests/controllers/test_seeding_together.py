@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from builders import cluster_of, make_node, make_pod
 from kubespread.api.core import Pod
+from kubespread.cluster.state import ClusterState
 from kubespread.controllers.deployment import DeploymentController
 from kubespread.controllers.job import JobController
-from kubespread.cluster.state import ClusterState
 from kubespread.controllers.pods import OwnedPods, ReadyTimes, followed_pods, seeding_together
 from kubespread.controllers.replicaset import ReplicaSetController
 from kubespread.controllers.statefulset import StatefulSetController

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import marshal
 import math
 import operator
 import threading
@@ -359,6 +360,8 @@ class FollowedPods:
         return owned
 
     def _on_event(self, event: ClusterEvent) -> None:
+        if event.echo:  # the pod as the UPDATED just before told: nothing new to keep
+            return
         if self._ready is not None:
             self._ready.observe(event, self.host.now)
         if self._owned:
@@ -401,6 +404,8 @@ class PodOwnerController:
         sim = self.sim
         assert sim is not None
         if event.kind == Pod.KIND:
+            if event.echo:  # its pod's sync asked for by the UPDATED just before
+                return
             for pod in (event.obj, event.old):
                 key = owner_key(pod, self.kind) if pod is not None else None
                 if key is not None:
@@ -470,9 +475,10 @@ class SelectorCache:
         self._compiled.pop(uid, None)
 
 
-#: template object id -> (the template, its manifest): a ReplicaSet's thousand pods read
-#: their template's manifest once (stored templates are replaced, never changed in place)
-_TEMPLATE_DICTS: dict[int, tuple[PodTemplateSpec, dict[str, Any]]] = {}
+#: template object id -> (the template, its manifest, that manifest marshalled or None): a
+#: ReplicaSet's thousand pods read their template's manifest once (stored templates are
+#: replaced, never changed in place)
+_TEMPLATE_DICTS: dict[int, tuple[PodTemplateSpec, dict[str, Any], bytes | None]] = {}
 
 
 def _clone(v: Any) -> Any:
@@ -484,14 +490,26 @@ def _clone(v: Any) -> Any:
     return v
 
 
+def _marshalled(d: dict[str, Any]) -> bytes | None:
+    """``d`` as marshal writes it, when it holds plain JSON values only (a subclass of one, which
+    marshal refuses or would read back as its base, is left to :func:`_clone`)."""
+    try:
+        data = marshal.dumps(d)
+    except ValueError:
+        return None
+    return data if marshal.loads(data) == d else None
+
+
 def _template_dict(template: PodTemplateSpec) -> dict[str, Any]:
-    """``template.to_dict()``, read once per template object and copied for each pod."""
+    """``template.to_dict()``, read once per template object and copied for each pod (read back
+    from its marshalled bytes: a copy made in C, as :func:`_clone` makes it in Python)."""
     hit = _TEMPLATE_DICTS.get(id(template))
     if hit is None or hit[0] is not template:
         if len(_TEMPLATE_DICTS) >= 1024:
             _TEMPLATE_DICTS.clear()
-        hit = _TEMPLATE_DICTS[id(template)] = (template, template.to_dict())
-    copied: dict[str, Any] = _clone(hit[1])
+        d = template.to_dict()
+        hit = _TEMPLATE_DICTS[id(template)] = (template, d, _marshalled(d))
+    copied: dict[str, Any] = _clone(hit[1]) if hit[2] is None else marshal.loads(hit[2])
     return copied
 
 
@@ -621,7 +639,7 @@ def spec_changed(event: ClusterEvent) -> bool:
 def status_int(obj: KubeObject, field: str) -> int:
     """An integer status field of a workload whose status is a plain dict (0 when absent)."""
     status = getattr(obj, "status", None)
-    if isinstance(status, Mapping):
+    if type(status) is dict or isinstance(status, Mapping):  # (a dict's check is the fast one)
         value = status.get(field)
         if isinstance(value, int) and not isinstance(value, bool):
             return value
