@@ -24,9 +24,11 @@ class ClusterEvent:
 
     ``obj`` is the object as it is now (for DELETED and UNBOUND: as it was); ``old`` the
     replaced object for UPDATED, BOUND and UNBOUND when a pod object was replaced;
-    ``node_name`` the node a BOUND/UNBOUND pod entered or left. ``echo``: the BOUND an update
-    of a pod onto a node makes right after its UPDATED, with the same ``obj`` and ``old``: a
-    listener that keeps only what the pods are (not where they went) has heard it already.
+    ``node_name`` the node a BOUND/UNBOUND pod entered or left. ``echo``: the one of the two
+    events a single change of a pod makes that tells a listener keeping only what the pods
+    are (not where they are) nothing the other does: the BOUND an update onto a node makes
+    right after its UPDATED (the same ``obj`` and ``old``), the UNBOUND the deletion of a
+    bound pod makes right before its DELETED (the same ``obj``, the pod already gone).
     """
 
     __slots__ = ("echo", "kind", "node_name", "obj", "old", "type")

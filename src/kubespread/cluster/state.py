@@ -353,7 +353,7 @@ class ClusterState:
             self._update(entry, -1)
         self._register(entry, -1)
         if info is not None:
-            self._emit(EventType.UNBOUND, entry.pod, node_name=info.name)
+            self._emit(EventType.UNBOUND, entry.pod, node_name=info.name, echo=True)
         self._emit(EventType.DELETED, entry.pod)
 
     def bind(self, pod_key: str, node_name: str) -> None:

@@ -360,7 +360,7 @@ class FollowedPods:
         return owned
 
     def _on_event(self, event: ClusterEvent) -> None:
-        if event.echo:  # the pod as the UPDATED just before told: nothing new to keep
+        if event.echo:  # the pod as the UPDATED just before (or the DELETED just after) tells it
             return
         if self._ready is not None:
             self._ready.observe(event, self.host.now)
@@ -404,7 +404,7 @@ class PodOwnerController:
         sim = self.sim
         assert sim is not None
         if event.kind == Pod.KIND:
-            if event.echo:  # its pod's sync asked for by the UPDATED just before
+            if event.echo:  # its pod's sync asked for by the UPDATED before (the DELETED after)
                 return
             for pod in (event.obj, event.old):
                 key = owner_key(pod, self.kind) if pod is not None else None

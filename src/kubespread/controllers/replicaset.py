@@ -92,7 +92,7 @@ class ReplicaSetController:
         sim = self.sim
         assert sim is not None
         if event.kind == Pod.KIND:
-            if event.echo:  # claimed, counted and its sync asked for on the UPDATED just before
+            if event.echo:  # claimed, counted, synced on the UPDATED before (the DELETED after)
                 return
             self._claim(event.obj.key)
             self._related_counts.set(event.obj.key, sim.cluster.pods.get(event.obj.key))
