@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import web_workload_manifests
 from kubespread.api.apps import Deployment
 from kubespread.controllers.pods import _clone, _marshalled, _template_dict, pod_from_template
 
@@ -44,24 +45,16 @@ def test_a_marshalled_copy_is_the_clone(d: dict[str, Any], subclass: bool) -> No
 
 
 def test_each_pod_has_its_own_copy_of_the_template() -> None:
-    d = Deployment.from_dict(
-        {
-            "metadata": {"name": "web", "namespace": "default", "uid": "u1"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {
-                        "containers": [{"name": "c", "image": "app:1", "ports": [{"containerPort": 80}]}],
-                        "nodeSelector": {"disk": "ssd"},
-                        "enableServiceLinks": True,
-                        "terminationGracePeriodSeconds": 30,
-                    },
-                },
-            },
-        }
-    )
+    template_manifest = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "app:1", "ports": [{"containerPort": 80}]}],
+            "nodeSelector": {"disk": "ssd"},
+            "enableServiceLinks": True,
+            "terminationGracePeriodSeconds": 30,
+        },
+    }
+    d = Deployment.from_dict(web_workload_manifests(2, template_manifest)[0])
     template = d.spec.template
     first = _template_dict(template)
     assert _typed(first) == _typed(template.to_dict())
