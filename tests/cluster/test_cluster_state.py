@@ -362,6 +362,35 @@ def test_listener_sees_every_change_in_order():
     ]
 
 
+def test_only_the_bound_right_after_an_update_is_an_echo_of_it():
+    """update_pod onto a node tells UPDATED then BOUND with the same objects, the BOUND marked
+    as its echo; deleting a bound pod, UNBOUND (the echo) then DELETED; a bind, an unbind or
+    a pod added bound is no echo (no other event tells it)."""
+    s = state_with_nodes("n1", "n2")
+    seen: list[ClusterEvent] = []
+    s.subscribe(seen.append)
+    s.add_pod(make_pod("p"))
+    s.bind("default/p", "n1")
+    s.update_pod(make_pod("p", node="n2"))
+    s.add_pod(make_pod("q", node="n1"))
+    s.update_pod(make_pod("q", node="n1", labels={"v": "2"}))
+    s.delete_pod("default/q")
+    s.unbind("default/p")
+    assert [(e.type, e.obj.key, e.echo) for e in seen if e.type in (EventType.BOUND, EventType.UNBOUND)] == [
+        (EventType.BOUND, "default/p", False),
+        (EventType.UNBOUND, "default/p", False),  # update_pod moving it off n1
+        (EventType.BOUND, "default/p", True),
+        (EventType.BOUND, "default/q", False),
+        (EventType.UNBOUND, "default/q", True),
+        (EventType.UNBOUND, "default/p", False),
+    ]
+    bound, unbound = (i for i, e in enumerate(seen) if e.echo)
+    updated, deleted = seen[bound - 1], seen[unbound + 1]
+    assert updated.type is EventType.UPDATED and deleted.type is EventType.DELETED
+    assert (updated.obj, updated.old) == (seen[bound].obj, seen[bound].old)
+    assert deleted.obj is seen[unbound].obj
+
+
 def test_hypothetical_changes_reach_only_derived_listeners():
     s = state_with_nodes("n1")
     plain: list[EventType] = []

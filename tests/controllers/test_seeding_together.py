@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from builders import cluster_of, make_node, make_pod
 from kubespread.api.core import Pod
+from kubespread.cluster.state import ClusterState
 from kubespread.controllers.deployment import DeploymentController
 from kubespread.controllers.job import JobController
-from kubespread.controllers.pods import OwnedPods, ReadyTimes, seeding_together
+from kubespread.controllers.pods import OwnedPods, ReadyTimes, followed_pods, seeding_together
 from kubespread.controllers.replicaset import ReplicaSetController
 from kubespread.controllers.statefulset import StatefulSetController
 from kubespread.sim.engine import Simulation
@@ -88,3 +89,72 @@ def test_a_simulation_starts_its_controllers_as_each_alone() -> None:
         ready = getattr(controller, "ready", None)
         if ready is not None:
             assert ready._since == alone.ready._since  # type: ignore[attr-defined]
+
+
+class _Host:
+    """What FollowedPods reads of a host: its cluster and its time."""
+
+    def __init__(self, cluster: ClusterState, now: float) -> None:
+        self.cluster, self.now = cluster, now
+
+
+ops_st = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "ready", "unready", "owner", "delete", "later"]),
+        st.integers(0, 5),
+        st.sampled_from(KINDS),
+        st.sampled_from(["u1", "u2"]),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(pods_st, ops_st)
+def test_followed_pods_equal_the_indexes_recomputed(
+    specs: list[tuple[str, str, bool, bool]], ops: list[tuple[str, int, str, str]]
+) -> None:
+    """One FollowedPods for the controllers starting together, kept by cluster events: its
+    pods by owner equal a fresh seed of the cluster's pods, its ready times those of a
+    ReadyTimes that observed every event itself, after any changes."""
+    cluster = cluster_of([make_node("n1")], [_pod(i, *spec) for i, spec in enumerate(specs)])
+    host = _Host(cluster, 3.0)
+    with seeding_together():
+        followed = followed_pods(host)  # type: ignore[arg-type]
+        assert followed_pods(host) is followed  # type: ignore[arg-type]
+        owned = {k: followed.owned(k) for k in KINDS[:3]}
+        ready = followed.ready()
+    assert followed_pods(host) is not followed  # type: ignore[arg-type]  # alone: its own
+    reference = ReadyTimes()
+    reference.seed(cluster.pods.values(), host.now)
+    cluster.subscribe(lambda e: reference.observe(e, host.now))
+    for op, i, kind, uid in ops:
+        key = f"default/p{i}"
+        stored = cluster.pods.get(key)
+        if op == "later":
+            host.now += 1.5
+        elif op == "add" and stored is None:
+            cluster.add_pod(_pod(i, kind, uid, False, False))
+        elif op == "delete" and stored is not None:
+            cluster.delete_pod(key)
+        elif stored is not None and op in ("ready", "unready", "owner"):
+            b = make_pod(f"p{i}").label("app", "web").set("metadata.uid", stored.metadata.uid)
+            refs = stored.metadata.to_dict().get("ownerReferences")
+            if op == "owner":
+                refs = [{"apiVersion": "apps/v1", "kind": kind, "name": "w", "uid": uid, "controller": True}]
+            if refs:
+                b.set("metadata.ownerReferences", refs)
+            if stored.spec.node_name:
+                b.node(stored.spec.node_name)
+            status = "True" if op == "ready" else "False"
+            b.phase("Running").set("status.conditions", [{"type": "Ready", "status": status}])
+            cluster.update_pod(b.obj())
+    for kind, index in owned.items():
+        fresh = OwnedPods(kind)
+        fresh.seed(cluster.pods.values())
+        assert (index._by_owner, index._keys, index._owner_of) == (
+            fresh._by_owner,
+            fresh._keys,
+            fresh._owner_of,
+        )  # the same content (the order pods came in aside)
+    assert ready._since == reference._since

@@ -79,9 +79,10 @@ class KubeObject(Model):
     @property
     def key(self) -> str:
         """namespace/name for namespaced objects, name otherwise: the object's identity."""
-        if self.NAMESPACED:
-            return f"{self.namespace}/{self.metadata.name}"
-        return self.metadata.name
+        meta = self.metadata
+        if self.NAMESPACED:  # (the namespace property inlined: asked of every object at every event)
+            return f"{meta.namespace or 'default'}/{meta.name}"
+        return meta.name
 
     def ref(self) -> str:
         """How messages name the object: ``Kind namespace/name``."""

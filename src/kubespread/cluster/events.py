@@ -24,17 +24,24 @@ class ClusterEvent:
 
     ``obj`` is the object as it is now (for DELETED and UNBOUND: as it was); ``old`` the
     replaced object for UPDATED, BOUND and UNBOUND when a pod object was replaced;
-    ``node_name`` the node a BOUND/UNBOUND pod entered or left.
+    ``node_name`` the node a BOUND/UNBOUND pod entered or left. ``echo``: the one of the two
+    events a single change of a pod makes that tells a listener keeping only what the pods
+    are (not where they are) nothing the other does: the BOUND an update onto a node makes
+    right after its UPDATED (the same ``obj`` and ``old``), the UNBOUND the deletion of a
+    bound pod makes right before its DELETED (the same ``obj``, the pod already gone).
     """
 
-    __slots__ = ("kind", "node_name", "obj", "old", "type")
+    __slots__ = ("echo", "kind", "node_name", "obj", "old", "type")
 
-    def __init__(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
+    def __init__(
+        self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "", echo: bool = False
+    ) -> None:
         self.type = type
         self.kind: str = obj.KIND
         self.obj = obj
         self.old = old
         self.node_name = node_name
+        self.echo = echo
 
     def __repr__(self) -> str:
         where = f" node={self.node_name}" if self.node_name else ""

@@ -205,10 +205,12 @@ class ClusterState:
         finally:
             self._hypothetical -= 1
 
-    def _emit(self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "") -> None:
+    def _emit(
+        self, type: EventType, obj: Any, *, old: Any = None, node_name: str = "", echo: bool = False
+    ) -> None:
         listeners = self._listeners.route(obj.KIND, self._hypothetical > 0)
         if listeners:
-            event = ClusterEvent(type, obj, old=old, node_name=node_name)
+            event = ClusterEvent(type, obj, old=old, node_name=node_name, echo=echo)
             for listener in listeners:
                 listener(event)
 
@@ -340,7 +342,7 @@ class ClusterState:
             self._emit(EventType.UNBOUND, old, node_name=old_info.name)
         self._emit(EventType.UPDATED, pod, old=old)
         if info is not None and old_info is not info:
-            self._emit(EventType.BOUND, pod, old=old, node_name=info.name)
+            self._emit(EventType.BOUND, pod, old=old, node_name=info.name, echo=True)
 
     def delete_pod(self, key: str) -> None:
         entry = self._entries.get(key)
@@ -351,7 +353,7 @@ class ClusterState:
             self._update(entry, -1)
         self._register(entry, -1)
         if info is not None:
-            self._emit(EventType.UNBOUND, entry.pod, node_name=info.name)
+            self._emit(EventType.UNBOUND, entry.pod, node_name=info.name, echo=True)
         self._emit(EventType.DELETED, entry.pod)
 
     def bind(self, pod_key: str, node_name: str) -> None:

@@ -29,6 +29,7 @@ from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
     controller_ref,
+    followed_pods,
     normalized_template,
     owner_key,
     same_objects,
@@ -195,7 +196,7 @@ class DeploymentController:
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
-        self.pods.seed(sim.cluster.pods.values())
+        self.pods = followed_pods(sim).owned(ReplicaSet.KIND)
         for rs in sim.cluster.objects(ReplicaSet.KIND).values():
             self._index_rs(rs.key, rs)
         sim.cluster.subscribe(self._on_event, kinds=(Deployment.KIND, ReplicaSet.KIND, Pod.KIND))
@@ -214,14 +215,13 @@ class DeploymentController:
                 key = owner_key(rs, Deployment.KIND) if rs is not None else None
                 if key is not None:
                     sim.enqueue(self, key)
-        elif event.kind == Pod.KIND:
-            self.pods.observe(event, sim.cluster)
-            if event.type is EventType.DELETED:  # Recreate waits for the old pods to be gone
-                rs_key = owner_key(event.obj, ReplicaSet.KIND)
-                rs = sim.cluster.get(ReplicaSet.KIND, rs_key) if rs_key else None
-                key = owner_key(rs, Deployment.KIND) if rs is not None else None
-                if key is not None:
-                    sim.enqueue(self, key)
+        elif event.kind == Pod.KIND and event.type is EventType.DELETED:
+            # Recreate waits for the old pods to be gone
+            rs_key = owner_key(event.obj, ReplicaSet.KIND)
+            rs = sim.cluster.get(ReplicaSet.KIND, rs_key) if rs_key else None
+            key = owner_key(rs, Deployment.KIND) if rs is not None else None
+            if key is not None:
+                sim.enqueue(self, key)
 
     # ------------------------------------------------------------------ sync
     def sync(self, key: str) -> None:

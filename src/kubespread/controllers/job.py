@@ -30,6 +30,7 @@ from kubespread.controllers.pods import (
     ReadyTimes,
     Wakeups,
     create_with_slow_start,
+    followed_pods,
     is_active,
     is_ready,
     owner_key,
@@ -117,8 +118,8 @@ class JobController:
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
-        self.pods.seed(sim.cluster.pods.values())
-        self.ready.seed(sim.cluster.pods.values(), sim.now)
+        followed = followed_pods(sim)
+        self.pods, self.ready = followed.owned(Job.KIND), followed.ready()
         sim.cluster.subscribe(self._on_event, kinds=(Job.KIND, Pod.KIND))
         jobs_pods = [pod for pod in sim.cluster.pods.values() if owner_key(pod, Job.KIND)]
         for pod in sorted(jobs_pods, key=lambda p: p.key):  # a dump's other pods left unsorted
@@ -137,8 +138,6 @@ class JobController:
             return
         if event.kind != Pod.KIND:
             return
-        self.pods.observe(event, sim.cluster)
-        self.ready.observe(event, sim.now)
         pod: Pod = event.obj
         key = owner_key(pod, Job.KIND)
         if key is None:

@@ -24,6 +24,7 @@ from kubespread.controllers.pods import (
     SelectorCache,
     Wakeups,
     create_with_slow_start,
+    followed_pods,
     is_active,
     is_available,
     is_ready,
@@ -78,8 +79,8 @@ class ReplicaSetController:
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
-        self.pods.seed(sim.cluster.pods.values())
-        self.ready.seed(sim.cluster.pods.values(), sim.now)
+        followed = followed_pods(sim)
+        self.pods, self.ready = followed.owned(ReplicaSet.KIND), followed.ready()
         for key in sorted(sim.cluster.pods):
             self._claim(key)
             self._related_counts.set(key, sim.cluster.pods[key])
@@ -91,8 +92,8 @@ class ReplicaSetController:
         sim = self.sim
         assert sim is not None
         if event.kind == Pod.KIND:
-            self.pods.observe(event, sim.cluster)
-            self.ready.observe(event, sim.now)
+            if event.echo:  # claimed, counted, synced on the UPDATED before (the DELETED after)
+                return
             self._claim(event.obj.key)
             self._related_counts.set(event.obj.key, sim.cluster.pods.get(event.obj.key))
             if event.type is EventType.DELETED:

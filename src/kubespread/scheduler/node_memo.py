@@ -55,7 +55,7 @@ class PodChanges:
         return self.start + len(self.names)
 
     def on_event(self, event: ClusterEvent) -> None:
-        if event.kind != Pod.KIND:
+        if event.kind != Pod.KIND or event.echo:  # an echo's nodes: its pair's (logged there)
             return
         names = self.names
         if event.node_name:

@@ -397,7 +397,7 @@ def _carriers(index) -> dict[tuple[str, object], dict[str, int]]:
 def test_existing_terms_index_equals_a_fresh_scan_after_random_changes(seed: int) -> None:
     """The per-term carrier counts (and their node-id vectors) kept up by events equal what
     one scan of the final state gives, through binds, unbinds, relabels, phase changes,
-    deletes and node deletions that move node ids."""
+    updates onto a node, deletes and node deletions that move node ids."""
     import random
 
     from kubespread.scheduler.plugins.interpodaffinity.common import ExistingTerms, existing_terms
@@ -408,7 +408,7 @@ def test_existing_terms_index_equals_a_fresh_scan_after_random_changes(seed: int
     made = 0
     for _ in range(120):
         pods = list(cs.pods)
-        action = rng.choice(("add", "add", "bind", "unbind", "update", "delete", "node"))
+        action = rng.choice(("add", "add", "add", "bind", "unbind", "update", "move", "delete", "node"))
         if action == "add" or not pods:
             app = rng.choice(("web", "db"))
             pod = make_pod(f"p{made}").label("app", app)
@@ -435,6 +435,10 @@ def test_existing_terms_index_equals_a_fresh_scan_after_random_changes(seed: int
             d["status"] = {"phase": rng.choice(("Running", "Succeeded"))}
             if rng.random() < 0.5:
                 d["spec"].pop("affinity", None)
+            cs.update(type(pod).from_dict(d))
+        elif action == "move":  # an update onto a node: UNBOUND, UPDATED, then its echo BOUND
+            d = pod.to_dict()
+            d["spec"]["nodeName"] = rng.choice([str(n) for n in cs.node_names])
             cs.update(type(pod).from_dict(d))
         elif action == "delete":
             cs.delete("Pod", key)

@@ -42,7 +42,7 @@ from kubespread.api.patch import PatchError, strategic_merge_patch
 from kubespread.api.timestamps import timestamp, virtual_seconds
 from kubespread.cluster.errors import Conflict
 from kubespread.cluster.events import ClusterEvent, EventType
-from kubespread.controllers.pods import ReadyTimes, Wakeups, is_active, spec_changed
+from kubespread.controllers.pods import ReadyTimes, Wakeups, followed_pods, is_active, spec_changed
 from kubespread.controllers.replicaset import deletion_order
 from kubespread.controllers.workloadspread.options import WorkloadSpreadOptions
 from kubespread.controllers.workloadspread.subsets import (
@@ -138,7 +138,7 @@ class WorkloadSpreadController:
 
     def start(self, sim: ControllerHost) -> None:
         self.sim = sim
-        self.ready.seed(sim.cluster.pods.values(), sim.now)
+        self.ready = followed_pods(sim).ready()
         sim.cluster.subscribe(self._on_event, kinds=_KINDS)
         for key in sorted(sim.cluster.objects(WorkloadSpread.KIND)):
             sim.enqueue(self, key)
@@ -150,8 +150,6 @@ class WorkloadSpreadController:
     def _on_event(self, event: ClusterEvent) -> None:
         sim = self.sim
         assert sim is not None
-        if event.kind == Pod.KIND:
-            self.ready.observe(event, sim.now)
         if not sim.cluster.objects(WorkloadSpread.KIND):
             return
         obj = event.obj

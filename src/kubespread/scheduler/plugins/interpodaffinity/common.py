@@ -398,7 +398,7 @@ class ExistingTerms:
         return out
 
     def on_event(self, event: ClusterEvent) -> None:
-        if event.kind != Pod.KIND:
+        if event.kind != Pod.KIND or event.echo:  # its pair (the UPDATED, the DELETED) puts or drops it
             return
         pod = event.obj
         if event.type in (EventType.UNBOUND, EventType.DELETED):
