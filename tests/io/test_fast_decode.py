@@ -285,3 +285,38 @@ def test_objects_of_a_key_order_met_before_decode_as_the_first_did(
             assert not check(cls.KIND, pod)
             assert _same(got, cls.from_dict(pod))
         assert (answers[0] is None) == (answers[1] is None)
+
+
+def test_threads_decoding_at_once_keep_each_objects_deferred_checks() -> None:
+    """The unread fields' walks wait for the object to be decoded (in one list the decoders
+    share): a pod to create with a wrong value there is refused every time, and a good one
+    decoded every time, while other threads decode at once."""
+    import sys
+    import threading
+
+    good = _dump_pod()
+    for meta_field in ("uid", "creationTimestamp"):
+        del good["metadata"][meta_field]  # a pod to create: every field is walked
+    bad = copy.deepcopy(good)
+    bad["spec"]["securityContext"] = {"runAsUser": "root"}  # unmodelled, walked after the pod
+    cls = class_for("v1", "Pod")
+    assert cls is not None and decode_checked(cls, copy.deepcopy(good)) is not None
+    assert decode_checked(cls, copy.deepcopy(bad)) is None
+    wrong: list[str] = []
+
+    def decode(data: dict[str, Any], refused: bool) -> None:
+        for _ in range(300):
+            if (decode_checked(cls, copy.deepcopy(data)) is None) != refused:
+                wrong.append("accepted" if refused else "refused")
+
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=decode, args=(d, d is bad)) for d in (good, bad) * 3]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(was)
+    assert not wrong

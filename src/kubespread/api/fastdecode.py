@@ -23,6 +23,7 @@ unmodelled strings and booleans, and repeated keys anywhere are still checked.
 from __future__ import annotations
 
 import itertools
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -60,22 +61,26 @@ def decode_checked(cls: type[K], data: Any) -> K | None:
     if fast is None:
         return None
     deferred = _DEFERRED
-    try:
-        obj: K = fast(data)
-        if deferred and not _unread_left_unchecked(obj):
-            for walk, raw in deferred:
-                if walk(raw):
-                    return None
-    except (_Slow, _Mismatch, DecodeError):
-        return None
-    finally:
-        deferred.clear()
+    with _DECODING:  # one object's deferred walks at a time (a library caller may use threads)
+        try:
+            obj: K = fast(data)
+            if deferred and not _unread_left_unchecked(obj):
+                for walk, raw in deferred:
+                    if walk(raw):
+                        return None
+        except (_Slow, _Mismatch, DecodeError):
+            return None
+        finally:
+            deferred.clear()
     return obj
 
 
 #: (walker, value) of the unmodelled fields met while decoding one object that no command
 #: reads: walked once the object is decoded, unless it is a stored pod
 _DEFERRED: list[tuple[Callable[[Any], Any], Any]] = []
+#: held while one object is decoded: the generated decoders append to the one _DEFERRED, so
+#: another thread's decode meanwhile would walk this object's values or clear them unwalked
+_DECODING = threading.Lock()
 
 
 def _unread_left_unchecked(obj: KubeObject) -> bool:
