@@ -371,11 +371,8 @@ class FollowedPods:
             return
         if self._ready is not None:
             self._ready.observe(event, self.host.now)
-        if self._owned:
-            key = event.obj.key
-            pod = self.host.cluster.pods.get(key)
-            for owned in self._owned.values():
-                owned._set(key, pod)
+        for owned in self._owned.values():
+            owned.observe(event, self.host.cluster)
 
 
 def followed_pods(host: ControllerHost) -> FollowedPods:
