@@ -209,7 +209,9 @@ _BASES_LOCK = threading.Lock()
 
 def _base_facts(sim: Simulation) -> _Base:
     owners = {key: workload_key(sim, pod) for key, pod in sim.cluster.pods.items()}
-    return _Base(sim, running_replicas(sim, owners), owners, read_base(sim, owners))
+    reading = read_base(sim, owners)
+    # the running replicas the reading counted (a run reads them of the workloads it reports)
+    return _Base(sim, dict(reading.pods.running), owners, reading)
 
 
 def build_base(inp: AuditInput) -> Simulation:
