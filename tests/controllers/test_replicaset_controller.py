@@ -6,6 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from builders import cluster_of, make_node, make_pod
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.keys import ANNOTATION_POD_DELETION_COST
@@ -320,3 +323,65 @@ def test_the_selector_cache_follows_the_selector_object_not_the_spec() -> None:
     assert again is not first
     assert again.matches({"app": "other"}) and not again.matches({"app": "web"})
     assert first.matches({"app": "web"})
+
+
+def _claims_state(c: ReplicaSetController) -> tuple[object, ...]:
+    return (c._claims, c._counts, c._active_keys)
+
+
+_rs_st = st.tuples(
+    st.sampled_from(["web", "api"]),  # name
+    st.sampled_from(["u1", "u2"]),  # uid
+    st.booleans(),  # a selector of every pod
+    st.booleans(),  # a template label more than the selector's
+)
+_claim_pod_st = st.tuples(
+    st.sampled_from(["", "ReplicaSet", "Job"]),  # the controller's kind ("": no owner)
+    st.sampled_from(["web", "api", "gone"]),  # its name
+    st.sampled_from(["u1", "u2", "u3"]),  # its uid
+    st.sampled_from(["web", "api", "other"]),  # the pod's app label
+    st.booleans(),  # the template's extra label too
+    st.sampled_from(["", "Running", "Succeeded"]),
+    st.booleans(),  # Ready
+    st.booleans(),  # terminating
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_rs_st, max_size=3, unique_by=lambda r: r[0]), st.lists(_claim_pod_st, max_size=14))
+def test_the_claims_at_start_equal_each_pod_claimed_alone(
+    sets: list[tuple[str, str, bool, bool]], specs: list[tuple[str, str, str, str, bool, str, bool, bool]]
+) -> None:
+    """start's claims (each owner looked up once) are those of _claim asked pod by pod, in key
+    order: the same claims, counts and sorted active keys, whatever the owners, uids,
+    selectors, template labels, phases and readiness."""
+    objects = []
+    for name, uid, wide, tier in sets:
+        rs = replica_set(uid=uid)
+        rs.metadata.name = name
+        rs.spec.selector = LabelSelector.from_dict({"matchLabels": {} if wide else {"app": name}})
+        if tier:
+            rs.spec.template.metadata.labels = {"app": name, "tier": "x"}
+        objects.append(rs)
+    pods = []
+    for i, (kind, owner, uid, app, tier, phase, ready, terminating) in enumerate(specs):
+        pod = make_pod(f"p{i:02d}").label("app", app).set("metadata.uid", f"pod-{i}")
+        if tier:
+            pod.label("tier", "x")
+        if kind:
+            ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": uid, "controller": True}
+            pod.set("metadata.ownerReferences", [ref])
+        if phase:
+            pod.node("n1").phase(phase)
+        if ready:
+            pod.set("status.conditions", [{"type": "Ready", "status": "True"}])
+        if terminating:
+            pod.terminating()
+        pods.append(pod)
+    started = ReplicaSetController()
+    sim = Simulation(cluster_of([make_node("n1")], pods, objects=objects), controllers=[started])
+    alone = ReplicaSetController()
+    alone.sim = sim
+    for key in sorted(sim.cluster.pods):
+        alone._claim(key)
+    assert _claims_state(started) == _claims_state(alone)

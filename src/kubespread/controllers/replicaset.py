@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from kubespread.admission.framework import Rejection
 from kubespread.api.apps import ReplicaSet
 from kubespread.api.core import Pod
+from kubespread.api.selectors import Selector
 from kubespread.cluster.events import ClusterEvent, EventType
 from kubespread.controllers.pods import (
     OwnedPods,
@@ -81,9 +82,11 @@ class ReplicaSetController:
         self.sim = sim
         followed = followed_pods(sim)
         self.pods, self.ready = followed.owned(ReplicaSet.KIND), followed.ready()
-        for key in sorted(sim.cluster.pods):
-            self._claim(key)
-            self._related_counts.set(key, sim.cluster.pods[key])
+        pods = sim.cluster.pods
+        keys = sorted(pods)
+        self._claim_all(keys)
+        for key in keys:
+            self._related_counts.set(key, pods[key])
         sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, ReplicaSet.KIND))
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
@@ -148,6 +151,47 @@ class ReplicaSetController:
         if facts[1]:
             bisect.insort(self._active_keys.setdefault(uid, []), key)
 
+    def _claim_all(self, keys: list[str]) -> None:
+        """:meth:`_claim` of every pod at the start (``keys`` sorted, nothing claimed or ranked
+        yet), each controlling ReplicaSet looked up and its selector fetched once rather than
+        once per pod: a dump's 100,000 pods have a few hundred owners."""
+        sim = self.sim
+        assert sim is not None and not self._claims and not self._rankings
+        pods = sim.cluster.pods
+        owners: dict[tuple[str, str, str], tuple[ReplicaSet, Selector] | None] = {}
+        claims, counts, active_keys = self._claims, self._counts, self._active_keys
+        for key in keys:
+            pod = pods[key]
+            ref = pod.metadata.controller_ref()
+            if ref is None or ref.kind != ReplicaSet.KIND:
+                continue
+            owner = (pod.namespace, ref.name, ref.uid)
+            if owner in owners:
+                got = owners[owner]
+            else:
+                got = owners[owner] = self._controlling(pod.namespace, ref.name, ref.uid)
+            if got is None:
+                continue
+            facts = _pod_facts(pod, ref.uid, *got)
+            if facts is None:
+                continue
+            claims[key] = facts
+            c = counts.setdefault(ref.uid, [0, 0, 0])
+            c[0] += facts[1]
+            c[1] += facts[2]
+            c[2] += facts[3]
+            if facts[1]:  # keys come sorted: appending keeps each list sorted
+                active_keys.setdefault(ref.uid, []).append(key)
+
+    def _controlling(self, namespace: str, name: str, uid: str) -> tuple[ReplicaSet, Selector] | None:
+        """The live ReplicaSet an ownerReference names (by name and uid) and its selector."""
+        sim = self.sim
+        assert sim is not None
+        rs = sim.cluster.get(ReplicaSet.KIND, f"{namespace}/{name}")
+        if not isinstance(rs, ReplicaSet) or rs.metadata.uid != uid:
+            return None
+        return rs, self._selectors.of(rs)
+
     def _facts(self, key: str) -> tuple[str, bool, bool, bool] | None:
         """(ReplicaSet uid, active, ready, fully labelled) when a live ReplicaSet controls the
         pod and still selects it, else None."""
@@ -157,16 +201,8 @@ class ReplicaSetController:
         ref = pod.metadata.controller_ref() if pod is not None else None
         if pod is None or ref is None or ref.kind != ReplicaSet.KIND:
             return None
-        rs = sim.cluster.get(ReplicaSet.KIND, f"{pod.namespace}/{ref.name}")
-        if not isinstance(rs, ReplicaSet) or rs.metadata.uid != ref.uid:
-            return None
-        labels = pod.metadata.labels
-        if not self._selectors.of(rs).matches(labels):
-            return None
-        active = is_active(pod)
-        template_labels = rs.spec.template.metadata.labels
-        fully = active and template_labels.items() <= labels.items()  # each label as the template's
-        return (ref.uid, active, active and is_ready(pod), fully)
+        got = self._controlling(pod.namespace, ref.name, ref.uid)
+        return None if got is None else _pod_facts(pod, ref.uid, *got)
 
     def _claimed(self, rs: ReplicaSet) -> list[Pod]:
         """Pods this ReplicaSet controls that its selector still selects (nothing is adopted)."""
@@ -321,3 +357,15 @@ class ReplicaSetController:
             updated = copy.copy(rs)  # only the status changes: share the rest
             updated.status = status
             sim.update(updated)
+
+
+def _pod_facts(pod: Pod, uid: str, rs: ReplicaSet, selector: Selector) -> tuple[str, bool, bool, bool] | None:
+    """A claim's facts (:meth:`ReplicaSetController._facts`) of a pod the ReplicaSet ``rs``
+    (uid ``uid``, compiled ``selector``) controls: None when the selector no longer selects it."""
+    labels = pod.metadata.labels
+    if not selector.matches(labels):
+        return None
+    active = is_active(pod)
+    template_labels = rs.spec.template.metadata.labels
+    fully = active and template_labels.items() <= labels.items()  # each label as the template's
+    return (uid, active, active and is_ready(pod), fully)
