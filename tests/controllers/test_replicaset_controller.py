@@ -326,45 +326,48 @@ def test_the_selector_cache_follows_the_selector_object_not_the_spec() -> None:
 
 
 def _claims_state(c: ReplicaSetController) -> tuple[object, ...]:
-    return (c._claims, c._counts, c._active_keys)
+    related = c._related_counts
+    return (c._claims, c._counts, c._active_keys, related._counted, related._counts)
 
 
 _rs_st = st.tuples(
-    st.sampled_from(["web", "api"]),  # name
-    st.sampled_from(["u1", "u2"]),  # uid
+    st.sampled_from(["web", "api"]),  # name (its uid: u-name)
     st.booleans(),  # a selector of every pod
     st.booleans(),  # a template label more than the selector's
 )
 _claim_pod_st = st.tuples(
-    st.sampled_from(["", "ReplicaSet", "Job"]),  # the controller's kind ("": no owner)
-    st.sampled_from(["web", "api", "gone"]),  # its name
-    st.sampled_from(["u1", "u2", "u3"]),  # its uid
+    st.sampled_from(["ReplicaSet", "ReplicaSet", "ReplicaSet", "Job", ""]),  # its controller ("": none)
+    st.sampled_from(["web", "web", "api", "gone"]),  # the controller's name
+    st.sampled_from(["same", "same", "same", "old", ""]),  # its uid: the ReplicaSet's, another, none
     st.sampled_from(["web", "api", "other"]),  # the pod's app label
     st.booleans(),  # the template's extra label too
-    st.sampled_from(["", "Running", "Succeeded"]),
+    st.sampled_from(["", "Running", "Running", "Succeeded"]),
+    st.sampled_from(["", "n1", "n2"]),  # the node
     st.booleans(),  # Ready
     st.booleans(),  # terminating
 )
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(_rs_st, max_size=3, unique_by=lambda r: r[0]), st.lists(_claim_pod_st, max_size=14))
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_rs_st, max_size=2, unique_by=lambda r: r[0]), st.lists(_claim_pod_st, max_size=16))
 def test_the_claims_at_start_equal_each_pod_claimed_alone(
-    sets: list[tuple[str, str, bool, bool]], specs: list[tuple[str, str, str, str, bool, str, bool, bool]]
+    sets: list[tuple[str, bool, bool]], specs: list[tuple[Any, ...]]
 ) -> None:
-    """start's claims (each owner looked up once) are those of _claim asked pod by pod, in key
-    order: the same claims, counts and sorted active keys, whatever the owners, uids,
-    selectors, template labels, phases and readiness."""
+    """start's claims and related counts (one pass, each owner looked up once, equal labels
+    selected once) are those of _claim and RelatedCounts.set asked pod by pod, in key order:
+    the same claims, counts, sorted active keys and active pods per node, whatever the
+    owners, uids, selectors, template labels, phases and readiness."""
     objects = []
-    for name, uid, wide, tier in sets:
-        rs = replica_set(uid=uid)
+    for name, wide, tier in sets:
+        rs = replica_set(uid=f"u-{name}")
         rs.metadata.name = name
         rs.spec.selector = LabelSelector.from_dict({"matchLabels": {} if wide else {"app": name}})
         if tier:
             rs.spec.template.metadata.labels = {"app": name, "tier": "x"}
         objects.append(rs)
     pods = []
-    for i, (kind, owner, uid, app, tier, phase, ready, terminating) in enumerate(specs):
+    for i, (kind, owner, same, app, tier, phase, node, ready, terminating) in enumerate(specs):
+        uid = {"same": f"u-{owner}", "old": "u-old", "": ""}[same]
         pod = make_pod(f"p{i:02d}").label("app", app).set("metadata.uid", f"pod-{i}")
         if tier:
             pod.label("tier", "x")
@@ -372,16 +375,20 @@ def test_the_claims_at_start_equal_each_pod_claimed_alone(
             ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": uid, "controller": True}
             pod.set("metadata.ownerReferences", [ref])
         if phase:
-            pod.node("n1").phase(phase)
+            pod.phase(phase)
+        if node:
+            pod.node(node)
         if ready:
             pod.set("status.conditions", [{"type": "Ready", "status": "True"}])
         if terminating:
             pod.terminating()
         pods.append(pod)
     started = ReplicaSetController()
-    sim = Simulation(cluster_of([make_node("n1")], pods, objects=objects), controllers=[started])
+    cluster = cluster_of([make_node("n1"), make_node("n2")], pods, objects=objects)
+    sim = Simulation(cluster, controllers=[started])
     alone = ReplicaSetController()
     alone.sim = sim
     for key in sorted(sim.cluster.pods):
         alone._claim(key)
+        alone._related_counts.set(key, sim.cluster.pods[key])
     assert _claims_state(started) == _claims_state(alone)

@@ -327,6 +327,20 @@ class RelatedCounts:
             counts[new[1]] = counts.get(new[1], 0) + 1
             self._on_change(*new)
 
+    def seed(self, active: Iterable[tuple[str, str, str]]) -> None:
+        """A first count, of ``(key, owner uid, node)`` for each active pod of this kind's
+        (what :meth:`set` would count of it): as many ``set`` calls into empty tables, except
+        that ``on_change`` is not called, there being nothing yet that a count could move."""
+        assert not self._counted
+        counted, counts_of = self._counted, self._counts
+        for key, uid, node in active:
+            counted[key] = (uid, node)
+            counts = counts_of.get(uid)
+            if counts is None:
+                counts_of[uid] = {node: 1}
+            else:
+                counts[node] = counts.get(node, 0) + 1
+
     def on_node(self, owners: Iterable[str], node: str) -> int:
         """Active pods of any of ``owners`` on ``node`` ("" for unassigned ones)."""
         total = 0

@@ -85,8 +85,6 @@ class ReplicaSetController:
         pods = sim.cluster.pods
         keys = sorted(pods)
         self._claim_all(keys)
-        for key in keys:
-            self._related_counts.set(key, pods[key])
         sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, ReplicaSet.KIND))
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
@@ -152,36 +150,54 @@ class ReplicaSetController:
             bisect.insort(self._active_keys.setdefault(uid, []), key)
 
     def _claim_all(self, keys: list[str]) -> None:
-        """:meth:`_claim` of every pod at the start (``keys`` sorted, nothing claimed or ranked
-        yet), each controlling ReplicaSet looked up and its selector fetched once rather than
-        once per pod: a dump's 100,000 pods have a few hundred owners."""
+        """:meth:`_claim` and ``_related_counts.set`` of every pod at the start (``keys``
+        sorted, nothing claimed, counted or ranked yet), in one pass: each controlling
+        ReplicaSet looked up and its selector fetched once rather than once per pod (a dump's
+        100,000 pods have a few hundred owners), and a pod with the labels of the one before
+        of its owner selected as that one was."""
         sim = self.sim
         assert sim is not None and not self._claims and not self._rankings
         pods = sim.cluster.pods
         owners: dict[tuple[str, str, str], tuple[ReplicaSet, Selector] | None] = {}
+        #: owner uid -> (labels, selected, labelled as the template) of its last pod claimed
+        last_labels: dict[str, tuple[dict[str, str], bool, bool]] = {}
         claims, counts, active_keys = self._claims, self._counts, self._active_keys
+        related: list[tuple[str, str, str]] = []
+        kind = ReplicaSet.KIND
         for key in keys:
             pod = pods[key]
             ref = pod.metadata.controller_ref()
-            if ref is None or ref.kind != ReplicaSet.KIND:
+            if ref is None or ref.kind != kind:
                 continue
-            owner = (pod.namespace, ref.name, ref.uid)
+            uid = ref.uid
+            active = is_active(pod)
+            if active and uid:
+                related.append((key, uid, pod.spec.node_name))
+            owner = (pod.namespace, ref.name, uid)
             if owner in owners:
                 got = owners[owner]
             else:
-                got = owners[owner] = self._controlling(pod.namespace, ref.name, ref.uid)
+                got = owners[owner] = self._controlling(pod.namespace, ref.name, uid)
             if got is None:
                 continue
-            facts = _pod_facts(pod, ref.uid, *got)
-            if facts is None:
+            labels = pod.metadata.labels
+            seen = last_labels.get(uid)
+            if seen is not None and seen[0] == labels:
+                selected, labelled = seen[1], seen[2]
+            else:
+                selected, labelled = _selected(labels, *got)
+                last_labels[uid] = (labels, selected, labelled)
+            if not selected:
                 continue
+            facts = (uid, active, active and is_ready(pod), active and labelled)
             claims[key] = facts
-            c = counts.setdefault(ref.uid, [0, 0, 0])
+            c = counts.setdefault(uid, [0, 0, 0])
             c[0] += facts[1]
             c[1] += facts[2]
             c[2] += facts[3]
-            if facts[1]:  # keys come sorted: appending keeps each list sorted
-                active_keys.setdefault(ref.uid, []).append(key)
+            if active:  # keys come sorted: appending keeps each list sorted
+                active_keys.setdefault(uid, []).append(key)
+        self._related_counts.seed(related)
 
     def _controlling(self, namespace: str, name: str, uid: str) -> tuple[ReplicaSet, Selector] | None:
         """The live ReplicaSet an ownerReference names (by name and uid) and its selector."""
@@ -362,10 +378,16 @@ class ReplicaSetController:
 def _pod_facts(pod: Pod, uid: str, rs: ReplicaSet, selector: Selector) -> tuple[str, bool, bool, bool] | None:
     """A claim's facts (:meth:`ReplicaSetController._facts`) of a pod the ReplicaSet ``rs``
     (uid ``uid``, compiled ``selector``) controls: None when the selector no longer selects it."""
-    labels = pod.metadata.labels
-    if not selector.matches(labels):
+    selected, labelled = _selected(pod.metadata.labels, rs, selector)
+    if not selected:
         return None
     active = is_active(pod)
-    template_labels = rs.spec.template.metadata.labels
-    fully = active and template_labels.items() <= labels.items()  # each label as the template's
-    return (uid, active, active and is_ready(pod), fully)
+    return (uid, active, active and is_ready(pod), active and labelled)
+
+
+def _selected(labels: dict[str, str], rs: ReplicaSet, selector: Selector) -> tuple[bool, bool]:
+    """Whether a pod with these labels is selected by ``rs`` (compiled ``selector``) and has
+    each of its template's labels as the template has it: what of a claim its labels decide."""
+    if not selector.matches(labels):
+        return False, False
+    return True, rs.spec.template.metadata.labels.items() <= labels.items()
