@@ -195,23 +195,22 @@ class OwnedPods:
             if seeded is not None:  # another controller's of the same kind, from the same pods
                 self._copy(seeded)
                 return
-            refs: Iterable[OwnerReference | None] = starting.controller_refs(pods)
+            controlled: Iterable[tuple[Pod, OwnerReference]] = starting.controlled(pods, self.kind)
         else:
-            refs = (pod.metadata.controller_ref() for pod in pods)
+            controlled = _controlled_by(pods, self.kind)
         # what _set does for each pod into empty tables, with each owner's keys sorted once
-        kind, by_owner, owner_of = self.kind, self._by_owner, self._owner_of
-        for pod, ref in zip(pods, refs, strict=True):
-            if ref is not None and ref.kind == kind and ref.uid:
-                key = pod.key
-                owner_of[key] = ref.uid
-                owned = by_owner.get(ref.uid)
-                if owned is None:
-                    by_owner[ref.uid] = {key: pod}
-                else:
-                    owned[key] = pod
+        by_owner, owner_of = self._by_owner, self._owner_of
+        for pod, ref in controlled:
+            key = pod.key
+            owner_of[key] = ref.uid
+            owned = by_owner.get(ref.uid)
+            if owned is None:
+                by_owner[ref.uid] = {key: pod}
+            else:
+                owned[key] = pod
         self._keys = {uid: sorted(owned) for uid, owned in by_owner.items()}
         if starting is not None:
-            starting.keep_owned(pods, OwnedPods(kind)._copy(self))
+            starting.keep_owned(pods, OwnedPods(self.kind)._copy(self))
 
     def _copy(self, other: OwnedPods) -> OwnedPods:
         """This, made what ``other`` is (a copy of its own); returns itself."""
@@ -274,7 +273,7 @@ class _StartingPods:
     is replaced, never changed in place); any other pods are read afresh."""
 
     def __init__(self) -> None:
-        self._refs: tuple[tuple[Pod, ...], list[OwnerReference | None]] | None = None
+        self._refs: tuple[tuple[Pod, ...], dict[str, list[tuple[Pod, OwnerReference]]]] | None = None
         self._ready: tuple[tuple[Pod, ...], float, dict[str, float]] | None = None
         self._owned: dict[str, tuple[tuple[Pod, ...], OwnedPods]] = {}
         self._followed: FollowedPods | None = None
@@ -294,11 +293,23 @@ class _StartingPods:
     def keep_owned(self, pods: tuple[Pod, ...], seeded: OwnedPods) -> None:
         self._owned[seeded.kind] = (pods, seeded)
 
-    def controller_refs(self, pods: tuple[Pod, ...]) -> list[OwnerReference | None]:
+    def controlled(self, pods: tuple[Pod, ...], kind: str) -> list[tuple[Pod, OwnerReference]]:
+        """:func:`_controlled_by` of these pods and ``kind``: the pods sorted by their
+        controller's kind once for every kind asked (a dump's pods are a few kinds', and the
+        controllers of the others need not pass over them)."""
         kept = self._refs
         if kept is None or not same_objects(kept[0], pods):
-            kept = self._refs = (pods, [pod.metadata.controller_ref() for pod in pods])
-        return kept[1]
+            by_kind: dict[str, list[tuple[Pod, OwnerReference]]] = {}
+            for pod in pods:
+                ref = pod.metadata.controller_ref()
+                if ref is not None and ref.uid:
+                    of_kind = by_kind.get(ref.kind)
+                    if of_kind is None:
+                        by_kind[ref.kind] = [(pod, ref)]
+                    else:
+                        of_kind.append((pod, ref))
+            kept = self._refs = (pods, by_kind)
+        return kept[1].get(kind, [])
 
     def ready_since(self, pods: tuple[Pod, ...], at: float) -> dict[str, float]:
         """A first :meth:`ReadyTimes.seed`'s ``since`` (a copy of its own)."""
@@ -308,6 +319,17 @@ class _StartingPods:
             _seed_ready(since, pods, at)
             kept = self._ready = (pods, at, since)
         return dict(kept[2])
+
+
+def _controlled_by(pods: Iterable[Pod], kind: str) -> list[tuple[Pod, OwnerReference]]:
+    """(pod, its controller reference) of the pods, in order, whose controller is of ``kind``
+    and has a uid: those :meth:`OwnedPods._set` files under an owner."""
+    out = []
+    for pod in pods:
+        ref = pod.metadata.controller_ref()
+        if ref is not None and ref.kind == kind and ref.uid:
+            out.append((pod, ref))
+    return out
 
 
 def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
