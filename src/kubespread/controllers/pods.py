@@ -299,16 +299,7 @@ class _StartingPods:
         controllers of the others need not pass over them)."""
         kept = self._refs
         if kept is None or not same_objects(kept[0], pods):
-            by_kind: dict[str, list[tuple[Pod, OwnerReference]]] = {}
-            for pod in pods:
-                ref = pod.metadata.controller_ref()
-                if ref is not None and ref.uid:
-                    of_kind = by_kind.get(ref.kind)
-                    if of_kind is None:
-                        by_kind[ref.kind] = [(pod, ref)]
-                    else:
-                        of_kind.append((pod, ref))
-            kept = self._refs = (pods, by_kind)
+            kept = self._refs = (pods, _by_controller_kind(pods))
         return kept[1].get(kind, [])
 
     def ready_since(self, pods: tuple[Pod, ...], at: float) -> dict[str, float]:
@@ -321,15 +312,24 @@ class _StartingPods:
         return dict(kept[2])
 
 
-def _controlled_by(pods: Iterable[Pod], kind: str) -> list[tuple[Pod, OwnerReference]]:
-    """(pod, its controller reference) of the pods, in order, whose controller is of ``kind``
-    and has a uid: those :meth:`OwnedPods._set` files under an owner."""
-    out = []
+def _by_controller_kind(pods: Iterable[Pod]) -> dict[str, list[tuple[Pod, OwnerReference]]]:
+    """(pod, its controller reference) of the pods, in order, whose controller has a uid
+    (those :meth:`OwnedPods._set` files under an owner), by the controller's kind."""
+    by_kind: dict[str, list[tuple[Pod, OwnerReference]]] = {}
     for pod in pods:
         ref = pod.metadata.controller_ref()
-        if ref is not None and ref.kind == kind and ref.uid:
-            out.append((pod, ref))
-    return out
+        if ref is not None and ref.uid:
+            of_kind = by_kind.get(ref.kind)
+            if of_kind is None:
+                by_kind[ref.kind] = [(pod, ref)]
+            else:
+                of_kind.append((pod, ref))
+    return by_kind
+
+
+def _controlled_by(pods: Iterable[Pod], kind: str) -> list[tuple[Pod, OwnerReference]]:
+    """:func:`_by_controller_kind`'s pods of ``kind``."""
+    return _by_controller_kind(pods).get(kind, [])
 
 
 def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:

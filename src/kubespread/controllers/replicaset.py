@@ -82,9 +82,7 @@ class ReplicaSetController:
         self.sim = sim
         followed = followed_pods(sim)
         self.pods, self.ready = followed.owned(ReplicaSet.KIND), followed.ready()
-        pods = sim.cluster.pods
-        keys = sorted(pods)
-        self._claim_all(keys)
+        self._claim_all(sorted(sim.cluster.pods))
         sim.cluster.subscribe(self._on_event, kinds=(Pod.KIND, ReplicaSet.KIND))
         for key in sorted(sim.cluster.objects(ReplicaSet.KIND)):
             sim.enqueue(self, key)
@@ -189,7 +187,7 @@ class ReplicaSetController:
                 last_labels[uid] = (labels, selected, labelled)
             if not selected:
                 continue
-            facts = (uid, active, active and is_ready(pod), active and labelled)
+            facts = _claim_facts(pod, uid, active, labelled)
             claims[key] = facts
             c = counts.setdefault(uid, [0, 0, 0])
             c[0] += facts[1]
@@ -379,9 +377,11 @@ def _pod_facts(pod: Pod, uid: str, rs: ReplicaSet, selector: Selector) -> tuple[
     """A claim's facts (:meth:`ReplicaSetController._facts`) of a pod the ReplicaSet ``rs``
     (uid ``uid``, compiled ``selector``) controls: None when the selector no longer selects it."""
     selected, labelled = _selected(pod.metadata.labels, rs, selector)
-    if not selected:
-        return None
-    active = is_active(pod)
+    return _claim_facts(pod, uid, is_active(pod), labelled) if selected else None
+
+
+def _claim_facts(pod: Pod, uid: str, active: bool, labelled: bool) -> tuple[str, bool, bool, bool]:
+    """(owner uid, active, ready, fully labelled): ready and labelled count only when active."""
     return (uid, active, active and is_ready(pod), active and labelled)
 
 
