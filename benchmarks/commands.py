@@ -14,6 +14,10 @@ environment may say ``PYTHONDONTWRITEBYTECODE``, which would add compiling every
 every run): a first, untimed run writes it.
 
     .venv/bin/python benchmarks/commands.py               # --runs N, --only schedule|explain|audit
+
+Side by side with another tree (its own ``.venv``, its own copy of the snapshot), in the same
+minutes: ``--other /path/to/tree`` runs each command there too, the two trees alternating run by
+run, and prints both rows and their ratio (other over this).
 """
 
 from __future__ import annotations
@@ -35,18 +39,21 @@ COMMANDS = {
 }
 
 
-def _kubespread() -> list[str]:
-    exe = Path(sys.executable).with_name("kubespread")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubespread"]
+def _kubespread(tree: Path = REPO) -> list[str]:
+    """The tree's own executable (its ``.venv``), else this interpreter's."""
+    python = tree / ".venv" / "bin" / "python" if tree != REPO else Path(sys.executable)
+    exe = python.with_name("kubespread")
+    return [str(exe)] if exe.exists() else [str(python), "-m", "kubespread"]
 
 
-def run(args: list[str]) -> tuple[float, float]:
-    """(wall s, CPU s of the process and the children it waited for) of one run."""
+def run(args: list[str], tree: Path = REPO) -> tuple[float, float]:
+    """(wall s, CPU s of the process and the children it waited for) of one run in ``tree``."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    args = [a.replace(str(REPO), str(tree)) for a in args]
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [*_kubespread(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=REPO
+        [*_kubespread(tree), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree
     )
     assert proc.stderr is not None
     err = proc.stderr.read()
@@ -62,18 +69,33 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", choices=sorted(COMMANDS))
+    ap.add_argument("--other", type=Path, help="another tree (with its .venv) run alternately")
     a = ap.parse_args(argv)
     names = [a.only] if a.only else list(COMMANDS)
+    trees = [REPO] if a.other is None else [REPO, a.other.resolve()]
     print(f"whole commands on examples/snapshot/, {a.runs} runs each (CPU: user + system, children too)")
-    print(f"{'command':<10} {'cpu s (median)':>15} {'min':>6} {'max':>6} {'wall s (median)':>16}  load")
+    head = f"{'command':<10} {'tree':<6} {'cpu s (median)':>15} {'min':>6} {'max':>6}"
+    print(f"{head} {'wall s (median)':>16}  load")
     for name in names:
-        run(COMMANDS[name])  # bytecode written, caches warm
+        for tree in trees:
+            run(COMMANDS[name], tree)  # bytecode written, caches warm
         before = os.getloadavg()[0]
-        walls, cpus = zip(*(run(COMMANDS[name]) for _ in range(a.runs)), strict=True)
-        print(
-            f"{name:<10} {statistics.median(cpus):>15.2f} {min(cpus):>6.2f} {max(cpus):>6.2f} "
-            f"{statistics.median(walls):>16.2f}  {before:.2f}/{os.getloadavg()[0]:.2f}"
-        )
+        times: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
+        for _ in range(a.runs):
+            for tree in trees:
+                times[tree].append(run(COMMANDS[name], tree))
+        after = os.getloadavg()[0]
+        medians = {}
+        for tree in trees:
+            walls, cpus = zip(*times[tree], strict=True)
+            medians[tree] = statistics.median(cpus)
+            which = "this" if tree == REPO else "other"
+            print(
+                f"{name:<10} {which:<6} {medians[tree]:>15.2f} {min(cpus):>6.2f} {max(cpus):>6.2f} "
+                f"{statistics.median(walls):>16.2f}  {before:.2f}/{after:.2f}"
+            )
+        if a.other is not None:
+            print(f"{name:<10} other / this, CPU: {medians[trees[1]] / medians[REPO]:.2f}x")
     return 0
 
 

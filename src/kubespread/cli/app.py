@@ -4,9 +4,9 @@ one is for callers that want them all (tests, the README and golden generators).
 
 from __future__ import annotations
 
-from kubespread.cli.root import new_app, plain_message, register
+from kubespread.cli.root import new_app, register
 
-__all__ = ["app", "main", "plain_message"]
+__all__ = ["app", "main"]
 
 app = register(new_app())
 

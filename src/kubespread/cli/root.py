@@ -16,15 +16,6 @@ from typer.core import TyperCommand, TyperGroup
 from kubespread.cli.pipe import closed_pipe, is_closed_pipe
 
 
-def plain_message(message: str) -> str:
-    """A parameter error in Click's words: Typer converts values with pydantic, whose messages
-    read "Value error, 'x' is not one of ..." and "Input should be a valid integer, unable to
-    parse string as an integer"."""
-    message = message.removeprefix("Value error, ")
-    m = re.match(r"Input should be (.*?)(?:, .*)?$", message)
-    return f"must be {m.group(1)}" if m else message
-
-
 class _Command(TyperCommand):
     """A command whose usage line names its arguments as kubectl does (``explain POD``), not
     in Typer's braces (``{POD}``)."""
@@ -34,14 +25,12 @@ class _Command(TyperCommand):
 
 
 class _Group(TyperGroup):
-    """The root command: parameter errors of every command reach the user in plain words."""
+    """The root command: a closed pipe ends every command as kubectl's would (``cli/pipe.py``),
+    before Click makes it a silent exit 1."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except typer.BadParameter as e:
-            e.message = plain_message(e.message)
-            raise
         except OSError as e:  # before Click makes a closed pipe a silent exit 1
             if is_closed_pipe(e):
                 closed_pipe()
