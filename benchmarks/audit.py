@@ -8,14 +8,15 @@ replicas (100m CPU) each spread over zones (maxSkew 1, DoNotSchedule; every othe
 with nodeTaintsPolicy Honor, so that half of them cannot place their replacements when a
 zone fails) and over hostnames (maxSkew 1, ScheduleAnyway). It is settled once (``place``,
 timed apart: ``settle s``); each audit then runs every failure from a fork of the settled
-base (``audit_settled``). Per instance and key, each way of running is timed ``--repeat``
-times (medians): ``runs s`` is the wall time of the failure runs, ``total s`` the whole audit
-(the base rebuilt from the dump, the runs, the ranking), ``cpu s`` user + system of this
-process and the children it forked (with Dask, plus every worker's and the children each
-forked, read from the workers before and after),
-``speed-up`` the 1-process total over this one. The Dask cluster (``LocalCluster``, 2
-worker processes of 1 thread, one per core: a thread only waits for the runs its worker's
-helper forks) is started once, apart; each audit scatters the dump to it, pickled once
+base (``audit_settled``). Per instance and key, ``--repeat`` rounds each time every way of
+running once, in turn (medians): ``runs s`` is the wall time of the failure runs, ``total s``
+the whole audit (the base rebuilt from the dump, the runs, the ranking), ``cpu s`` user +
+system of this process and the children it forked (with Dask, plus every worker's and the
+children each forked, read from the workers before and after), ``speed-up`` the median over
+rounds of the round's 1-process total over this one (a machine whose speed drifts over
+minutes slows the ways of one round alike). The Dask cluster (``LocalCluster``, 2 worker
+processes of 1 thread, one per core: a thread only waits for the runs its worker's helper
+forks) is started once, apart; each audit scatters the dump to it, pickled once
 (``plan.audit_dask``), and the machine's helper (one for both workers) unpickles it and
 rebuilds the base on the first run.
 
@@ -187,27 +188,33 @@ def _time(
     client: Any,
     keys: tuple[str, ...] = ("zone", "hostname"),
 ) -> None:
-    """One row per key (zones, then nodes) and way of running, medians of ``repeat``."""
+    """One row per key (zones, then nodes) and way of running, medians of ``repeat`` rounds.
+    A round runs every way once, in turn (1 process, 2, Dask), so that a machine whose speed
+    drifts over minutes slows every way alike; a way's speed-up is the median over rounds of
+    that round's 1-process total over its own."""
     pods = sum(1 for p in sim.cluster.pods.values() if sim.cluster.node_of(p.key))
     for key, limit in ((ZONE, None), (HOST, node_limit)):
         if key.rsplit("/", 1)[-1] not in keys:
             continue
-        one: float | None = None
-        for way in ways:
-            runs, totals, cpus, controls, loads = [], [], [], [], []
-            failures = 0
-            at_once = _at_once(way, limit if key == HOST and limit is not None else _domains(sim, key))
-            for _ in range(repeat):
+        failing = limit if key == HOST and limit is not None else _domains(sim, key)
+        seen: dict[str, dict[str, list[float]]] = {
+            way: {"runs": [], "totals": [], "cpus": [], "controls": [], "loads": []} for way in ways
+        }
+        failures = 0
+        for _ in range(repeat):
+            for way in ways:
+                got = seen[way]
                 if way != "1":
-                    controls.append(machine_scaling(at_once))
-                loads.append(_load())
+                    got["controls"].append(machine_scaling(_at_once(way, failing)))
+                got["loads"].append(_load())
                 r, t, c, failures = _audit(sim, key, limit, way, client)
-                runs.append(r)
-                totals.append(t)
-                cpus.append(c)
-            total = statistics.median(totals)
-            if way == "1":
-                one = total
+                got["runs"].append(r)
+                got["totals"].append(t)
+                got["cpus"].append(c)
+        for way in ways:
+            got = seen[way]
+            total = statistics.median(got["totals"])
+            ratios = [o / t for o, t in zip(seen["1"]["totals"], got["totals"], strict=True)]
             table.add_row(
                 f"{name} {key.rsplit('/', 1)[-1]}s",
                 str(len(sim.cluster.nodes)),
@@ -215,16 +222,16 @@ def _time(
                 str(failures),
                 "Dask, 2 workers" if way == "dask" else f"{way} process{'es' if way != '1' else ''}",
                 f"{settle:.2f}",
-                f"{statistics.median(runs):.2f}",
+                f"{statistics.median(got['runs']):.2f}",
                 f"{total:.2f}",
-                f"{statistics.median(cpus):.2f}",
-                f"{one / total:.2f}x" if one and way != "1" else "",
-                f"{statistics.median(controls):.2f}x" if controls else "",
-                f"{min(loads):.1f}-{max(loads):.1f}",
+                f"{statistics.median(got['cpus']):.2f}",
+                f"{statistics.median(ratios):.2f}x" if way != "1" else "",
+                f"{statistics.median(got['controls']):.2f}x" if got["controls"] else "",
+                f"{min(got['loads']):.1f}-{max(got['loads']):.1f}",
             )
             console.print(
                 f"[dim]  {name}, {failures} {key} failures, {way}: total {total:.2f} s "
-                f"(runs {', '.join(f'{x:.2f}' for x in totals)}), load {loads[-1]:.1f}[/]"
+                f"(rounds {', '.join(f'{x:.2f}' for x in got['totals'])}), load {got['loads'][-1]:.1f}[/]"
             )
 
 
@@ -314,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(
         "control: k CPU-bound processes at once against one, k the runs the audit runs at once, "
         "measured before each audit of the row (2.00x for k = 2 on two idle cores); "
-        "speed-up: the 1-process total over the row's"
+        "speed-up: the median over rounds of the round's 1-process total over the row's"
     )
     return 0
 
