@@ -72,30 +72,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--other", type=Path, help="another tree (with its .venv) run alternately")
     a = ap.parse_args(argv)
     names = [a.only] if a.only else list(COMMANDS)
-    trees = [REPO] if a.other is None else [REPO, a.other.resolve()]
+    trees = [("this", REPO)] if a.other is None else [("this", REPO), ("other", a.other.resolve())]
     print(f"whole commands on examples/snapshot/, {a.runs} runs each (CPU: user + system, children too)")
     head = f"{'command':<10} {'tree':<6} {'cpu s (median)':>15} {'min':>6} {'max':>6}"
     print(f"{head} {'wall s (median)':>16}  load")
     for name in names:
-        for tree in trees:
+        for _, tree in trees:
             run(COMMANDS[name], tree)  # bytecode written, caches warm
         before = os.getloadavg()[0]
-        times: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
+        times: dict[str, list[tuple[float, float]]] = {which: [] for which, _ in trees}
         for _ in range(a.runs):
-            for tree in trees:
-                times[tree].append(run(COMMANDS[name], tree))
+            for which, tree in trees:
+                times[which].append(run(COMMANDS[name], tree))
         after = os.getloadavg()[0]
         medians = {}
-        for tree in trees:
-            walls, cpus = zip(*times[tree], strict=True)
-            medians[tree] = statistics.median(cpus)
-            which = "this" if tree == REPO else "other"
+        for which, _ in trees:
+            walls, cpus = zip(*times[which], strict=True)
+            medians[which] = statistics.median(cpus)
             print(
-                f"{name:<10} {which:<6} {medians[tree]:>15.2f} {min(cpus):>6.2f} {max(cpus):>6.2f} "
+                f"{name:<10} {which:<6} {medians[which]:>15.2f} {min(cpus):>6.2f} {max(cpus):>6.2f} "
                 f"{statistics.median(walls):>16.2f}  {before:.2f}/{after:.2f}"
             )
         if a.other is not None:
-            print(f"{name:<10} other / this, CPU: {medians[trees[1]] / medians[REPO]:.2f}x")
+            print(f"{name:<10} other / this, CPU: {medians['other'] / medians['this']:.2f}x")
     return 0
 
 
