@@ -30,7 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dump import REPO, child_env, tree_kubespread  # one home for a tree's executable
+
 SNAPSHOT = REPO / "examples" / "snapshot"
 COMMANDS = {
     "schedule": ["schedule", "-f", str(SNAPSHOT / "cluster.yaml"), "-f", str(SNAPSHOT / "checkout.yaml")],
@@ -39,21 +42,16 @@ COMMANDS = {
 }
 
 
-def _kubespread(tree: Path = REPO) -> list[str]:
-    """The tree's own executable (its ``.venv``), else this interpreter's."""
-    python = tree / ".venv" / "bin" / "python" if tree != REPO else Path(sys.executable)
-    exe = python.with_name("kubespread")
-    return [str(exe)] if exe.exists() else [str(python), "-m", "kubespread"]
-
-
 def run(args: list[str], tree: Path = REPO) -> tuple[float, float]:
     """(wall s, CPU s of the process and the children it waited for) of one run in ``tree``."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     args = [a.replace(str(REPO), str(tree)) for a in args]
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [*_kubespread(tree), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree
+        [*tree_kubespread(tree), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=tree,
     )
     assert proc.stderr is not None
     err = proc.stderr.read()

@@ -410,18 +410,19 @@ def _settle_child(path: str) -> None:
     print(json.dumps(out))
 
 
-def _python(tree: Path) -> Path:
+def tree_python(tree: Path) -> Path:
     """The tree's own interpreter (its .venv), else this one."""
     py = tree / ".venv" / "bin" / "python"
     return py if tree != REPO and py.exists() else Path(sys.executable)
 
 
-def _kubespread(tree: Path = REPO) -> list[str]:
-    exe = _python(tree).with_name("kubespread")
-    return [str(exe)] if exe.exists() else [str(_python(tree)), "-m", "kubespread"]
+def tree_kubespread(tree: Path = REPO) -> list[str]:
+    """The tree's own ``kubespread`` executable (its .venv), else ``python -m kubespread``."""
+    exe = tree_python(tree).with_name("kubespread")
+    return [str(exe)] if exe.exists() else [str(tree_python(tree)), "-m", "kubespread"]
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed kubespread has its bytecode
     return env
@@ -430,7 +431,7 @@ def _child_env() -> dict[str, str]:
 def _run(cmd: list[str]) -> tuple[float, float, float, str]:
     """``cmd`` in a fresh process, its own rusage (wait4 on a Popen that is not yet reaped)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_child_env(), text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), text=True)
     assert proc.stdout is not None and proc.stderr is not None
     out = proc.stdout.read()
     err = proc.stderr.read()
@@ -472,13 +473,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         trees = {"this": REPO} | ({"other": a.other.resolve()} if a.other else {})
         for tree in trees.values():
-            _run([*_kubespread(tree), "--version"])  # bytecode written before anything is timed
+            _run([*tree_kubespread(tree), "--version"])  # bytecode written before anything is timed
         rows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         print(f"{'what':<12} {'tree':<6} {'run':>3} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}  load")
         for r in range(a.runs):
             for name, tree in trees.items():
                 before = _load()
-                cmd = [str(_python(tree)), str(tree / "benchmarks" / "dump.py"), "--settle-child", str(dump)]
+                script = tree / "benchmarks" / "dump.py"
+                cmd = [str(tree_python(tree)), str(script), "--settle-child", str(dump)]
                 wall, cpu, peak, out = _run(cmd)
                 got = json.loads(out)
                 rows.setdefault(("load+settle", name), []).append((wall, cpu, peak))
@@ -489,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             for name, tree in trees.items():
                 before = _load()
-                cmd = [*_kubespread(tree), "schedule", "-f", str(dump), "-f", str(checkout)]
+                cmd = [*tree_kubespread(tree), "schedule", "-f", str(dump), "-f", str(checkout)]
                 wall, cpu, peak, out = _run(cmd)
                 rows.setdefault(("schedule", name), []).append((wall, cpu, peak))
                 placed = sum(1 for line in out.splitlines() if "checkout-" in line)

@@ -25,8 +25,7 @@ class _Command(TyperCommand):
 
 
 class _Group(TyperGroup):
-    """The root command: a closed pipe ends every command as kubectl's would (``cli/pipe.py``),
-    before Click makes it a silent exit 1."""
+    """The root command: a closed pipe ends every command as kubectl's would (``cli/pipe.py``)."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
