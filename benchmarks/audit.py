@@ -298,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         "--keys", nargs="+", default=["zone", "hostname"], choices=("zone", "hostname"), help="domains"
     )
     args = ap.parse_args(argv)
+    from kubespread.api.model import collect_less
+
+    collect_less()  # as the executables do
     ways = ["1", *[w for w in args.ways if w != "1"]]  # the 1-process time is the reference
     table = Table(title="kubespread audit (600 s per failure; medians)")
     for col in COLUMNS:

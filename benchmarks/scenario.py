@@ -624,6 +624,9 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(run_scenario(path, profiles))
                 if profiles and a.profile:
                     print_profiles(profiles, a.profile)
+            # as if each run were its own executable: what this one froze (gc_paused, in a
+            # command's process) collectable again, or every run's peak memory grows by the last
+            gc.unfreeze()
             gc.collect()
             r = runs[-1]
             console.print(

@@ -36,8 +36,19 @@ def test_only_so_many_names_are_remembered(monkeypatch: pytest.MonkeyPatch) -> N
     assert [check(v) for v in ("ab", "ab", "a1")] == [[], [], ["not letters"]]
 
 
-def test_many_objects_built_with_the_collector_paused_are_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_many_objects_built_with_the_collector_paused_are_frozen_in_a_command_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Frozen in a one-shot command's process; in any other (a library caller, a live
+    component), a big build that is dropped again would keep its cycles for good."""
     monkeypatch.setattr(model, "_FREEZE_OVER", 2_000)
+    monkeypatch.setattr(model, "_FREEZING", [False])  # a library caller's process
+    start = gc.get_freeze_count()
+    with model.gc_paused():
+        assert not gc.isenabled()
+        dropped = [[] for _ in range(5_000)]
+    assert gc.isenabled() and gc.get_freeze_count() == start and len(dropped) == 5_000
+    monkeypatch.setattr(model, "_FREEZING", [True])  # a command's (collect_less)
     gc.collect()
     before = gc.get_freeze_count()
     with model.gc_paused():

@@ -100,7 +100,8 @@ def test_a_command_run_imports_no_validation_framework() -> None:
 
 def test_the_executables_collect_less_often() -> None:
     """A command's process runs the cyclic collector at :data:`COMMAND_GC_THRESHOLDS`, not
-    Python's defaults, which walked the cluster's objects again and again."""
+    Python's defaults, which walked the cluster's objects again and again, and lets
+    ``gc_paused`` freeze what a big build made (the process ends with its command)."""
     from kubespread.api.model import COMMAND_GC_THRESHOLDS
 
     code = (
@@ -108,8 +109,9 @@ def test_the_executables_collect_less_often() -> None:
         "sys.argv = ['kubespread', 'get', '--help']\n"
         "from kubespread.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(list(gc.get_threshold()), file=sys.stderr)\n"
+        "from kubespread.api import model\n"
+        "print(list(gc.get_threshold()), model._FREEZING[0], file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stderr.strip() == str(list(COMMAND_GC_THRESHOLDS))
+    assert done.stderr.strip() == f"{list(COMMAND_GC_THRESHOLDS)} True"  # and big builds frozen
     assert COMMAND_GC_THRESHOLDS != (700, 10, 10)

@@ -185,3 +185,19 @@ def test_the_metrics_port_is_let_go_when_the_command_exits(command: list[str], t
     assert code == 1 and "Traceback" not in output
     with socket.socket() as again:
         again.bind(("127.0.0.1", port))  # free again: the server was shut down on the way out
+
+
+@pytest.mark.parametrize("command", [["scheduler"], ["controller"]])
+def test_a_live_component_freezes_nothing_it_builds(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live component runs until stopped, building and dropping simulations: once it
+    starts, ``gc_paused`` no longer freezes (a one-shot command's executable lets it)."""
+    from kubespread.api import model
+
+    monkeypatch.setattr(model, "_FREEZING", [True])  # as the executable's collect_less leaves it
+    code, output = run(
+        *command, "--metrics-bind-address", "127.0.0.1:0", "--kubeconfig", str(tmp_path / "none")
+    )
+    assert code == 1 and "Traceback" not in output  # connecting failed, after it started
+    assert model._FREEZING[0] is False

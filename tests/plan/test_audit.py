@@ -315,37 +315,33 @@ def test_a_forked_child_freezes_what_it_inherits() -> None:
     assert gc.get_freeze_count() == before
 
 
-def test_a_base_is_built_paused_and_unfrozen_when_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_base_is_built_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
     """The base is built with the collector paused (a Dask helper's just-unpickled input
-    would be walked by the build's first collections) and frozen after; dropped, its objects
-    are collectable again, so a long-lived process keeps no earlier base's cycles."""
+    would be walked by the build's first collections); frozen after in a command's process
+    alone, so that a library caller or a long-lived helper keeps no earlier base's cycles."""
     import gc
 
     from kubespread.api import model
     from kubespread.plan import audit as audit_module
 
     sim = place(zone_failure_input()).sim
-    monkeypatch.setattr(model, "_FREEZE_OVER", 0)  # freeze every paused build, however small
-    gc.unfreeze()
+    monkeypatch.setattr(model, "_FREEZE_OVER", 0)  # freeze any paused build, however small
     collecting: list[bool] = []
     real = audit_module.build_base
     watched = lambda inp: collecting.append(gc.isenabled()) or real(inp)  # noqa: E731
     monkeypatch.setattr(audit_module, "build_base", watched)
-    doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=1)
-    assert collecting == [False]
-    assert len(doc.failures) == 3
-    assert gc.get_freeze_count() == 0  # the base dropped at the end of the audit
-    first = audit_module.AuditInput(tuple(audit_module.cluster_objects(sim.cluster)), seed=0)
-    audit_module.base_of(first)
-    assert gc.get_freeze_count() > 0
-    second = audit_module.AuditInput(first.dump, seed=0)
-    base = audit_module.base_of(second)  # the first one dropped: unfrozen, then this one frozen
-    assert audit_module._BASES.keys() == {second.token}
-    assert gc.get_freeze_count() > 0 and gc.is_tracked(base)
+    frozen = gc.get_freeze_count()
+    for _ in range(2):  # a library caller, audit after audit
+        doc = audit_settled(sim, domains=[ZONE], after=AFTER, processes=1)
+        assert len(doc.failures) == 3
+    assert collecting == [False, False] and gc.isenabled()
+    assert gc.get_freeze_count() <= frozen  # nothing joined the frozen
+    monkeypatch.setattr(model, "_FREEZING", [True])  # a command's process (collect_less)
+    audit_module.base_of(audit_module.AuditInput(tuple(audit_module.cluster_objects(sim.cluster)), seed=0))
+    assert gc.get_freeze_count() > frozen
+    gc.unfreeze()  # back in the collector's generations, as the rest of the tests expect
     with audit_module._BASES_LOCK:
-        audit_module._drop_bases()
-    assert gc.get_freeze_count() == 0 and not audit_module._BASES
-    assert gc.isenabled()
+        audit_module._BASES.clear()
 
 
 def test_a_run_that_fails_is_an_audit_error() -> None:

@@ -32,7 +32,17 @@ from typing import Any, ClassVar, Final, TypeAlias, TypeVar, dataclass_transform
 from kubespread.api.errors import DecodeError
 from kubespread.api.quantity import FORMAT_ERROR, Quantity, QuantityError
 
-__all__ = ["DecodeError", "IntOrStr", "Model", "always", "collect_less", "gc_paused", "json_name", "model"]
+__all__ = [
+    "DecodeError",
+    "IntOrStr",
+    "Model",
+    "always",
+    "collect_less",
+    "gc_paused",
+    "json_name",
+    "long_lived",
+    "model",
+]
 
 M = TypeVar("M", bound="Model")
 T = TypeVar("T")
@@ -416,37 +426,52 @@ def gc_paused(*, freeze: bool = True) -> Iterator[None]:
     rescan the young objects, and the growing heap with them: two thirds of the time to
     decode 10,000 pods. Model objects hold no cycles, so nothing is left for it to find.
 
-    When many objects were built (a big dump: millions), they are frozen on leaving
-    (``gc.freeze``): the first collection after would otherwise walk every one of them, and
-    each later full one again, to find nothing (seconds at 100,000 pods). Frozen objects are
-    still freed when no longer referenced; only a cycle among them would stay. ``freeze``
-    False: never (a long-lived process still holding what an earlier call built, whose cycles
-    a freeze would keep for good: a Dask worker's previous base)."""
+    In a command's process (:func:`collect_less`), when many objects were built (a big dump:
+    millions), they are frozen on leaving (``gc.freeze``): the first collection after would
+    otherwise walk every one of them, and each later full one again, to find nothing (seconds
+    at 100,000 pods). Frozen objects are still freed when no longer referenced; only a cycle
+    among them stays, until the process ends with its command. Anywhere else (a library
+    caller, a Dask worker or helper, a live component after :func:`long_lived`) nothing is
+    frozen: a process that builds and drops one big simulation after another kept every one's
+    cycles for good (1,000 nodes, 10,000 pods: 65-70 MiB more after each ``place``).
+    ``freeze`` False: never, even in a command."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if freeze and gc.get_count()[0] > _FREEZE_OVER:
+            if freeze and _FREEZING[0] and gc.get_count()[0] > _FREEZE_OVER:
                 gc.freeze()
             gc.enable()
 
 
 #: objects built under :func:`gc_paused` past which they are frozen on leaving it
 _FREEZE_OVER = 200_000
+#: whether :func:`gc_paused` may freeze: in a one-command process alone (:func:`collect_less`)
+_FREEZING = [False]
 
 #: the cyclic collector's thresholds for a command's process (:func:`collect_less`)
 COMMAND_GC_THRESHOLDS: Final = (20_000, 20, 20)
 
 
-def collect_less() -> None:
+def collect_less(*, freeze: bool = True) -> None:
     """The collector's thresholds for a whole command's process: it keeps most of what it
     builds (the cluster, its indexes) and makes few cycles, and at the defaults (700, 10, 10)
     the collector walked those objects again and again, 10-15% of a simulation's CPU
     (``benchmarks/scenario.py --scale 0.2``), for the same peak memory. The executables call
-    it first; the benchmarks that time a command in process do too."""
+    it first; the benchmarks that time a command in process do too; so does the Dask helper
+    that forks an audit's runs (``freeze=False``: it lives on, audit after audit). ``freeze``:
+    the process ends with its command, so :func:`gc_paused` may freeze what it builds."""
     gc.set_threshold(*COMMAND_GC_THRESHOLDS)
+    _FREEZING[0] = freeze
+
+
+def long_lived() -> None:
+    """This command's process runs until it is stopped (a live component: it settles the
+    cluster round after round): :func:`gc_paused` freezes nothing from now on, or every
+    round's dropped simulation would keep its cycles for good."""
+    _FREEZING[0] = False
 
 
 def _compile_decoder(cls: type[Model], fields: dict[str, _Field]) -> Callable[[type[Model], Any], Model]:

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from kubespread.api.model import long_lived
 from kubespread.cli.common import err, scheduler_profiles_or_exit, server_features
 from kubespread.cli.options import ContextOption, KubeVersionOption
 from kubespread.cli.runtime import (
@@ -89,6 +90,7 @@ def scheduler_command(
     scheduler_profiles_or_exit(config)  # a bad configuration is said before anything connects
     metrics = SchedulerMetrics()
     # bound before connecting: a port in use is said at once
+    long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
     with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
         try:
@@ -164,6 +166,7 @@ def controller_command(
     address = parse_metrics_address_or_exit(metrics_bind_address)
     metrics = ControllerMetrics()
     # bound before connecting: a port in use is said at once
+    long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
     with metrics_served(metrics, address, "workloadspread"):
         api = connect_or_exit(kubeconfig, context)
         stop = stop_on_signals()
@@ -291,6 +294,7 @@ def webhook_command(
         err.print(f"error: {e}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     metrics = WebhookMetrics()
+    long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
     with metrics_served(metrics, address, "webhook"):
         stop = stop_on_signals()
         api = None

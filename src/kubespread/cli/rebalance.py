@@ -19,6 +19,7 @@ import typer
 from rich.text import Text
 
 from kubespread.api.features import FeatureGates
+from kubespread.api.model import long_lived
 from kubespread.cli.common import Output, err, kube_features, out, print_data, run_placement, short_ns, table
 from kubespread.cli.options import (
     ContextOption,
@@ -508,6 +509,7 @@ def _apply(
             raise typer.Exit(1)
         return
     metrics = RebalancerMetrics()
+    long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
     with metrics_served(metrics, address, "rebalance"):
         leader = None
         if leader_elect:

@@ -46,7 +46,6 @@ pending pods, then the fewest unavailable replicas.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import threading
@@ -243,25 +242,14 @@ def _base_of(inp: AuditInput) -> _Base:
     with _BASES_LOCK:
         base = _BASES.get(inp.token)
         if base is None:
-            _drop_bases()
-            # the collector paused: a Dask helper's input was just unpickled (paused too), a
-            # million young objects that the build's first collections would walk again, to
-            # find nothing (1,000 nodes: 0.5-0.8 s to build, 0.3 s paused, as from the dump's
-            # own objects); what the build made is frozen after it (gc_paused)
+            _BASES.clear()
+            # the collector paused: a Dask helper's input was just unpickled (paused too), young
+            # objects that the build's first collections would walk again, to find nothing
+            # (1,000 nodes: 0.5-0.8 s to build, 0.3 s paused, as from the dump's own objects);
+            # in a command's process what it made is frozen after (gc_paused)
             with gc_paused():
                 base = _BASES[inp.token] = _base_facts(build_base(inp))
         return base
-
-
-def _drop_bases(token: str | None = None) -> None:
-    """Forget ``token``'s base (None: every one), its frozen objects collectable again: a
-    big build is frozen (``gc_paused``), and a long-lived process (a Dask helper, a library
-    caller) would otherwise keep every earlier base's cycles for good."""
-    tokens = list(_BASES) if token is None else [token] if token in _BASES else []
-    for t in tokens:
-        del _BASES[t]
-    if tokens:
-        gc.unfreeze()
 
 
 def _record_of(base: _Base, failure: Failure, after: float) -> FailureRecord:
@@ -540,7 +528,7 @@ def audit_settled(
     records.sort(key=lambda r: _harm_order(r, domains))
     ranked = tuple(replace(record, rank=rank) for rank, record in enumerate(records, 1))
     with _BASES_LOCK:
-        _drop_bases(inp.token)
+        _BASES.pop(inp.token, None)
     return AuditResult(
         domains=tuple(domains),
         after=after,

@@ -47,7 +47,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from kubespread.api.model import gc_paused
+from kubespread.api.model import collect_less, gc_paused
 from kubespread.plan.audit_forks import ForkError
 
 __all__ = ["chunks", "packed", "private_dir", "run_chunk", "run_on_dask", "run_packed", "serve", "unpacked"]
@@ -153,6 +153,9 @@ def serve(address: str) -> None:
     closed) and no connection is left."""
     ready = os.dup(1)
     os.dup2(2, 1)  # a stray print goes to stderr
+    # its forked runs collect as the audit command's do (zone runs at 1,000 nodes at the
+    # defaults: 11.3 s on Dask against 8.7 s forked by the command); it lives on: no freeze
+    collect_less(freeze=False)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen()
