@@ -89,8 +89,8 @@ def scheduler_command(
     address = parse_metrics_address_or_exit(metrics_bind_address)
     scheduler_profiles_or_exit(config)  # a bad configuration is said before anything connects
     metrics = SchedulerMetrics()
-    # bound before connecting: a port in use is said at once
     long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
+    # bound before connecting: a port in use is said at once
     with metrics_served(metrics, address, "scheduler"):
         api = connect_or_exit(kubeconfig, context)
         try:
@@ -165,8 +165,8 @@ def controller_command(
     setup_logging(log_level)
     address = parse_metrics_address_or_exit(metrics_bind_address)
     metrics = ControllerMetrics()
-    # bound before connecting: a port in use is said at once
     long_lived()  # it runs until stopped: what it builds and drops must not stay frozen
+    # bound before connecting: a port in use is said at once
     with metrics_served(metrics, address, "workloadspread"):
         api = connect_or_exit(kubeconfig, context)
         stop = stop_on_signals()
