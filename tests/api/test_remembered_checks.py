@@ -42,13 +42,13 @@ def test_many_objects_built_with_the_collector_paused_are_frozen_in_a_command_al
     """Frozen in a one-shot command's process; in any other (a library caller, a live
     component), a big build that is dropped again would keep its cycles for good."""
     monkeypatch.setattr(model, "_FREEZE_OVER", 2_000)
-    monkeypatch.setattr(model, "_FREEZING", [False])  # a library caller's process
+    monkeypatch.setattr(model, "_FREEZING", False)  # a library caller's process
     start = gc.get_freeze_count()
     with model.gc_paused():
         assert not gc.isenabled()
         dropped = [[] for _ in range(5_000)]
     assert gc.isenabled() and gc.get_freeze_count() == start and len(dropped) == 5_000
-    monkeypatch.setattr(model, "_FREEZING", [True])  # a command's (collect_less)
+    monkeypatch.setattr(model, "_FREEZING", True)  # a command's (collect_less)
     gc.collect()
     before = gc.get_freeze_count()
     with model.gc_paused():

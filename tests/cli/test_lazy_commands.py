@@ -110,7 +110,7 @@ def test_the_executables_collect_less_often() -> None:
         "from kubespread.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "from kubespread.api import model\n"
-        "print(list(gc.get_threshold()), model._FREEZING[0], file=sys.stderr)\n"
+        "print(list(gc.get_threshold()), model._FREEZING, file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == f"{list(COMMAND_GC_THRESHOLDS)} True"  # and big builds frozen

@@ -195,9 +195,9 @@ def test_a_live_component_freezes_nothing_it_builds(
     starts, ``gc_paused`` no longer freezes (a one-shot command's executable lets it)."""
     from kubespread.api import model
 
-    monkeypatch.setattr(model, "_FREEZING", [True])  # as the executable's collect_less leaves it
+    monkeypatch.setattr(model, "_FREEZING", True)  # as the executable's collect_less leaves it
     code, output = run(
         *command, "--metrics-bind-address", "127.0.0.1:0", "--kubeconfig", str(tmp_path / "none")
     )
     assert code == 1 and "Traceback" not in output  # connecting failed, after it started
-    assert model._FREEZING[0] is False
+    assert model._FREEZING is False

@@ -336,7 +336,7 @@ def test_a_base_is_built_with_the_collector_paused(monkeypatch: pytest.MonkeyPat
         assert len(doc.failures) == 3
     assert collecting == [False, False] and gc.isenabled()
     assert gc.get_freeze_count() <= frozen  # nothing joined the frozen
-    monkeypatch.setattr(model, "_FREEZING", [True])  # a command's process (collect_less)
+    monkeypatch.setattr(model, "_FREEZING", True)  # a command's process (collect_less)
     audit_module.base_of(audit_module.AuditInput(tuple(audit_module.cluster_objects(sim.cluster)), seed=0))
     assert gc.get_freeze_count() > frozen
     gc.unfreeze()  # back in the collector's generations, as the rest of the tests expect

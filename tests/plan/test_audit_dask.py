@@ -61,7 +61,7 @@ def test_the_helper_collects_as_a_command_and_freezes_nothing() -> None:
     from audit to audit, so ``gc_paused`` freezes nothing there."""
     from kubespread.api.model import COMMAND_GC_THRESHOLDS
 
-    asked = "(__import__('gc').get_threshold(), __import__('kubespread.api.model').api.model._FREEZING[0])"
+    asked = "(__import__('gc').get_threshold(), __import__('kubespread.api.model').api.model._FREEZING)"
     assert run_chunk(eval, "ask", packed(asked), [()], 1) == [(COMMAND_GC_THRESHOLDS, False)]
 
 

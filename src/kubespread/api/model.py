@@ -441,7 +441,7 @@ def gc_paused(*, freeze: bool = True) -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if freeze and _FREEZING[0] and gc.get_count()[0] > _FREEZE_OVER:
+            if freeze and _FREEZING and gc.get_count()[0] > _FREEZE_OVER:
                 gc.freeze()
             gc.enable()
 
@@ -449,7 +449,7 @@ def gc_paused(*, freeze: bool = True) -> Iterator[None]:
 #: objects built under :func:`gc_paused` past which they are frozen on leaving it
 _FREEZE_OVER = 200_000
 #: whether :func:`gc_paused` may freeze: in a one-command process alone (:func:`collect_less`)
-_FREEZING = [False]
+_FREEZING = False
 
 #: the cyclic collector's thresholds for a command's process (:func:`collect_less`)
 COMMAND_GC_THRESHOLDS: Final = (20_000, 20, 20)
@@ -463,15 +463,17 @@ def collect_less(*, freeze: bool = True) -> None:
     it first; the benchmarks that time a command in process do too; so does the Dask helper
     that forks an audit's runs (``freeze=False``: it lives on, audit after audit). ``freeze``:
     the process ends with its command, so :func:`gc_paused` may freeze what it builds."""
+    global _FREEZING
     gc.set_threshold(*COMMAND_GC_THRESHOLDS)
-    _FREEZING[0] = freeze
+    _FREEZING = freeze
 
 
 def long_lived() -> None:
     """This command's process runs until it is stopped (a live component: it settles the
     cluster round after round): :func:`gc_paused` freezes nothing from now on, or every
     round's dropped simulation would keep its cycles for good."""
-    _FREEZING[0] = False
+    global _FREEZING
+    _FREEZING = False
 
 
 def _compile_decoder(cls: type[Model], fields: dict[str, _Field]) -> Callable[[type[Model], Any], Model]:
