@@ -31,6 +31,7 @@ Side by side with another tree (its own venv), in the same minutes, on the same 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -390,8 +391,11 @@ spec:
 def _settle_child(path: str) -> None:
     """In a fresh process: load and settle the dump, print wall, CPU and peak MiB as JSON."""
     started, cpu = time.perf_counter(), time.process_time()
+    from kubespread.api.model import collect_less
     from kubespread.io import load
     from kubespread.sim.baseline import settle
+
+    collect_less()  # as the executables do first: a command's collector and freezing policy
 
     manifests = load([Path(path)])
     assert not manifests.errors, manifests.errors[:3]
@@ -408,6 +412,7 @@ def _settle_child(path: str) -> None:
         "pods": pods,
     }
     print(json.dumps(out))
+    gc.freeze()  # as the executables do on leaving: the interpreter's exit walks none of it
 
 
 def tree_python(tree: Path) -> Path:
